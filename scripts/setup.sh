@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Sets up .venv from requirements.lock. Idempotent: a re-run with an unchanged lock takes seconds.
+#
+# Steps:
+#   1. check Python 3.11 and Java 17 (Spark needs Java; we say how to get it when missing)
+#   2. create .venv and put the pinned uv into it
+#   3. sync .venv to requirements.lock, byte-compiling (PYTHONDONTWRITEBYTECODE=1 on these machines)
+#   4. install this project in editable mode and record the lock hash as a stamp
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+LOCK="$ROOT/requirements.lock"
+STAMP="$VENV/.lock-stamp"
+UV_VERSION=0.13.9
+
+say() { printf '[setup] %s\n' "$*"; }
+
+# Step 1: interpreters
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in python3.11 python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      PY=$cand; break
+    fi
+  done
+fi
+if [ -z "$PY" ]; then
+  echo "[setup] error: Python 3.11 is required (python3.11 not found). Install it, or set PYTHON=/path/to/python3.11." >&2
+  exit 1
+fi
+if command -v java >/dev/null 2>&1; then
+  jver=$(java -version 2>&1 | head -n1 | sed -E 's/.*version "([0-9]+).*/\1/')
+  if [ "${jver:-0}" -lt 17 ] 2>/dev/null; then
+    say "warning: Java $jver found; Spark backfills need Java 17+ (apt-get install openjdk-17-jre-headless)."
+  fi
+else
+  say "warning: Java not found; Spark backfills need Java 17: apt-get install openjdk-17-jre-headless"
+  say "         (the streams runtime, the broker and the demo work without it)."
+fi
+
+want=$( (cat "$LOCK" pyproject.toml; echo "$PY") | sha256sum | cut -d' ' -f1)
+if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  say ".venv is up to date with requirements.lock"
+  exit 0
+fi
+
+start=$(date +%s)
+# Step 2: venv and uv
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating .venv with $PY"
+  "$PY" -m venv "$VENV"
+fi
+if ! "$VENV/bin/uv" --version 2>/dev/null | grep -q "$UV_VERSION"; then
+  say "installing uv $UV_VERSION into .venv"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
+fi
+
+# Step 3: dependencies, exactly as locked
+say "syncing .venv to requirements.lock (a cold install takes about a minute)"
+"$VENV/bin/uv" pip sync --python "$VENV/bin/python" --compile-bytecode "$LOCK"
+
+# Step 4: this project
+"$VENV/bin/uv" pip install --python "$VENV/bin/python" --no-deps --compile-bytecode -e "$ROOT" -q
+echo "$want" > "$STAMP"
+say "done in $(( $(date +%s) - start ))s"

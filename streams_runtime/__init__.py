@@ -1,0 +1,1 @@
+"""streams_runtime: the Kafka Streams architecture in Python."""

