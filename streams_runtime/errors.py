@@ -59,10 +59,6 @@ class SerializationError(StreamsError):
         )
 
 
-class InvalidStateStoreError(StreamsError):
-    """A state store was used while it is closed or not yet initialized."""
-
-
 class ProcessorStateError(StreamsError):
     """A state store could not be opened, written, flushed or restored (I/O or storage failure)."""
 

@@ -1,0 +1,35 @@
+"""Public state store API: store contracts, ``ValueAndTimestamp`` and the ``Stores`` factory.
+
+Implementations live in :mod:`streams_runtime.state.internals` (the only place ``rocksdict`` is
+imported, in ``rocksdb_store``).
+"""
+
+from streams_runtime.state.interfaces import (
+    KeyValue,
+    KeyValueIterator,
+    KeyValueStore,
+    ReadOnlyKeyValueStore,
+    RecordContext,
+    StateStore,
+    StateStoreContext,
+    StoreBuilder,
+    StoreSupplier,
+    TimestampedKeyValueStore,
+)
+from streams_runtime.state.stores import Stores
+from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
+
+__all__ = [
+    "KeyValue",
+    "KeyValueIterator",
+    "KeyValueStore",
+    "ReadOnlyKeyValueStore",
+    "RecordContext",
+    "StateStore",
+    "StateStoreContext",
+    "StoreBuilder",
+    "StoreSupplier",
+    "Stores",
+    "TimestampedKeyValueStore",
+    "ValueAndTimestamp",
+]

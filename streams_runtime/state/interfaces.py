@@ -1,0 +1,200 @@
+"""The public store contracts: what processors, the DSL and the runtime may rely on.
+
+Owner: the state side. Implementations live in :mod:`streams_runtime.state.internals`; nothing
+outside ``state`` should import them except the store builders' users through :class:`Stores`.
+
+Invariants every key-value store keeps:
+
+* Keys are ordered by unsigned lexicographic order of their serialized bytes; ``range`` and
+  ``all`` iterate in that order, ``reverse_*`` in the opposite order.
+* ``range(from_key, to_key)`` includes both bounds; either bound may be ``None`` (open).
+  A range whose lower bound is above its upper bound is empty (never an error).
+* A ``None`` value is a tombstone: ``put(k, None)`` deletes ``k``; a store never yields ``None``
+  values from its iterators.
+* Iterators yield :class:`KeyValue` tuples and must be closed (they are context managers);
+  closing a store closes the iterators it still has open.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+__all__ = [
+    "KeyValue",
+    "KeyValueIterator",
+    "KeyValueStore",
+    "ReadOnlyKeyValueStore",
+    "RecordContext",
+    "StateStore",
+    "StateStoreContext",
+    "StoreBuilder",
+    "StoreSupplier",
+    "TimestampedKeyValueStore",
+]
+
+
+class KeyValue(NamedTuple):
+    """One entry of a store or one record of a stream: ``key`` and ``value``."""
+
+    key: Any
+    value: Any
+
+
+@runtime_checkable
+class KeyValueIterator(Protocol):
+    """An iterator of :class:`KeyValue` that holds resources until :meth:`close`."""
+
+    def __iter__(self) -> Iterator[KeyValue]: ...
+
+    def __next__(self) -> KeyValue: ...
+
+    def has_next(self) -> bool:
+        """Whether another entry is available."""
+        ...
+
+    def peek_next_key(self) -> Any:
+        """The key the next ``next()`` returns; raises ``StopIteration`` when exhausted."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> KeyValueIterator: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+class RecordContext(Protocol):
+    """The metadata of the record being processed (implemented by the runtime)."""
+
+    topic: str | None
+    partition: int
+    offset: int
+    timestamp: int
+    headers: Any
+
+
+class StateStoreContext(Protocol):
+    """All a store sees of the runtime (implemented by the DSL/runtime side).
+
+    Besides the contract's members, caching stores need :meth:`set_record_context`: a cache
+    flush replays each dirty entry under the record context it was written with, so that the
+    changelog record and the forwarded record carry that record's timestamp and headers.
+    """
+
+    application_id: str
+    task_id: Any
+    state_dir: pathlib.Path
+    app_configs: Any
+    metrics: Any
+
+    def register(
+        self,
+        store: StateStore,
+        restore_callback: Callable[..., None],
+        *,
+        changelog_topic: str | None,
+    ) -> None: ...
+
+    def log_change(
+        self,
+        store_name: str,
+        key: bytes,
+        value: bytes | None,
+        timestamp: int,
+        headers: Any = None,
+    ) -> None: ...
+
+    def record_context(self) -> RecordContext | None: ...
+
+    def set_record_context(self, record_context: RecordContext | None) -> None: ...
+
+    def cache(self) -> Any: ...
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """Lifecycle of every store: init -> (use, flush)* -> close."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def persistent(self) -> bool: ...
+
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def is_open(self) -> bool: ...
+
+
+class ReadOnlyKeyValueStore(Protocol):
+    """The read half of a key-value store (what interactive queries see)."""
+
+    def get(self, key: Any) -> Any: ...
+
+    def range(self, from_key: Any = None, to_key: Any = None) -> KeyValueIterator: ...
+
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> KeyValueIterator: ...
+
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> KeyValueIterator: ...
+
+    def all(self) -> KeyValueIterator: ...
+
+    def reverse_all(self) -> KeyValueIterator: ...
+
+    def approximate_num_entries(self) -> int: ...
+
+
+class KeyValueStore(StateStore, ReadOnlyKeyValueStore, Protocol):
+    """A read-write key-value store."""
+
+    def put(self, key: Any, value: Any) -> None: ...
+
+    def put_if_absent(self, key: Any, value: Any) -> Any: ...
+
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None: ...
+
+    def delete(self, key: Any) -> Any: ...
+
+
+class TimestampedKeyValueStore(KeyValueStore, Protocol):
+    """A key-value store whose values are :class:`ValueAndTimestamp`."""
+
+
+class StoreSupplier(Protocol):
+    """Makes new inner (bytes -> bytes) stores of one name."""
+
+    @property
+    def name(self) -> str: ...
+
+    def get(self) -> StateStore: ...
+
+    def metrics_scope(self) -> str: ...
+
+
+class StoreBuilder(Protocol):
+    """Composes a store's wrapper stack; one ``build()`` per task."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def logging_enabled(self) -> bool: ...
+
+    @property
+    def log_config(self) -> dict[str, str]: ...
+
+    def with_caching_enabled(self) -> StoreBuilder: ...
+
+    def with_caching_disabled(self) -> StoreBuilder: ...
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> StoreBuilder: ...
+
+    def with_logging_disabled(self) -> StoreBuilder: ...
+
+    def build(self) -> StateStore: ...

@@ -1,0 +1,181 @@
+"""Store suppliers and builders: the composition of the one-concern wrappers.
+
+Owner: the state side. A supplier makes new inner bytes stores of one name; a builder composes
+one store stack per ``build()`` call (one per task), outermost first::
+
+    Metered[Timestamped]KeyValueStore     serdes + metrics        (always)
+      CachingKeyValueStore                record cache            (with_caching_enabled)
+        ChangeLogging[Timestamped]...     changelog writes        (with_logging_enabled; default)
+          RocksDBStore | InMemoryKeyValueStore
+
+Defaults follow Kafka Streams' store builders: logging enabled, caching disabled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.serdes import Serde
+from streams_runtime.state.internals.caching_store import CachingKeyValueStore
+from streams_runtime.state.internals.change_logging_store import (
+    ChangeLoggingKeyValueStore,
+    ChangeLoggingTimestampedKeyValueStore,
+)
+from streams_runtime.state.internals.metered_store import (
+    MeteredKeyValueStore,
+    MeteredTimestampedKeyValueStore,
+)
+
+__all__ = ["KeyValueBytesStoreSupplier", "KeyValueStoreBuilder", "validate_store_name"]
+
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,200}$")
+
+
+def validate_store_name(name: Any) -> str:
+    """Return ``name`` if it can be a directory and part of a topic name; raise otherwise."""
+    if not isinstance(name, str) or not _LEGAL_NAME.match(name) or name in (".", ".."):
+        raise ValueError(
+            f"invalid store name {name!r}: use 1-200 characters from [a-zA-Z0-9._-] "
+            "(it names the store directory and the changelog topic)"
+        )
+    return name
+
+
+class KeyValueBytesStoreSupplier:
+    """Makes inner bytes stores of one name.
+
+    :param name: the store name.
+    :param factory: ``name -> new inner store``.
+    :param metrics_scope: the ``store-type`` metrics tag (``"rocksdb"``, ``"in-memory"``).
+    :param persistent: whether the stores keep data across restarts.
+    """
+
+    def __init__(
+        self, name: str, factory: Callable[[str], Any], metrics_scope: str, *, persistent: bool
+    ) -> None:
+        self._name = validate_store_name(name)
+        self._factory = factory
+        self._metrics_scope = metrics_scope
+        self.persistent = persistent
+
+    @property
+    def name(self) -> str:
+        """The name of the stores made."""
+        return self._name
+
+    def get(self) -> Any:
+        """A new inner store (one per task)."""
+        return self._factory(self._name)
+
+    def metrics_scope(self) -> str:
+        """The ``store-type`` metrics tag."""
+        return self._metrics_scope
+
+    def __repr__(self) -> str:
+        return f"<KeyValueBytesStoreSupplier {self._name} ({self._metrics_scope})>"
+
+
+class KeyValueStoreBuilder:
+    """Builds key-value store stacks; the ``with_*`` methods return the builder itself.
+
+    :param supplier: the inner store supplier.
+    :param key_serde: the key serde (``None``: the app's ``default_key_serde``).
+    :param value_serde: the value serde (``None``: the app's ``default_value_serde``).
+    :param timestamped: build a timestamped stack (values are ``ValueAndTimestamp``).
+    """
+
+    def __init__(
+        self,
+        supplier: Any,
+        key_serde: Serde | None = None,
+        value_serde: Serde | None = None,
+        *,
+        timestamped: bool = False,
+    ) -> None:
+        if supplier is None or not callable(getattr(supplier, "get", None)):
+            raise TypeError("supplier must be a store supplier (see Stores.*_store(name))")
+        self._supplier = supplier
+        self._key_serde = key_serde
+        self._value_serde = value_serde
+        self._timestamped = timestamped
+        self._caching_enabled = False
+        self._logging_enabled = True
+        self._log_config: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        """The store name."""
+        return self._supplier.name
+
+    @property
+    def logging_enabled(self) -> bool:
+        """Whether built stores write a changelog."""
+        return self._logging_enabled
+
+    @property
+    def log_config(self) -> dict[str, str]:
+        """Topic configs for the changelog topic (a copy)."""
+        return dict(self._log_config)
+
+    @property
+    def caching_enabled(self) -> bool:
+        """Whether built stores have a record cache."""
+        return self._caching_enabled
+
+    @property
+    def timestamped(self) -> bool:
+        """Whether built stores hold ``ValueAndTimestamp`` values."""
+        return self._timestamped
+
+    @property
+    def persistent(self) -> bool:
+        """Whether built stores keep data across restarts."""
+        return bool(getattr(self._supplier, "persistent", False))
+
+    def with_caching_enabled(self) -> KeyValueStoreBuilder:
+        self._caching_enabled = True
+        return self
+
+    def with_caching_disabled(self) -> KeyValueStoreBuilder:
+        self._caching_enabled = False
+        return self
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> KeyValueStoreBuilder:
+        """Enable the changelog, with topic configs such as ``{"cleanup.policy": "compact"}``."""
+        self._logging_enabled = True
+        self._log_config = {str(k): str(v) for k, v in (config or {}).items()}
+        return self
+
+    def with_logging_disabled(self) -> KeyValueStoreBuilder:
+        self._logging_enabled = False
+        self._log_config = {}
+        return self
+
+    def build(self) -> Any:
+        """A new, uninitialized store stack (call once per task)."""
+        inner = self._supplier.get()
+        if inner.name != self.name:
+            raise ValueError(f"supplier {self.name!r} made a store named {inner.name!r}")
+        store = inner
+        if self._logging_enabled:
+            logging_layer = (
+                ChangeLoggingTimestampedKeyValueStore if self._timestamped else ChangeLoggingKeyValueStore
+            )
+            store = logging_layer(store)
+        if self._caching_enabled:
+            store = CachingKeyValueStore(store)
+        metered = MeteredTimestampedKeyValueStore if self._timestamped else MeteredKeyValueStore
+        return metered(
+            store,
+            self._key_serde,
+            self._value_serde,
+            metrics_scope=self._supplier.metrics_scope(),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<KeyValueStoreBuilder {self.name} timestamped={self._timestamped} "
+            f"caching={self._caching_enabled} logging={self._logging_enabled}>"
+        )

@@ -1,0 +1,225 @@
+"""CachingKeyValueStore: puts the record cache in front of a bytes store.
+
+Owner: the state side; one instance per task and store. The cache it writes into is the
+thread's :class:`ThreadCache` (``context.cache()``), shared with the other caching stores of
+the thread's tasks; this store owns the :class:`NamedCache` ``"<task_id>-<store_name>"``.
+When the context has no cache (``statestore_cache_max_bytes`` = 0) the store uses a private
+zero-byte cache: every write is flushed at once, so the downstream sees every update.
+
+Reads see the cache first: a cached value or a cached delete (tombstone) answers ``get``;
+scans merge the cache and the store below, the cache winning on equal keys and its
+tombstones hiding the store's entries.
+
+Flushing one dirty entry (on ``flush()``, at commit, or on eviction), for each entry in
+last-write order:
+
+1. read the old value from the store below, only if old values are sent or the new value is a
+   delete;
+2. skip the entry when both old and new are ``None`` (a delete of a key that never reached the
+   store: nothing to write, nothing to forward);
+3. set the runtime's record context to the one the entry was written under;
+4. write the entry to the store below (the change-logging layer logs it with that timestamp);
+5. call the flush listener with ``(key, new_value, old_value, timestamp)`` (``old_value`` is
+   ``None`` unless ``send_old_values``);
+6. restore the previous record context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from streams_runtime.errors import InvalidStateStoreError
+from streams_runtime.state.internals.bytes_store import check_key, check_value
+from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
+from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
+from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+__all__ = ["CachingKeyValueStore", "CacheFlushListener"]
+
+# listener(key_bytes, new_value_bytes, old_value_bytes, timestamp)
+CacheFlushListener = Any
+
+
+class CachingKeyValueStore(WrappedKeyValueStore):
+    """A bytes store with a write-back record cache in front.
+
+    :param wrapped: the store below (change logging or the inner store).
+    """
+
+    def __init__(self, wrapped: Any) -> None:
+        super().__init__(wrapped)
+        self.context: Any = None
+        self._cache: ThreadCache | None = None
+        self._namespace = ""
+        self._listener: CacheFlushListener = None
+        self._send_old_values = False
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Join the thread's cache under ``"<task_id>-<store_name>"``, then init the layers below."""
+        self.context = context
+        cache = context.cache()
+        self._cache = cache if cache is not None else ThreadCache(0)
+        self._namespace = ThreadCache.namespace(context.task_id, self.name)
+        self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
+        self.wrapped.init(context, root if root is not None else self)
+
+    def set_flush_listener(self, listener: CacheFlushListener, send_old_values: bool = False) -> bool:
+        """Call ``listener(key, new, old, timestamp)`` (bytes) for each flushed entry. ``True``."""
+        self._listener = listener
+        self._send_old_values = send_old_values
+        return True
+
+    @property
+    def cache(self) -> ThreadCache | None:
+        """The record cache this store writes into."""
+        return self._cache
+
+    @property
+    def namespace(self) -> str:
+        """This store's name inside the record cache."""
+        return self._namespace
+
+    # -- flushing ----------------------------------------------------------------------------
+
+    def _flush_entries(self, entries: list[DirtyEntry]) -> None:
+        for entry in entries:
+            self._put_and_maybe_forward(entry)
+
+    def _put_and_maybe_forward(self, entry: DirtyEntry) -> None:
+        if self._listener is None:
+            self._with_record_context(entry, lambda: self.wrapped.put(entry.key, entry.new_value))
+            return
+        new_value = entry.new_value
+        # Step 1
+        old_value = None
+        if new_value is None or self._send_old_values:
+            old_value = self.wrapped.get(entry.key)
+        # Step 2
+        if new_value is None and old_value is None:
+            return
+
+        def write_and_forward() -> None:
+            # Step 4
+            self.wrapped.put(entry.key, new_value)
+            # Step 5
+            self._listener(
+                entry.key,
+                new_value,
+                old_value if self._send_old_values else None,
+                entry.entry.timestamp,
+            )
+
+        # Steps 3 and 6
+        self._with_record_context(entry, write_and_forward)
+
+    def _with_record_context(self, entry: DirtyEntry, action: Any) -> None:
+        current = self.context.record_context()
+        self.context.set_record_context(entry.entry.record_context)
+        try:
+            action()
+        finally:
+            self.context.set_record_context(current)
+
+    def flush(self) -> None:
+        """Flush this store's dirty entries downwards, then flush the layers below."""
+        self._check_open()
+        self._cache.flush(self._namespace)
+        self.wrapped.flush()
+
+    def close(self) -> None:
+        """Flush, then close the layers below and drop this store's cache."""
+        if not self.is_open():
+            return
+        try:
+            self.flush()
+        finally:
+            try:
+                self.wrapped.close()
+            finally:
+                self._cache.close(self._namespace)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> bytes | None:
+        """The cached value (or cached delete), else the store's value (then cached clean)."""
+        self._check_open()
+        return self._get(check_key(key))
+
+    def _get(self, key: bytes) -> bytes | None:
+        entry = self._cache.get(self._namespace, key)
+        if entry is not None:
+            return entry.value
+        raw = self.wrapped.get(key)
+        if raw is not None:
+            self._cache.put(self._namespace, key, LRUCacheEntry(raw))
+        return raw
+
+    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        return self._merged(from_key, to_key, reverse=False)
+
+    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        return self._merged(from_key, to_key, reverse=True)
+
+    def all(self) -> StoreIterator:
+        return self._merged(None, None, reverse=False)
+
+    def reverse_all(self) -> StoreIterator:
+        return self._merged(None, None, reverse=True)
+
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
+        self._check_open()
+        prefix = check_key(prefix)
+        store_iterator = self.wrapped.prefix_scan(prefix, prefix_key_serde)
+        cached = self._cache.range(self._namespace, prefix, prefix_upper_bound(prefix), upper_inclusive=False)
+        return StoreIterator(merge_sorted(cached, store_iterator), on_close=store_iterator.close)
+
+    def _merged(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
+        self._check_open()
+        lower = None if from_key is None else check_key(from_key)
+        upper = None if to_key is None else check_key(to_key)
+        if lower is not None and upper is not None and lower > upper:
+            return StoreIterator(())
+        if reverse:
+            store_iterator = self.wrapped.reverse_range(lower, upper)
+        else:
+            store_iterator = self.wrapped.range(lower, upper)
+        cached = self._cache.range(self._namespace, lower, upper, reverse=reverse)
+        merged = merge_sorted(cached, store_iterator, reverse=reverse)
+        return StoreIterator(merged, on_close=store_iterator.close)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def put(self, key: bytes, value: bytes | None) -> None:
+        """Cache the write as a dirty entry (``None`` = cached delete)."""
+        self._check_open()
+        self._put(check_key(key), check_value(value))
+
+    def _put(self, key: bytes, value: bytes | None) -> None:
+        entry = LRUCacheEntry(value, is_dirty=True, record_context=self.context.record_context())
+        self._cache.put(self._namespace, key, entry)
+
+    def put_if_absent(self, key: bytes, value: bytes | None) -> bytes | None:
+        self._check_open()
+        key = check_key(key)
+        existing = self._get(key)
+        if existing is None:
+            self._put(key, check_value(value))
+        return existing
+
+    def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None:
+        self._check_open()
+        for key, value in entries:
+            self._put(check_key(key), check_value(value))
+
+    def delete(self, key: bytes) -> bytes | None:
+        """Cache a delete; return the value the key had (cache first, then store)."""
+        self._check_open()
+        key = check_key(key)
+        existing = self._get(key)
+        self._put(key, None)
+        return existing
+
+    def _check_open(self) -> None:
+        if self._cache is None or not self.is_open():
+            raise InvalidStateStoreError(f"store {self.name} is not open")

@@ -1,0 +1,219 @@
+"""MeteredKeyValueStore: the typed face of a store stack (serdes + metrics).
+
+Owner: the state side; the outermost layer of every key-value store stack, the object
+processors get from ``context.get_state_store(name)``. Below it everything is bytes.
+
+Concerns, and nothing else:
+
+* serdes: keys and values are serialized with the store's serdes for the topic
+  ``<application_id>-<store>-changelog`` (as Kafka Streams does); failures raise
+  :class:`SerializationError` naming that topic, the side and the serde. A serde left ``None``
+  is taken from the app config (``default_key_serde`` / ``default_value_serde``) at ``init``.
+* metrics: each operation's rate and latency, and the store size (:class:`StoreMetrics`).
+  Scans are timed from open to close, like Kafka Streams' metered iterators.
+
+The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from streams_runtime.errors import InvalidStateStoreError, StreamsConfigError
+from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
+from streams_runtime.state.internals.change_logging_store import changelog_topic_name
+from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.store_metrics import StoreMetrics
+from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
+from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+__all__ = ["MeteredKeyValueStore", "MeteredTimestampedKeyValueStore"]
+
+
+def _config_value(app_configs: Any, key: str) -> Any:
+    if app_configs is None:
+        return None
+    getter = getattr(app_configs, "get", None)
+    if callable(getter):
+        return getter(key)
+    return getattr(app_configs, key, None)
+
+
+def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
+    if serde is None:
+        serde = _config_value(getattr(context, "app_configs", None), config_key)
+    if serde is None:
+        raise StreamsConfigError(
+            f"store {store_name!r} has no serde and {config_key!r} is not configured; "
+            f"give the serde to the store builder or set {config_key!r}"
+        )
+    if isinstance(serde, type) or (callable(serde) and not hasattr(serde, "serialize")):
+        serde = serde()
+    return serde
+
+
+class MeteredKeyValueStore(WrappedKeyValueStore):
+    """Serializes keys/values for the bytes stack below and meters every operation.
+
+    :param wrapped: the store below (caching, change logging or inner).
+    :param key_serde: the key serde (``None``: ``default_key_serde``).
+    :param value_serde: the value serde (``None``: ``default_value_serde``).
+    :param metrics_scope: the ``store-type`` tag, e.g. ``"rocksdb"``.
+    """
+
+    timestamped = False
+
+    def __init__(
+        self,
+        wrapped: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        *,
+        metrics_scope: str = "key-value",
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
+        super().__init__(wrapped)
+        self._key_serde_arg = key_serde
+        self._value_serde_arg = value_serde
+        self.metrics_scope = metrics_scope
+        self._clock_ns = clock_ns
+        self.key_serde: Serde | None = None
+        self.value_serde: Serde | None = None
+        self.topic = ""
+        self.store_metrics: StoreMetrics | None = None
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Resolve the serdes, create the metrics, then init the layers below."""
+        self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
+        self.value_serde = self._wrap_value_serde(
+            _resolve_serde(self._value_serde_arg, context, "default_value_serde", self.name)
+        )
+        self.topic = changelog_topic_name(context.application_id, self.name)
+        self.store_metrics = StoreMetrics(
+            context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
+        )
+        self.wrapped.init(context, root if root is not None else self)
+
+    def _wrap_value_serde(self, serde: Serde) -> Serde:
+        return serde
+
+    # -- serdes ------------------------------------------------------------------------------
+
+    def _key_bytes(self, key: Any) -> bytes:
+        if key is None:
+            raise TypeError("key cannot be None")
+        return serialize_or_raise(self.key_serde, self.topic, "key", key)
+
+    def _value_bytes(self, value: Any) -> bytes | None:
+        return serialize_or_raise(self.value_serde, self.topic, "value", value)
+
+    def _key_from(self, data: bytes) -> Any:
+        return deserialize_or_raise(self.key_serde, self.topic, "key", data)
+
+    def _value_from(self, data: bytes | None) -> Any:
+        return deserialize_or_raise(self.value_serde, self.topic, "value", data)
+
+    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
+        if self.store_metrics is None:
+            raise InvalidStateStoreError(f"store {self.name} is not initialized")
+        start = self._clock_ns()
+        try:
+            return action()
+        finally:
+            self.store_metrics.record(operation, self._clock_ns() - start)
+
+    # -- operations --------------------------------------------------------------------------
+
+    def get(self, key: Any) -> Any:
+        return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+
+    def put(self, key: Any, value: Any) -> None:
+        self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
+
+    def put_if_absent(self, key: Any, value: Any) -> Any:
+        return self._timed(
+            "put-if-absent",
+            lambda: self._value_from(
+                self.wrapped.put_if_absent(self._key_bytes(key), self._value_bytes(value))
+            ),
+        )
+
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        self._timed(
+            "put-all",
+            lambda: self.wrapped.put_all([(self._key_bytes(k), self._value_bytes(v)) for k, v in entries]),
+        )
+
+    def delete(self, key: Any) -> Any:
+        return self._timed("delete", lambda: self._value_from(self.wrapped.delete(self._key_bytes(key))))
+
+    def flush(self) -> None:
+        self._timed("flush", self.wrapped.flush)
+
+    def range(self, from_key: Any = None, to_key: Any = None) -> StoreIterator:
+        return self._scan("range", lambda: self.wrapped.range(*self._bounds(from_key, to_key)))
+
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> StoreIterator:
+        return self._scan("range", lambda: self.wrapped.reverse_range(*self._bounds(from_key, to_key)))
+
+    def all(self) -> StoreIterator:
+        return self._scan("all", self.wrapped.all)
+
+    def reverse_all(self) -> StoreIterator:
+        return self._scan("all", self.wrapped.reverse_all)
+
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> StoreIterator:
+        """Entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serde``.
+
+        :param prefix: the prefix object.
+        :param prefix_key_serde: its serde (defaults to the store's key serde).
+        """
+        serde = prefix_key_serde if prefix_key_serde is not None else self.key_serde
+        prefix_bytes = serialize_or_raise(serde, self.topic, "key", prefix)
+        return self._scan("prefix-scan", lambda: self.wrapped.prefix_scan(prefix_bytes))
+
+    def _bounds(self, from_key: Any, to_key: Any) -> tuple[bytes | None, bytes | None]:
+        lower = None if from_key is None else self._key_bytes(from_key)
+        upper = None if to_key is None else self._key_bytes(to_key)
+        return lower, upper
+
+    def _scan(self, operation: str, open_iterator: Callable[[], StoreIterator]) -> StoreIterator:
+        if self.store_metrics is None:
+            raise InvalidStateStoreError(f"store {self.name} is not initialized")
+        start = self._clock_ns()
+        inner = open_iterator()
+        metrics = self.store_metrics
+
+        def close() -> None:
+            inner.close()
+            metrics.record(operation, self._clock_ns() - start)
+
+        typed = ((self._key_from(k), self._value_from(v)) for k, v in inner)
+        return StoreIterator(typed, on_close=close)
+
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+        """Register ``listener(key, new_value, old_value, timestamp)`` on the caching layer.
+
+        Keys and values reach the listener deserialized. Returns ``False`` (and registers
+        nothing) when the stack has no caching layer: then the caller forwards directly.
+        """
+
+        def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
+            listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
+
+        return self.wrapped.set_flush_listener(typed_listener, send_old_values)
+
+
+class MeteredTimestampedKeyValueStore(MeteredKeyValueStore):
+    """The metered face of a timestamped stack: values are :class:`ValueAndTimestamp`.
+
+    ``value_serde`` is the serde of the plain value; the stored bytes are
+    ``<8-byte timestamp><value bytes>``.
+    """
+
+    timestamped = True
+
+    def _wrap_value_serde(self, serde: Serde) -> Serde:
+        return serde if isinstance(serde, ValueAndTimestampSerde) else ValueAndTimestampSerde(serde)

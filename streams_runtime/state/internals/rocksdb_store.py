@@ -1,0 +1,278 @@
+"""RocksDBStore: the persistent bytes -> bytes store. The ONLY module importing ``rocksdict``.
+
+Owner: one StreamTask (one instance per task and store name), used from the task's thread. The
+database lives in ``<context.state_dir>/<store name>``; the task directory is locked by the
+runtime's state directory, so no two processes open the same database.
+
+Memory is bounded per process, not per store: every store shares one block cache, and the
+memtables of every store are charged to that same cache through one write-buffer manager
+(:func:`configure_shared_memory` sets both budgets; defaults 64 MiB cache, 32 MiB of it for
+memtables).
+
+Data and changelog offset
+-------------------------
+The store keeps the changelog offset its data reflects in a second column family
+(``changelog_offsets``). The two commit paths:
+
+1. Restore (:meth:`restore_batch` with ``changelog_offset``): the records of a changelog batch
+   and the batch's last offset go into ONE ``WriteBatch``; RocksDB applies a batch atomically
+   (in the WAL and in the memtables, and ``atomic_flush`` flushes both column families
+   together), so after a crash the data and the offset are from the same batch.
+2. Processing (:meth:`commit_offset`): records are written as they are processed (directly or
+   when the record cache flushes); at commit the runtime first flushes the stores and the
+   producer, then calls ``commit_offset`` with the changelog offset those writes reached.
+
+Why this order is safe: the offset is only ever written together with, or after, the data it
+describes, so the stored offset is never ahead of the stored data. A crash can leave the offset
+behind the data; restore then replays changelog records the store already holds, and replaying
+is idempotent (each record sets a key to its latest value; the last write wins), so the store
+converges to the same state.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from rocksdict import (
+    BlockBasedOptions,
+    Cache,
+    Options,
+    Rdict,
+    WriteBatch,
+    WriteBufferManager,
+)
+
+from streams_runtime.errors import ProcessorStateError
+from streams_runtime.state.internals.bytes_store import AbstractBytesStore
+
+__all__ = ["RocksDBStore", "configure_shared_memory", "shared_block_cache", "shared_memory_usage"]
+
+OFFSETS_COLUMN_FAMILY = "changelog_offsets"
+_OFFSET_KEY = b"changelog_offset"
+
+DEFAULT_BLOCK_CACHE_BYTES = 64 * 1024 * 1024
+DEFAULT_WRITE_BUFFER_BYTES = 32 * 1024 * 1024
+
+
+class _SharedMemory:
+    """The process-wide block cache and write-buffer manager (created on first use)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.block_cache_bytes = DEFAULT_BLOCK_CACHE_BYTES
+        self.write_buffer_bytes = DEFAULT_WRITE_BUFFER_BYTES
+        self.cache: Any = None
+        self.write_buffer_manager: Any = None
+
+    def get(self) -> tuple[Any, Any]:
+        with self.lock:
+            if self.cache is None:
+                self.cache = Cache(self.block_cache_bytes)
+                self.write_buffer_manager = WriteBufferManager.new_write_buffer_manager_with_cache(
+                    self.write_buffer_bytes, False, self.cache
+                )
+            return self.cache, self.write_buffer_manager
+
+
+_SHARED = _SharedMemory()
+
+
+def configure_shared_memory(*, block_cache_bytes: int, write_buffer_bytes: int) -> None:
+    """Set the process-wide RocksDB memory budget (block cache, memtables charged to it).
+
+    Takes effect immediately for stores already open, and for every store opened later.
+
+    :param block_cache_bytes: capacity of the shared block cache.
+    :param write_buffer_bytes: the part of it memtables may use; must not exceed the cache.
+    """
+    if block_cache_bytes <= 0 or not 0 < write_buffer_bytes <= block_cache_bytes:
+        raise ValueError("need 0 < write_buffer_bytes <= block_cache_bytes")
+    with _SHARED.lock:
+        _SHARED.block_cache_bytes = block_cache_bytes
+        _SHARED.write_buffer_bytes = write_buffer_bytes
+        if _SHARED.cache is not None:
+            _SHARED.cache.set_capacity(block_cache_bytes)
+            _SHARED.write_buffer_manager.set_buffer_size(write_buffer_bytes)
+
+
+def shared_block_cache() -> Any:
+    """The process-wide block cache every RocksDB store of this process uses."""
+    cache, _ = _SHARED.get()
+    return cache
+
+
+def shared_memory_usage() -> int:
+    """Bytes currently used in the shared block cache (memtables included)."""
+    cache, _ = _SHARED.get()
+    return int(cache.get_usage())
+
+
+def _options(cache: Any, write_buffer_manager: Any) -> Any:
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    options.create_missing_column_families(True)
+    options.set_atomic_flush(True)
+    table = BlockBasedOptions()
+    table.set_block_cache(cache)
+    table.set_bloom_filter(10, False)
+    options.set_block_based_table_factory(table)
+    options.set_write_buffer_manager(write_buffer_manager)
+    return options
+
+
+class RocksDBStore(AbstractBytesStore):
+    """A persistent key-value store of bytes on RocksDB.
+
+    :param name: the store name; the database directory is ``<state_dir>/<name>``.
+    """
+
+    persistent = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._db: Any = None
+        self._offsets: Any = None
+        self._offsets_view: Any = None
+        self._path: pathlib.Path | None = None
+
+    @property
+    def path(self) -> pathlib.Path | None:
+        """The database directory (set by ``init``)."""
+        return self._path
+
+    def _open_store(self, context: Any) -> None:
+        self._path = pathlib.Path(context.state_dir) / self.name
+        try:
+            self._path.mkdir(parents=True, exist_ok=True)
+            options = _options(*_SHARED.get())
+            self._db = Rdict(
+                str(self._path),
+                options,
+                column_families={OFFSETS_COLUMN_FAMILY: Options(raw_mode=True)},
+            )
+            self._offsets = self._db.get_column_family_handle(OFFSETS_COLUMN_FAMILY)
+            self._offsets_view = self._db.get_column_family(OFFSETS_COLUMN_FAMILY)
+        except Exception as exc:
+            raise ProcessorStateError(
+                f"could not open RocksDB store {self.name} at {self._path}: {exc}"
+            ) from exc
+
+    def _close_store(self) -> None:
+        db, view = self._db, self._offsets_view
+        self._db = self._offsets = self._offsets_view = None
+        if view is not None:
+            view.close()
+        if db is not None:
+            db.close()
+
+    def flush(self) -> None:
+        """Flush memtables of both column families to disk (atomically)."""
+        self._check_open()
+        try:
+            self._db.flush(True)
+        except Exception as exc:
+            raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
+
+    def _get(self, key: bytes) -> bytes | None:
+        return self._db.get(key)
+
+    def _put(self, key: bytes, value: bytes | None) -> None:
+        if value is None:
+            self._db.delete(key)
+        else:
+            self._db.put(key, value)
+
+    def _write_all(
+        self, entries: list[tuple[bytes, bytes | None]], changelog_offset: int | None = None
+    ) -> None:
+        batch = WriteBatch(raw_mode=True)
+        for key, value in entries:
+            if value is None:
+                batch.delete(key)
+            else:
+                batch.put(key, value)
+        if changelog_offset is not None:
+            batch.put(_OFFSET_KEY, _encode_offset(changelog_offset), self._offsets)
+        if batch.len() == 0:
+            return
+        try:
+            self._db.write(batch)
+        except Exception as exc:
+            raise ProcessorStateError(f"could not write to RocksDB store {self.name}: {exc}") from exc
+
+    def restore_batch(self, records: Any, changelog_offset: int | None = None) -> None:
+        """Apply a batch of changelog records and store ``changelog_offset`` in the same WriteBatch.
+
+        Safe in any crash: RocksDB applies the batch atomically, so the stored offset always
+        describes exactly the data stored with it; a batch lost in a crash is replayed from
+        the previous offset, and replay is idempotent (last write wins per key).
+
+        :param records: ``(key, value_or_None)`` or ``(key, value, timestamp)``, in store format.
+        :param changelog_offset: the offset of the batch's last record (``None``: keep the old one).
+        """
+        super().restore_batch(records, changelog_offset)
+
+    def commit_offset(self, changelog_offset: int) -> None:
+        """Record that the store's data reflects the changelog up to ``changelog_offset``.
+
+        Call only after the writes it covers were applied to this store (see the module
+        docstring for why that order is safe).
+        """
+        self._check_open()
+        self._write_all([], changelog_offset)
+
+    def committed_offset(self) -> int | None:
+        """The changelog offset stored with the data, or ``None`` when none was stored."""
+        self._check_open()
+        raw = self._offsets_view.get(_OFFSET_KEY)
+        return None if raw is None else int.from_bytes(raw, "big", signed=True)
+
+    def _scan(
+        self, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
+    ) -> Iterator[tuple[bytes, bytes]]:
+        return _scan(self._db.iter(), lower, upper, upper_inclusive, reverse)
+
+    def approximate_num_entries(self) -> int:
+        """RocksDB's estimate of the number of keys (``rocksdb.estimate-num-keys``)."""
+        self._check_open()
+        return int(self._db.property_int_value("rocksdb.estimate-num-keys") or 0)
+
+
+def _encode_offset(offset: int) -> bytes:
+    return int(offset).to_bytes(8, "big", signed=True)
+
+
+def _scan(
+    it: Any, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
+) -> Iterator[tuple[bytes, bytes]]:
+    """Walk a raw RocksDB iterator between the bounds; drops the iterator when done or closed."""
+    try:
+        if reverse:
+            if upper is None:
+                it.seek_to_last()
+            else:
+                it.seek_for_prev(upper)
+                if it.valid() and not upper_inclusive and it.key() == upper:
+                    it.prev()
+            while it.valid():
+                key = it.key()
+                if lower is not None and key < lower:
+                    break
+                yield key, it.value()
+                it.prev()
+        else:
+            if lower is None:
+                it.seek_to_first()
+            else:
+                it.seek(lower)
+            while it.valid():
+                key = it.key()
+                if upper is not None and (key > upper if upper_inclusive else key >= upper):
+                    break
+                yield key, it.value()
+                it.next()
+    finally:
+        del it

@@ -1,0 +1,81 @@
+"""Timestamped values in bytes stores: the serde and the changelog restore converter.
+
+Owner: the state side. A timestamped store keeps ``<8-byte big-endian signed timestamp><value
+bytes>`` under each key (Kafka Streams' layout), while its changelog topic holds the plain value
+bytes with the timestamp as the record timestamp. Restore therefore converts each changelog
+record back: :func:`record_converter_for` tells the state manager which conversion a store
+needs, decided by the outermost store of the stack (``timestamped`` attribute).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.serdes import Serde
+from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
+
+__all__ = [
+    "ValueAndTimestampSerde",
+    "raw_value_to_timestamped",
+    "record_converter_for",
+    "split_timestamped",
+]
+
+TIMESTAMP_BYTES = 8
+
+RecordConverter = Callable[[bytes, "bytes | None", int], "tuple[bytes, bytes | None]"]
+
+
+def raw_value_to_timestamped(value: bytes | None, timestamp: int) -> bytes | None:
+    """``<timestamp><value>`` for a plain changelog value; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    return int(timestamp).to_bytes(TIMESTAMP_BYTES, "big", signed=True) + value
+
+
+def split_timestamped(data: bytes) -> tuple[bytes, int]:
+    """Split ``<timestamp><value>`` into ``(value_bytes, timestamp)``."""
+    if len(data) < TIMESTAMP_BYTES:
+        raise ValueError(f"a timestamped value has at least 8 bytes, got {len(data)}")
+    return data[TIMESTAMP_BYTES:], int.from_bytes(data[:TIMESTAMP_BYTES], "big", signed=True)
+
+
+class ValueAndTimestampSerde(Serde):
+    """Serde of :class:`ValueAndTimestamp` around the serde of the plain value.
+
+    :param value_serde: the serde of ``ValueAndTimestamp.value``.
+    """
+
+    def __init__(self, value_serde: Serde) -> None:
+        super().__init__(f"ValueAndTimestamp({getattr(value_serde, 'name', type(value_serde).__name__)})")
+        self.value_serde = value_serde
+
+    def _serialize(self, topic: str, data: Any) -> bytes:
+        if not isinstance(data, ValueAndTimestamp):
+            raise TypeError(f"expected ValueAndTimestamp, got {type(data).__name__}")
+        raw = self.value_serde.serialize(topic, data.value)
+        if raw is None:
+            raise ValueError("the value serde returned None for a non-None value")
+        return raw_value_to_timestamped(raw, data.timestamp)
+
+    def _deserialize(self, topic: str, data: bytes) -> ValueAndTimestamp:
+        raw, timestamp = split_timestamped(bytes(data))
+        return ValueAndTimestamp(self.value_serde.deserialize(topic, raw), timestamp)
+
+
+def _identity(key: bytes, value: bytes | None, timestamp: int) -> tuple[bytes, bytes | None]:
+    return key, value
+
+
+def _to_timestamped(key: bytes, value: bytes | None, timestamp: int) -> tuple[bytes, bytes | None]:
+    return key, raw_value_to_timestamped(value, timestamp)
+
+
+def record_converter_for(store: Any) -> RecordConverter:
+    """How to turn a changelog record ``(key, value, timestamp)`` into a store entry.
+
+    :param store: the store as registered (the outermost store of the stack).
+    :returns: a function ``(key, value, timestamp) -> (key, store_value)``.
+    """
+    return _to_timestamped if getattr(store, "timestamped", False) else _identity

@@ -1,0 +1,99 @@
+"""WrappedKeyValueStore: the base of the one-concern store wrappers.
+
+Owner: the state side. A store stack is ``Metered -> Caching? -> ChangeLogging? -> inner``;
+each layer extends this class and overrides only the operations of its concern. Everything
+else is passed to :attr:`wrapped` unchanged, so a layer never needs to know what is below it.
+
+Invariants: ``name`` and ``persistent`` are those of the inner store; ``inner()`` returns the
+innermost store (the one the state manager checkpoints); lifecycle calls go down the stack in
+order (init, flush, close), each layer acting before or after the layer below as its concern
+requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["WrappedKeyValueStore"]
+
+
+class WrappedKeyValueStore:
+    """A key-value store that delegates to the store it wraps.
+
+    :param wrapped: the next store down the stack.
+    """
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The store name (the inner store's)."""
+        return self.wrapped.name
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the inner store keeps data across restarts."""
+        return self.wrapped.persistent
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Initialize the layers below with ``root`` (this store when ``None``)."""
+        self.wrapped.init(context, root if root is not None else self)
+
+    def is_open(self) -> bool:
+        """Whether the inner store is open."""
+        return self.wrapped.is_open()
+
+    def flush(self) -> None:
+        """Flush the layers below."""
+        self.wrapped.flush()
+
+    def close(self) -> None:
+        """Close the layers below."""
+        self.wrapped.close()
+
+    def inner(self) -> Any:
+        """The innermost store of the stack."""
+        return self.wrapped.inner()
+
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+        """Pass the listener to a caching layer below; ``True`` when one took it."""
+        return self.wrapped.set_flush_listener(listener, send_old_values)
+
+    # -- key-value operations ------------------------------------------------------------------
+
+    def get(self, key: Any) -> Any:
+        return self.wrapped.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        self.wrapped.put(key, value)
+
+    def put_if_absent(self, key: Any, value: Any) -> Any:
+        return self.wrapped.put_if_absent(key, value)
+
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        self.wrapped.put_all(entries)
+
+    def delete(self, key: Any) -> Any:
+        return self.wrapped.delete(key)
+
+    def range(self, from_key: Any = None, to_key: Any = None) -> Any:
+        return self.wrapped.range(from_key, to_key)
+
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any:
+        return self.wrapped.reverse_range(from_key, to_key)
+
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any:
+        return self.wrapped.prefix_scan(prefix, prefix_key_serde)
+
+    def all(self) -> Any:
+        return self.wrapped.all()
+
+    def reverse_all(self) -> Any:
+        return self.wrapped.reverse_all()
+
+    def approximate_num_entries(self) -> int:
+        return self.wrapped.approximate_num_entries()
