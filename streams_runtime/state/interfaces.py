@@ -26,12 +26,17 @@ __all__ = [
     "KeyValueIterator",
     "KeyValueStore",
     "ReadOnlyKeyValueStore",
+    "ReadOnlySessionStore",
+    "ReadOnlyWindowStore",
     "RecordContext",
+    "SessionStore",
     "StateStore",
     "StateStoreContext",
     "StoreBuilder",
     "StoreSupplier",
     "TimestampedKeyValueStore",
+    "TimestampedWindowStore",
+    "WindowStore",
 ]
 
 
@@ -164,6 +169,64 @@ class KeyValueStore(StateStore, ReadOnlyKeyValueStore, Protocol):
 
 class TimestampedKeyValueStore(KeyValueStore, Protocol):
     """A key-value store whose values are :class:`ValueAndTimestamp`."""
+
+
+class ReadOnlyWindowStore(Protocol):
+    """The read half of a window store; keys are plain, results carry ``Windowed`` keys.
+
+    ``fetch(key, window_start)`` -> value or ``None``; ``fetch(key, time_from, time_to)`` ->
+    ``KeyValue(window_start, value)`` in start order; ``fetch(key_from, key_to, time_from,
+    time_to)``, ``fetch_all(time_from, time_to)``, ``all()`` -> ``KeyValue(Windowed, value)``
+    ordered by window start, then key bytes. Time bounds are inclusive window *starts*.
+    """
+
+    def fetch(self, *args: Any) -> Any: ...
+
+    def backward_fetch(self, *args: Any) -> KeyValueIterator: ...
+
+    def fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator: ...
+
+    def backward_fetch_all(self, time_from: int, time_to: int) -> KeyValueIterator: ...
+
+    def all(self) -> KeyValueIterator: ...
+
+    def backward_all(self) -> KeyValueIterator: ...
+
+
+class WindowStore(StateStore, ReadOnlyWindowStore, Protocol):
+    """A read-write window store: ``put(key, value, window_start_timestamp)`` (``None`` deletes)."""
+
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None: ...
+
+
+class TimestampedWindowStore(WindowStore, Protocol):
+    """A window store whose values are :class:`ValueAndTimestamp`."""
+
+
+class ReadOnlySessionStore(Protocol):
+    """The read half of a session store; results are ``KeyValue(Windowed(key, SessionWindow), value)``.
+
+    ``find_sessions(key, earliest_session_end_time, latest_session_start_time)`` (or with a key
+    range) returns the sessions with ``end >= earliest`` and ``start <= latest``.
+    """
+
+    def find_sessions(self, *args: Any) -> KeyValueIterator: ...
+
+    def backward_find_sessions(self, *args: Any) -> KeyValueIterator: ...
+
+    def fetch(self, *args: Any) -> KeyValueIterator: ...
+
+    def backward_fetch(self, *args: Any) -> KeyValueIterator: ...
+
+    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any: ...
+
+
+class SessionStore(StateStore, ReadOnlySessionStore, Protocol):
+    """A read-write session store."""
+
+    def put(self, session: Any, value: Any) -> None: ...
+
+    def remove(self, session: Any) -> None: ...
 
 
 class StoreSupplier(Protocol):

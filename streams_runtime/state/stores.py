@@ -16,6 +16,13 @@ from __future__ import annotations
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.builders import KeyValueBytesStoreSupplier, KeyValueStoreBuilder
 from streams_runtime.state.internals.in_memory_store import InMemoryKeyValueStore
+from streams_runtime.state.internals.segments import InMemorySegments
+from streams_runtime.state.internals.window_builders import (
+    SessionBytesStoreSupplier,
+    SessionStoreBuilder,
+    WindowBytesStoreSupplier,
+    WindowStoreBuilder,
+)
 
 __all__ = ["Stores"]
 
@@ -25,6 +32,13 @@ def _rocksdb_store(name: str):
     from streams_runtime.state.internals.rocksdb_store import RocksDBStore
 
     return RocksDBStore(name)
+
+
+def _rocksdb_segments():
+    # Imported on first use, like _rocksdb_store.
+    from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
+
+    return RocksDBSegments()
 
 
 class Stores:
@@ -70,3 +84,80 @@ class Stores:
         :param value_serde: the serde of the plain value (the timestamp is added around it).
         """
         return KeyValueStoreBuilder(supplier, key_serde, value_serde, timestamped=True)
+
+    # -- window and session stores -------------------------------------------------------------
+
+    @staticmethod
+    def persistent_window_store(
+        name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False
+    ) -> WindowBytesStoreSupplier:
+        """A supplier of RocksDB window stores (segmented by window start).
+
+        :param retention_period_ms: how long windows stay readable (>= ``window_size_ms``);
+            the DSL passes window size + grace.
+        :param window_size_ms: the window size.
+        :param retain_duplicates: keep every put (stream-stream join buffers); disables caching.
+        """
+        return WindowBytesStoreSupplier(
+            name, retention_period_ms, window_size_ms, retain_duplicates,
+            _rocksdb_segments, "rocksdb-window-state", persistent=True,
+        )
+
+    @staticmethod
+    def persistent_timestamped_window_store(
+        name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False
+    ) -> WindowBytesStoreSupplier:
+        """A supplier of RocksDB window stores for timestamped values (use the timestamped builder)."""
+        return Stores.persistent_window_store(name, retention_period_ms, window_size_ms, retain_duplicates)
+
+    @staticmethod
+    def in_memory_window_store(
+        name: str, retention_period_ms: int, window_size_ms: int, retain_duplicates: bool = False
+    ) -> WindowBytesStoreSupplier:
+        """A supplier of in-memory window stores (same semantics as the persistent ones)."""
+        return WindowBytesStoreSupplier(
+            name, retention_period_ms, window_size_ms, retain_duplicates,
+            InMemorySegments, "in-memory-window-state", persistent=False,
+        )
+
+    @staticmethod
+    def persistent_session_store(name: str, retention_period_ms: int) -> SessionBytesStoreSupplier:
+        """A supplier of RocksDB session stores (segmented by session end).
+
+        :param retention_period_ms: how long sessions stay readable after their end; the DSL
+            passes inactivity gap + grace.
+        """
+        return SessionBytesStoreSupplier(
+            name, retention_period_ms, _rocksdb_segments, "rocksdb-session-state", persistent=True
+        )
+
+    @staticmethod
+    def in_memory_session_store(name: str, retention_period_ms: int) -> SessionBytesStoreSupplier:
+        """A supplier of in-memory session stores."""
+        return SessionBytesStoreSupplier(
+            name, retention_period_ms, InMemorySegments, "in-memory-session-state", persistent=False
+        )
+
+    @staticmethod
+    def window_store_builder(
+        supplier: WindowBytesStoreSupplier, key_serde: Serde | None = None, value_serde: Serde | None = None
+    ) -> WindowStoreBuilder:
+        """A builder of window stores (logging on, caching off by default)."""
+        return WindowStoreBuilder(supplier, key_serde, value_serde, timestamped=False)
+
+    @staticmethod
+    def timestamped_window_store_builder(
+        supplier: WindowBytesStoreSupplier, key_serde: Serde | None = None, value_serde: Serde | None = None
+    ) -> WindowStoreBuilder:
+        """A builder of window stores whose values are ``ValueAndTimestamp`` (windowed KTables).
+
+        :param value_serde: the serde of the plain value (the timestamp is added around it).
+        """
+        return WindowStoreBuilder(supplier, key_serde, value_serde, timestamped=True)
+
+    @staticmethod
+    def session_store_builder(
+        supplier: SessionBytesStoreSupplier, key_serde: Serde | None = None, value_serde: Serde | None = None
+    ) -> SessionStoreBuilder:
+        """A builder of session stores (logging on, caching off by default)."""
+        return SessionStoreBuilder(supplier, key_serde, value_serde)

@@ -34,15 +34,19 @@ class StoreIterator:
 
     :param source: an iterable of ``(key, value)`` pairs.
     :param on_close: called once when the iterator is closed (releases the store's resources).
+    :param upstream: the store iterator ``source`` reads from, if any: once it is closed (its
+        store was closed), this iterator reports no more entries either.
     """
 
     def __init__(
         self,
         source: Iterable[tuple[Any, Any]],
         on_close: Callable[[], None] | None = None,
+        upstream: StoreIterator | None = None,
     ) -> None:
         self._source = iter(source)
         self._on_close = on_close
+        self._upstream = upstream
         self._peeked: Any = None
         self._has_peeked = False
         self._closed = False
@@ -67,7 +71,7 @@ class StoreIterator:
 
     def has_next(self) -> bool:
         """Whether another entry is available."""
-        if self._closed:
+        if self._closed or (self._upstream is not None and self._upstream.closed):
             return False
         if not self._has_peeked:
             self._peeked = next(self._source, _EXHAUSTED)

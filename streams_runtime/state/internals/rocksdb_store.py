@@ -48,7 +48,16 @@ from rocksdict import (
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 
-__all__ = ["RocksDBStore", "configure_shared_memory", "shared_block_cache", "shared_memory_usage"]
+__all__ = [
+    "RocksDBStore",
+    "configure_shared_memory",
+    "decode_offset",
+    "encode_offset",
+    "scan_raw_iterator",
+    "shared_block_cache",
+    "shared_db_options",
+    "shared_memory_usage",
+]
 
 OFFSETS_COLUMN_FAMILY = "changelog_offsets"
 _OFFSET_KEY = b"changelog_offset"
@@ -108,6 +117,15 @@ def shared_memory_usage() -> int:
     """Bytes currently used in the shared block cache (memtables included)."""
     cache, _ = _SHARED.get()
     return int(cache.get_usage())
+
+
+def shared_db_options() -> Any:
+    """Database options using the process-wide block cache and write-buffer manager.
+
+    For the other rocksdict-facing module (:mod:`.rocksdb_segments`), so every RocksDB database
+    of the process shares one memory budget.
+    """
+    return _options(*_SHARED.get())
 
 
 def _options(cache: Any, write_buffer_manager: Any) -> Any:
@@ -243,6 +261,23 @@ class RocksDBStore(AbstractBytesStore):
 
 def _encode_offset(offset: int) -> bytes:
     return int(offset).to_bytes(8, "big", signed=True)
+
+
+def encode_offset(offset: int) -> bytes:
+    """A changelog offset as stored next to the data (8-byte big-endian signed)."""
+    return _encode_offset(offset)
+
+
+def decode_offset(raw: bytes | None) -> int | None:
+    """The inverse of :func:`encode_offset`; ``None`` stays ``None``."""
+    return None if raw is None else int.from_bytes(raw, "big", signed=True)
+
+
+def scan_raw_iterator(
+    it: Any, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
+) -> Iterator[tuple[bytes, bytes]]:
+    """Walk a raw RocksDB iterator (of a database or a column family) between the bounds."""
+    return _scan(it, lower, upper, upper_inclusive, reverse)
 
 
 def _scan(

@@ -26,6 +26,8 @@ OPERATIONS = (
     "prefix-scan",
     "all",
     "flush",
+    "fetch",
+    "remove",
 )
 
 

@@ -1,0 +1,271 @@
+"""MeteredWindowStore / MeteredSessionStore: the typed faces of window and session stacks.
+
+Owner: the state side; the outermost layer, the object processors get from
+``context.get_state_store(name)``. Concerns, as for :mod:`.metered_store`: serdes (keys and
+values serialized for the topic ``<application_id>-<store>-changelog``; failures raise
+:class:`SerializationError`; ``None`` serdes resolved from the app config at ``init``) and
+metrics (``put``, ``fetch``, ``remove``, ``flush`` rates and latencies; scans timed from open
+to close). Results come back typed: ``Windowed(key, window)`` keys, deserialized values; the
+flush listener also receives typed ``Windowed`` keys and values.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import InvalidStateStoreError
+from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
+from streams_runtime.state.internals.change_logging_store import changelog_topic_name
+from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.metered_store import _resolve_serde
+from streams_runtime.state.internals.store_metrics import StoreMetrics
+from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
+from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
+from streams_runtime.windowed import Windowed
+
+__all__ = ["MeteredSessionStore", "MeteredTimestampedWindowStore", "MeteredWindowStore"]
+
+
+class _Metered:
+    """Serdes and metrics shared by the window and session faces."""
+
+    timestamped = False
+    wrapped: Any
+    name: str
+
+    def _setup(
+        self,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        metrics_scope: str,
+        clock_ns: Callable[[], int],
+    ) -> None:
+        self._key_serde_arg, self._value_serde_arg = key_serde, value_serde
+        self.metrics_scope = metrics_scope
+        self._clock_ns = clock_ns
+        self.key_serde: Serde | None = None
+        self.value_serde: Serde | None = None
+        self.topic = ""
+        self.store_metrics: StoreMetrics | None = None
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Resolve the serdes, create the metrics, then init the layers below."""
+        self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
+        value_serde = _resolve_serde(self._value_serde_arg, context, "default_value_serde", self.name)
+        if self.timestamped and not isinstance(value_serde, ValueAndTimestampSerde):
+            value_serde = ValueAndTimestampSerde(value_serde)
+        self.value_serde = value_serde
+        self.topic = changelog_topic_name(context.application_id, self.name)
+        self.store_metrics = StoreMetrics(
+            context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
+        )
+        self.wrapped.init(context, root if root is not None else self)
+
+    def _key_bytes(self, key: Any) -> bytes:
+        if key is None:
+            raise TypeError("key cannot be None")
+        return serialize_or_raise(self.key_serde, self.topic, "key", key)
+
+    def _optional_key_bytes(self, key: Any) -> bytes | None:
+        return None if key is None else self._key_bytes(key)
+
+    def _value_bytes(self, value: Any) -> bytes | None:
+        return serialize_or_raise(self.value_serde, self.topic, "value", value)
+
+    def _key_from(self, data: bytes) -> Any:
+        return deserialize_or_raise(self.key_serde, self.topic, "key", data)
+
+    def _value_from(self, data: bytes | None) -> Any:
+        return deserialize_or_raise(self.value_serde, self.topic, "value", data)
+
+    def _windowed_from(self, windowed: Windowed) -> Windowed:
+        return Windowed(self._key_from(windowed.key), windowed.window)
+
+    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
+        if self.store_metrics is None:
+            raise InvalidStateStoreError(f"store {self.name} is not initialized")
+        start = self._clock_ns()
+        try:
+            return action()
+        finally:
+            self.store_metrics.record(operation, self._clock_ns() - start)
+
+    def _scan(
+        self, open_iterator: Callable[[], StoreIterator], typed_key: Callable[[Any], Any]
+    ) -> StoreIterator:
+        if self.store_metrics is None:
+            raise InvalidStateStoreError(f"store {self.name} is not initialized")
+        start = self._clock_ns()
+        inner = open_iterator()
+        metrics = self.store_metrics
+
+        def close() -> None:
+            inner.close()
+            metrics.record("fetch", self._clock_ns() - start)
+
+        typed = ((typed_key(k), self._value_from(v)) for k, v in inner)
+        return StoreIterator(
+            typed, on_close=close, upstream=inner if isinstance(inner, StoreIterator) else None
+        )
+
+    def flush(self) -> None:
+        self._timed("flush", self.wrapped.flush)
+
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+        """Register ``listener(Windowed(key, window), new, old, timestamp)`` on the caching layer.
+
+        ``False`` (nothing registered) when the stack has no cache: the caller forwards directly.
+        """
+
+        def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
+            listener(self._windowed_from(windowed), self._value_from(new), self._value_from(old), timestamp)
+
+        return self.wrapped.set_flush_listener(typed, send_old_values)
+
+
+class MeteredWindowStore(_Metered, WrappedWindowStore):
+    """The typed window store: ``put(key, value, window_start)``, ``fetch(...)``, ...
+
+    :param wrapped: the store below.
+    :param key_serde: the serde of the plain key (``None``: ``default_key_serde``).
+    :param value_serde: the value serde (``None``: ``default_value_serde``).
+    :param metrics_scope: the ``store-type`` tag.
+    """
+
+    def __init__(
+        self,
+        wrapped: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        *,
+        metrics_scope: str = "window",
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
+        WrappedWindowStore.__init__(self, wrapped)
+        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
+
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
+        self._timed(
+            "put",
+            lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value), window_start_timestamp),
+        )
+
+    def fetch(self, *args: Any) -> Any:
+        """Typed fetch by arity.
+
+        ``fetch(key, window_start)`` -> value; ``fetch(key, time_from, time_to)`` -> iterator of
+        ``KeyValue(start, value)``; ``fetch(key_from, key_to, time_from, time_to)`` -> iterator of
+        ``KeyValue(Windowed(key, window), value)``.
+        """
+        if len(args) == 2:
+            key, start = args
+            return self._timed(
+                "fetch", lambda: self._value_from(self.wrapped.fetch(self._key_bytes(key), start))
+            )
+        return self._fetch(args, reverse=False)
+
+    def backward_fetch(self, *args: Any) -> StoreIterator:
+        return self._fetch(args, reverse=True)
+
+    def _fetch(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
+        call = self.wrapped.backward_fetch if reverse else self.wrapped.fetch
+        if len(args) == 3:
+            key, time_from, time_to = args
+            return self._scan(lambda: call(self._key_bytes(key), time_from, time_to), _same)
+        if len(args) == 4:
+            key_from, key_to, time_from, time_to = args
+            return self._scan(
+                lambda: call(
+                    self._optional_key_bytes(key_from), self._optional_key_bytes(key_to), time_from, time_to
+                ),
+                self._windowed_from,
+            )
+        raise TypeError(f"fetch takes 2, 3 or 4 arguments, got {len(args)}")
+
+    def fetch_all(self, time_from: int, time_to: int) -> StoreIterator:
+        return self._scan(lambda: self.wrapped.fetch_all(time_from, time_to), self._windowed_from)
+
+    def backward_fetch_all(self, time_from: int, time_to: int) -> StoreIterator:
+        return self._scan(lambda: self.wrapped.backward_fetch_all(time_from, time_to), self._windowed_from)
+
+    def all(self) -> StoreIterator:
+        return self._scan(self.wrapped.all, self._windowed_from)
+
+    def backward_all(self) -> StoreIterator:
+        return self._scan(self.wrapped.backward_all, self._windowed_from)
+
+
+class MeteredTimestampedWindowStore(MeteredWindowStore):
+    """The typed face of a timestamped window stack: values are ``ValueAndTimestamp``."""
+
+    timestamped = True
+
+
+class MeteredSessionStore(_Metered, WrappedSessionStore):
+    """The typed session store: ``put(Windowed(key, SessionWindow), value)``, ``find_sessions``, ...
+
+    :param wrapped: the store below.
+    :param key_serde: the serde of the plain key (``None``: ``default_key_serde``).
+    :param value_serde: the aggregate's serde (``None``: ``default_value_serde``).
+    """
+
+    def __init__(
+        self,
+        wrapped: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        *,
+        metrics_scope: str = "session",
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
+        WrappedSessionStore.__init__(self, wrapped)
+        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
+
+    def _session_bytes(self, session: Windowed) -> Windowed:
+        if not isinstance(session, Windowed):
+            raise TypeError(f"session stores take Windowed keys, got {type(session).__name__}")
+        return Windowed(self._key_bytes(session.key), session.window)
+
+    def put(self, session: Windowed, value: Any) -> None:
+        self._timed("put", lambda: self.wrapped.put(self._session_bytes(session), self._value_bytes(value)))
+
+    def remove(self, session: Windowed) -> None:
+        self._timed("remove", lambda: self.wrapped.put(self._session_bytes(session), None))
+
+    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
+        return self._timed(
+            "fetch",
+            lambda: self._value_from(
+                self.wrapped.fetch_session(self._key_bytes(key), session_start, session_end)
+            ),
+        )
+
+    def find_sessions(self, *args: Any) -> StoreIterator:
+        """``find_sessions(key, earliest_session_end, latest_session_start)`` or with a key range."""
+        return self._scan(lambda: self.wrapped.find_sessions(*self._keys_of(args, 2)), self._windowed_from)
+
+    def backward_find_sessions(self, *args: Any) -> StoreIterator:
+        return self._scan(
+            lambda: self.wrapped.backward_find_sessions(*self._keys_of(args, 2)), self._windowed_from
+        )
+
+    def fetch(self, *args: Any) -> StoreIterator:
+        """``fetch(key)`` or ``fetch(key_from, key_to)``: every live session."""
+        return self._scan(lambda: self.wrapped.fetch(*self._keys_of(args, 0)), self._windowed_from)
+
+    def backward_fetch(self, *args: Any) -> StoreIterator:
+        return self._scan(lambda: self.wrapped.backward_fetch(*self._keys_of(args, 0)), self._windowed_from)
+
+    def _keys_of(self, args: tuple[Any, ...], times: int) -> tuple[Any, ...]:
+        keys = args[: len(args) - times]
+        if len(keys) == 1:
+            return (self._key_bytes(keys[0]), *args[1:])
+        if len(keys) == 2:
+            return (self._optional_key_bytes(keys[0]), self._optional_key_bytes(keys[1]), *args[2:])
+        raise TypeError(f"expected a key or a key range, got {len(keys)} keys")
+
+
+def _same(value: Any) -> Any:
+    return value

@@ -1,0 +1,233 @@
+"""AbstractSegmentedStore: the engine-independent half of the inner window and session stores.
+
+Owner: the state side; one instance per task and store, used from the task's thread.
+:class:`~.window_store.WindowBytesStore` and :class:`~.session_store.SessionBytesStore` extend
+it with their key layouts; the storage is a segments object (:class:`.segments.InMemorySegments`
+or ``RocksDBSegments``).
+
+Retention (Kafka Streams' semantics):
+
+* The store's *observed stream time* is the largest segment time it was ever given (window
+  start for window stores, session end for session stores), restored records included.
+* A time ``t`` is *live* while ``t > observed_stream_time - retention_period``. A put of an
+  expired time is dropped, logged and counted (:attr:`dropped_records`), never written.
+* Reads never return expired entries, even those still physically present in a segment that
+  is not yet dropped; a segment is dropped as soon as all of its times are expired.
+
+Invariants: operations on a closed store raise :class:`InvalidStateStoreError`; closing the
+store closes its open iterators; ``init`` registers the outermost store of the stack with the
+restore callback :meth:`restore_batch`, which takes changelog records in the changelog layout.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from streams_runtime.errors import InvalidStateStoreError
+from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
+from streams_runtime.state.internals.segments import default_segment_interval, segment_id
+
+__all__ = ["AbstractSegmentedStore"]
+
+LOG = logging.getLogger(__name__)
+
+
+class AbstractSegmentedStore:
+    """Lifecycle, retention and segment bookkeeping shared by window and session stores.
+
+    :param name: the store name.
+    :param retention_period_ms: how long (in stream time) entries stay readable.
+    :param segments: the storage (``InMemorySegments()`` or ``RocksDBSegments()``).
+    :param segment_interval_ms: ``None``: :func:`default_segment_interval` of the retention.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        retention_period_ms: int,
+        segments: Any,
+        segment_interval_ms: int | None = None,
+    ) -> None:
+        if retention_period_ms < 0:
+            raise ValueError(
+                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
+            )
+        self._name = name
+        self.retention_period_ms = int(retention_period_ms)
+        self.segment_interval_ms = int(segment_interval_ms or default_segment_interval(retention_period_ms))
+        self.segments = segments
+        self.observed_stream_time = MIN_TIMESTAMP
+        self.dropped_records = 0
+        self.context: Any = None
+        self._open = False
+        self._iterators: set[StoreIterator] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def persistent(self) -> bool:
+        return bool(self.segments.persistent)
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Open the segments and register ``root`` (this store when ``None``) for restore."""
+        self.context = context
+        self.segments.open(context, self._name)
+        self.observed_stream_time = self._max_stored_time()
+        self._open = True
+        context.register(root if root is not None else self, self.restore_batch, changelog_topic=None)
+
+    def is_open(self) -> bool:
+        return self._open
+
+    def flush(self) -> None:
+        self._check_open()
+        self.segments.flush()
+
+    def close(self) -> None:
+        """Close open iterators, then the segments; idempotent."""
+        if not self._open:
+            return
+        for iterator in list(self._iterators):
+            iterator.close()
+        self._open = False
+        self.segments.close()
+
+    def inner(self) -> AbstractSegmentedStore:
+        return self
+
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+        """Inner stores do not cache. ``False``."""
+        return False
+
+    def commit_offset(self, changelog_offset: int) -> None:
+        """Record the changelog offset the data reflects (persistent stores; see rocksdb_store)."""
+        self._check_open()
+        self.segments.commit_offset(changelog_offset)
+
+    def committed_offset(self) -> int | None:
+        self._check_open()
+        return self.segments.committed_offset()
+
+    def approximate_num_entries(self) -> int:
+        self._check_open()
+        return self.segments.approximate_num_entries()
+
+    # -- retention ---------------------------------------------------------------------------
+
+    def min_live_time(self) -> int:
+        """The oldest time still readable: ``observed_stream_time - retention + 1``."""
+        if self.observed_stream_time == MIN_TIMESTAMP:
+            return MIN_TIMESTAMP
+        return self.observed_stream_time - self.retention_period_ms + 1
+
+    def _segment_of(self, time: int) -> int:
+        return segment_id(time, self.segment_interval_ms)
+
+    def _observe(self, time: int) -> bool:
+        """Advance stream time with ``time``; ``True`` when ``time`` is live (else count a drop)."""
+        if time > self.observed_stream_time:
+            self.observed_stream_time = time
+            self._drop_expired_segments()
+        if time < self.min_live_time():
+            self.dropped_records += 1
+            LOG.warning("Skipping record for expired segment (store %s, time %d).", self._name, time)
+            return False
+        return True
+
+    def _drop_expired_segments(self) -> None:
+        first_live = self._segment_of(self.min_live_time())
+        for segment in self.segments.segment_ids():
+            if segment >= first_live:
+                break
+            self.segments.drop_segment(segment)
+
+    def _max_stored_time(self) -> int:
+        """Stream time as recovered from stored data (persistent stores after a restart)."""
+        latest = MIN_TIMESTAMP
+        ids = self.segments.segment_ids()
+        if ids:
+            for key, _ in self.segments.scan(ids[-1], None, None, False):
+                latest = max(latest, self._segment_time_of(key))
+        return latest
+
+    # -- scanning ----------------------------------------------------------------------------
+
+    def _live_segments(self, time_from: int | None, time_to: int | None, reverse: bool) -> list[int]:
+        low = self.min_live_time() if time_from is None else max(time_from, self.min_live_time())
+        first = self._segment_of(low) if low != MIN_TIMESTAMP else None
+        last = None if time_to is None else self._segment_of(time_to)
+        ids = [
+            s
+            for s in self.segments.segment_ids()
+            if (first is None or s >= first) and (last is None or s <= last)
+        ]
+        return ids[::-1] if reverse else ids
+
+    def _scan_segments(
+        self, segments: list[int], lower: bytes | None, upper: bytes | None, reverse: bool
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Entries of the segments in the order given, each segment scanned lazily."""
+        for segment in segments:
+            if not self._open:
+                return
+            yield from self.segments.scan(segment, lower, upper, reverse)
+
+    def _scan_time_ordered(
+        self,
+        segments: list[int],
+        lower: bytes | None,
+        upper: bytes | None,
+        reverse: bool,
+        decode: Callable[[bytes], tuple[Any, ...]],
+        keep: Callable[[tuple[Any, ...]], bool],
+    ) -> Iterator[tuple[tuple[Any, ...], bytes]]:
+        """Multi-key scans: ``(decoded key, value)`` ordered by time first, then key.
+
+        Segments partition time, so sorting each segment's matches (read when the iteration
+        reaches the segment) and visiting segments in time order orders the whole result.
+        """
+        for segment in segments:
+            if not self._open:
+                return
+            matches = []
+            for raw_key, value in self.segments.scan(segment, lower, upper, False):
+                decoded = decode(raw_key)
+                if keep(decoded):
+                    matches.append((self._time_order(decoded), decoded, value))
+            matches.sort(key=lambda match: match[0], reverse=reverse)
+            for _, decoded, value in matches:
+                yield decoded, value
+
+    def _track(self, source: Iterable[Any]) -> StoreIterator:
+        iterator: StoreIterator
+
+        def forget() -> None:
+            self._iterators.discard(iterator)
+
+        iterator = StoreIterator(source, on_close=forget)
+        self._iterators.add(iterator)
+        return iterator
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise InvalidStateStoreError(f"store {self._name} is not open")
+
+    # -- subclass hooks ----------------------------------------------------------------------
+
+    def _segment_time_of(self, ordered_key: bytes) -> int:
+        """The segment time (window start, session end) of an ordered store key."""
+        raise NotImplementedError
+
+    def _time_order(self, decoded: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The sort key of a decoded entry in multi-key scans (time first)."""
+        raise NotImplementedError
+
+    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
+        raise NotImplementedError

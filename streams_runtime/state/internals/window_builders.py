@@ -1,0 +1,283 @@
+"""Window and session store suppliers and builders: composing their one-concern stacks.
+
+Owner: the state side. One ``build()`` per task, outermost first::
+
+    Metered[Timestamped]WindowStore | MeteredSessionStore      serdes + metrics  (always)
+      CachingWindowStore | CachingSessionStore                 record cache      (with_caching_enabled)
+        ChangeLogging[Timestamped]WindowBytesStore | ...Session changelog         (default on)
+          WindowBytesStore | SessionBytesStore over RocksDBSegments | InMemorySegments
+
+Defaults follow Kafka Streams: logging on, caching off; caching is silently left out for window
+stores that retain duplicates (stream-stream join buffers), as Kafka Streams does.
+
+Changelog topic configs (:meth:`WindowStoreBuilder.changelog_config`): ``cleanup.policy=
+compact,delete`` and ``retention.ms = retention_period + additional retention`` (Kafka
+Streams' ``windowstore.changelog.additional.retention.ms``, default one day), so a window
+stays in the changelog at least as long as the store may need it; user configs given to
+``with_logging_enabled`` override these defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.serdes import Serde
+from streams_runtime.state.internals.builders import validate_store_name
+from streams_runtime.state.internals.caching_window_store import CachingSessionStore, CachingWindowStore
+from streams_runtime.state.internals.change_logging_window_store import (
+    ChangeLoggingSessionBytesStore,
+    ChangeLoggingTimestampedWindowBytesStore,
+    ChangeLoggingWindowBytesStore,
+)
+from streams_runtime.state.internals.metered_window_store import (
+    MeteredSessionStore,
+    MeteredTimestampedWindowStore,
+    MeteredWindowStore,
+)
+from streams_runtime.state.internals.session_store import SessionBytesStore
+from streams_runtime.state.internals.window_store import WindowBytesStore
+
+__all__ = [
+    "DEFAULT_ADDITIONAL_RETENTION_MS",
+    "SessionBytesStoreSupplier",
+    "SessionStoreBuilder",
+    "WindowBytesStoreSupplier",
+    "WindowStoreBuilder",
+    "windowed_changelog_config",
+]
+
+DEFAULT_ADDITIONAL_RETENTION_MS = 24 * 60 * 60 * 1000
+
+
+def windowed_changelog_config(
+    retention_period_ms: int,
+    user_config: dict[str, str] | None = None,
+    additional_retention_ms: int = DEFAULT_ADDITIONAL_RETENTION_MS,
+) -> dict[str, str]:
+    """The changelog topic configs of a window/session store (user configs win)."""
+    config = {
+        "cleanup.policy": "compact,delete",
+        "retention.ms": str(int(retention_period_ms) + int(additional_retention_ms)),
+    }
+    config.update(user_config or {})
+    return config
+
+
+class WindowBytesStoreSupplier:
+    """Makes inner window stores of one name and shape.
+
+    :param segments_factory: ``() -> new segments`` (``InMemorySegments`` or ``RocksDBSegments``).
+    :param metrics_scope: ``"rocksdb-window-state"`` or ``"in-memory-window-state"``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        retention_period_ms: int,
+        window_size_ms: int,
+        retain_duplicates: bool,
+        segments_factory: Callable[[], Any],
+        metrics_scope: str,
+        *,
+        persistent: bool,
+    ) -> None:
+        self._name = validate_store_name(name)
+        if retention_period_ms < 0:
+            raise ValueError(
+                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
+            )
+        if window_size_ms < 0:
+            raise ValueError(f"window_size_ms of store {name!r} cannot be negative, got {window_size_ms}")
+        if window_size_ms > retention_period_ms:
+            raise ValueError(
+                f"the retention period of window store {name!r} must be no smaller than its window size: "
+                f"got window_size_ms={window_size_ms}, retention_period_ms={retention_period_ms}"
+            )
+        self.retention_period_ms = int(retention_period_ms)
+        self.window_size_ms = int(window_size_ms)
+        self.retain_duplicates = bool(retain_duplicates)
+        self._segments_factory = segments_factory
+        self._metrics_scope = metrics_scope
+        self.persistent = persistent
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def get(self) -> WindowBytesStore:
+        """A new inner store (one per task)."""
+        return WindowBytesStore(
+            self._name,
+            self.retention_period_ms,
+            self.window_size_ms,
+            self.retain_duplicates,
+            self._segments_factory(),
+        )
+
+    def metrics_scope(self) -> str:
+        return self._metrics_scope
+
+
+class SessionBytesStoreSupplier:
+    """Makes inner session stores of one name (see :class:`WindowBytesStoreSupplier`)."""
+
+    def __init__(
+        self,
+        name: str,
+        retention_period_ms: int,
+        segments_factory: Callable[[], Any],
+        metrics_scope: str,
+        *,
+        persistent: bool,
+    ) -> None:
+        self._name = validate_store_name(name)
+        if retention_period_ms < 0:
+            raise ValueError(
+                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
+            )
+        self.retention_period_ms = int(retention_period_ms)
+        self._segments_factory = segments_factory
+        self._metrics_scope = metrics_scope
+        self.persistent = persistent
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def get(self) -> SessionBytesStore:
+        return SessionBytesStore(self._name, self.retention_period_ms, self._segments_factory())
+
+    def metrics_scope(self) -> str:
+        return self._metrics_scope
+
+
+class _SegmentedStoreBuilder:
+    """The ``with_*`` switches and changelog config shared by both builders."""
+
+    def __init__(self, supplier: Any, key_serde: Serde | None, value_serde: Serde | None) -> None:
+        if supplier is None or not callable(getattr(supplier, "get", None)):
+            raise TypeError("supplier must be a store supplier (see Stores.*_store(...))")
+        self._supplier = supplier
+        self._key_serde = key_serde
+        self._value_serde = value_serde
+        self._caching_enabled = False
+        self._logging_enabled = True
+        self._user_log_config: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        return self._supplier.name
+
+    @property
+    def retention_period_ms(self) -> int:
+        return self._supplier.retention_period_ms
+
+    @property
+    def persistent(self) -> bool:
+        return bool(getattr(self._supplier, "persistent", False))
+
+    @property
+    def logging_enabled(self) -> bool:
+        return self._logging_enabled
+
+    @property
+    def caching_enabled(self) -> bool:
+        return self._caching_enabled
+
+    @property
+    def log_config(self) -> dict[str, str]:
+        """The changelog topic configs, with the default additional retention (a copy)."""
+        return self.changelog_config() if self._logging_enabled else {}
+
+    def changelog_config(
+        self, additional_retention_ms: int = DEFAULT_ADDITIONAL_RETENTION_MS
+    ) -> dict[str, str]:
+        """The changelog topic configs for an app's ``windowstore_changelog_additional_retention_ms``."""
+        return windowed_changelog_config(
+            self.retention_period_ms, self._user_log_config, additional_retention_ms
+        )
+
+    def with_caching_enabled(self) -> Any:
+        self._caching_enabled = True
+        return self
+
+    def with_caching_disabled(self) -> Any:
+        self._caching_enabled = False
+        return self
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> Any:
+        self._logging_enabled = True
+        self._user_log_config = {str(k): str(v) for k, v in (config or {}).items()}
+        return self
+
+    def with_logging_disabled(self) -> Any:
+        self._logging_enabled = False
+        self._user_log_config = {}
+        return self
+
+    def _check_inner(self, inner: Any) -> Any:
+        if inner.name != self.name:
+            raise ValueError(f"supplier {self.name!r} made a store named {inner.name!r}")
+        return inner
+
+
+class WindowStoreBuilder(_SegmentedStoreBuilder):
+    """Builds window store stacks (``timestamped``: values are ``ValueAndTimestamp``)."""
+
+    def __init__(
+        self,
+        supplier: Any,
+        key_serde: Serde | None = None,
+        value_serde: Serde | None = None,
+        *,
+        timestamped: bool = False,
+    ) -> None:
+        super().__init__(supplier, key_serde, value_serde)
+        self.timestamped = timestamped
+
+    @property
+    def window_size_ms(self) -> int:
+        return self._supplier.window_size_ms
+
+    @property
+    def retain_duplicates(self) -> bool:
+        return self._supplier.retain_duplicates
+
+    @property
+    def caching_enabled(self) -> bool:
+        """Whether built stores are cached (never when duplicates are retained)."""
+        return self._caching_enabled and not self.retain_duplicates
+
+    def build(self) -> MeteredWindowStore:
+        """A new, uninitialized store stack (call once per task)."""
+        store: Any = self._check_inner(self._supplier.get())
+        if self._logging_enabled:
+            store = (
+                ChangeLoggingTimestampedWindowBytesStore
+                if self.timestamped
+                else ChangeLoggingWindowBytesStore
+            )(store)
+        if self.caching_enabled:
+            store = CachingWindowStore(store)
+        metered = MeteredTimestampedWindowStore if self.timestamped else MeteredWindowStore
+        return metered(
+            store, self._key_serde, self._value_serde, metrics_scope=self._supplier.metrics_scope()
+        )
+
+
+class SessionStoreBuilder(_SegmentedStoreBuilder):
+    """Builds session store stacks."""
+
+    timestamped = False
+
+    def build(self) -> MeteredSessionStore:
+        """A new, uninitialized store stack (call once per task)."""
+        store: Any = self._check_inner(self._supplier.get())
+        if self._logging_enabled:
+            store = ChangeLoggingSessionBytesStore(store)
+        if self._caching_enabled:
+            store = CachingSessionStore(store)
+        return MeteredSessionStore(
+            store, self._key_serde, self._value_serde, metrics_scope=self._supplier.metrics_scope()
+        )
