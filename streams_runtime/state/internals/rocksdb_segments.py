@@ -92,8 +92,9 @@ class RocksDBSegments:
             db.close()
 
     def flush(self) -> None:
+        """Hand the WAL to the OS at commit; see RocksDBStore.flush for why memtables stay."""
         try:
-            self._db.flush(True)
+            self._db.flush_wal(False)
         except Exception as exc:
             raise ProcessorStateError(f"could not flush RocksDB store at {self._path}: {exc}") from exc
 

@@ -187,10 +187,17 @@ class RocksDBStore(AbstractBytesStore):
             db.close()
 
     def flush(self) -> None:
-        """Flush memtables of both column families to disk (atomically)."""
+        """Hand the write-ahead log to the OS; called at every commit.
+
+        Every write already goes through the WAL, and RocksDB recovers a consistent prefix of it
+        after a crash, so the stored offset is never ahead of the stored data (see the module
+        docstring). Memtables are flushed by RocksDB itself as they fill, and on close. Flushing
+        them here, as Kafka Streams does (it runs with the WAL off), costs ~3 ms per commit
+        and buys nothing with the WAL on.
+        """
         self._check_open()
         try:
-            self._db.flush(True)
+            self._db.flush_wal(False)
         except Exception as exc:
             raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
 
