@@ -1,0 +1,308 @@
+"""StreamsConfig: the validated configuration of one streams application.
+
+Keys are snake_case spellings of Kafka Streams' configs (``application_id`` for
+``application.id``); the dotted Kafka spelling is accepted as an alias. Every key is declared
+once in ``_DEFINITIONS`` with its default and a validator; a bad value raises
+:class:`StreamsConfigError` naming the key and the allowed values. Client overrides use the
+prefixes ``consumer.``, ``producer.``, ``admin.`` (and Kafka's ``main_consumer.``,
+``restore_consumer.``, ``global_consumer.``) followed by the librdkafka property name; they are
+passed through unvalidated except that the value must be a scalar.
+
+Later issues add keys with :meth:`StreamsConfig.define`; nothing else has to change.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from streams_runtime.errors import StreamsConfigError
+
+CLIENT_PREFIXES = (
+    "consumer.",
+    "producer.",
+    "admin.",
+    "main_consumer.",
+    "restore_consumer.",
+    "global_consumer.",
+)
+
+DESERIALIZATION_HANDLERS = ("log_and_fail", "log_and_continue", "dead_letter")
+PROCESSING_HANDLERS = ("log_and_fail", "log_and_continue")
+PRODUCTION_HANDLERS = ("fail", "continue")
+TIMESTAMP_EXTRACTORS = (
+    "fail_on_invalid",
+    "log_and_skip_on_invalid",
+    "use_partition_time_on_invalid",
+    "wallclock",
+)
+SERDE_NAMES = ("string", "bytes", "integer", "long", "double", "json")
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One declared key: its default and the check applied to every value given for it."""
+
+    name: str
+    default: Any
+    validate: Callable[[str, Any], Any]
+    doc: str = ""
+
+
+def _fail(key: str, value: Any, allowed: str) -> StreamsConfigError:
+    return StreamsConfigError(f"invalid value {value!r} for config '{key}'; allowed: {allowed}")
+
+
+def one_of(*choices: str) -> Callable[[str, Any], Any]:
+    """Validator: the value must be one of ``choices`` (case-insensitive strings)."""
+
+    def check(key: str, value: Any) -> Any:
+        if isinstance(value, str) and value.lower() in choices:
+            return value.lower()
+        raise _fail(key, value, " | ".join(repr(c) for c in choices))
+
+    return check
+
+
+def int_at_least(minimum: int) -> Callable[[str, Any], Any]:
+    """Validator: an int (or int-like string) >= ``minimum``."""
+
+    def check(key: str, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise _fail(key, value, f"an integer >= {minimum}")
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise _fail(key, value, f"an integer >= {minimum}") from None
+        if number < minimum or (isinstance(value, float) and value != number):
+            raise _fail(key, value, f"an integer >= {minimum}")
+        return number
+
+    return check
+
+
+def string(*, allow_empty: bool = True, allow_none: bool = False) -> Callable[[str, Any], Any]:
+    """Validator: a string (optionally non-empty, optionally None)."""
+
+    def check(key: str, value: Any) -> Any:
+        if value is None and allow_none:
+            return None
+        if not isinstance(value, str) or (not allow_empty and not value):
+            what = "a non-empty string" if not allow_empty else "a string"
+            raise _fail(key, value, what + (" or None" if allow_none else ""))
+        return value
+
+    return check
+
+
+def _host_port(key: str, value: Any) -> Any:
+    if value in ("", None):
+        return ""
+    if isinstance(value, str) and ":" in value:
+        host, _, port = value.rpartition(":")
+        if host and port.isdigit() and 0 < int(port) < 65536:
+            return value
+    raise _fail(key, value, "'' or 'host:port' with a port in 1..65535")
+
+
+def _serde(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.lower() in SERDE_NAMES:
+            return _named_serde(value.lower())
+        raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
+    if isinstance(value, type):  # a Serde class: instantiate it
+        value = value()
+    if callable(getattr(value, "serialize", None)) and callable(getattr(value, "deserialize", None)):
+        return value
+    raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
+
+
+def _named_serde(name: str) -> Any:
+    from streams_runtime.serdes import Serdes
+
+    factory = {
+        "string": Serdes.String,
+        "bytes": Serdes.Bytes,
+        "integer": Serdes.Integer,
+        "long": Serdes.Long,
+        "double": Serdes.Double,
+        "json": Serdes.Json,
+    }[name]
+    return factory()
+
+
+def _extractor(key: str, value: Any) -> Any:
+    if callable(value) or callable(getattr(value, "extract", None)):
+        return value
+    return one_of(*TIMESTAMP_EXTRACTORS)(key, value)
+
+
+def _replication(key: str, value: Any) -> Any:
+    number = int_at_least(-1)(key, value)
+    if number == 0:
+        raise _fail(key, value, "-1 (broker default) or an integer >= 1")
+    return number
+
+
+def _max_task_idle(key: str, value: Any) -> Any:
+    return int_at_least(-1)(key, value)
+
+
+_DEFINITIONS: dict[str, ConfigKey] = {}
+
+
+def _define(name: str, default: Any, validate: Callable[[str, Any], Any], doc: str = "") -> None:
+    _DEFINITIONS[name] = ConfigKey(name, default, validate, doc)
+
+
+_define(
+    "application_id",
+    None,
+    string(allow_empty=False, allow_none=True),
+    "Identifies the application; prefixes internal topics, names the consumer group.",
+)
+_define("bootstrap_servers", "localhost:9092", string(allow_empty=False), "host:port list.")
+_define("num_stream_threads", 1, int_at_least(1))
+_define("processing_guarantee", "at_least_once", one_of("at_least_once", "exactly_once_v2"))
+_define("commit_interval_ms", None, int_at_least(0), "Default 30000, or 100 under exactly_once_v2.")
+_define("state_dir", os.path.join(tempfile.gettempdir(), "kafka-streams"), string(allow_empty=False))
+_define("replication_factor", -1, _replication)
+_define("num_standby_replicas", 0, int_at_least(0))
+_define("max_task_idle_ms", 0, _max_task_idle)
+_define("application_server", "", _host_port)
+_define("poll_ms", 100, int_at_least(0))
+_define("statestore_cache_max_bytes", 10 * 1024 * 1024, int_at_least(0))
+_define("default_key_serde", None, _serde)
+_define("default_value_serde", None, _serde)
+_define("default_deserialization_exception_handler", "log_and_fail", one_of(*DESERIALIZATION_HANDLERS))
+_define("dead_letter_topic", None, string(allow_empty=False, allow_none=True))
+_define("processing_exception_handler", "log_and_fail", one_of(*PROCESSING_HANDLERS))
+_define("default_production_exception_handler", "fail", one_of(*PRODUCTION_HANDLERS))
+_define("default_timestamp_extractor", "fail_on_invalid", _extractor)
+_define("default_dsl_store", "rocksdb", one_of("rocksdb", "in_memory"))
+_define("topology_optimization", "none", one_of("none"))
+_define("metrics_recording_level", "info", one_of("info", "debug", "trace"))
+
+
+def _canonical(key: str) -> str:
+    if key in _DEFINITIONS or key.startswith(CLIENT_PREFIXES):
+        return key
+    alias = key.replace(".", "_").replace("-", "_")
+    if alias in _DEFINITIONS:
+        return alias
+    # Kafka spellings that do not map mechanically.
+    return {
+        "statestore_cache_max_bytes": "statestore_cache_max_bytes",
+        "cache_max_bytes_buffering": "statestore_cache_max_bytes",
+    }.get(alias, key)
+
+
+class StreamsConfig(Mapping[str, Any]):
+    """An immutable, validated mapping of config key -> value (defaults filled in).
+
+    ``StreamsConfig({"application_id": "app"}, num_stream_threads=2)``; read with
+    ``config["key"]``, ``config.get("key")`` or ``config.application_id``.
+    """
+
+    def __init__(self, props: Mapping[str, Any] | None = None, **overrides: Any) -> None:
+        given: dict[str, Any] = {}
+        for source in (props or {}, overrides):
+            for key, value in source.items():
+                given[_canonical(str(key))] = value
+        values: dict[str, Any] = {name: spec.default for name, spec in _DEFINITIONS.items()}
+        for key, value in given.items():
+            if key.startswith(CLIENT_PREFIXES):
+                if len(key.split(".", 1)[1]) == 0 or not isinstance(value, (str, int, float, bool)):
+                    raise _fail(key, value, "a str, int, float or bool after a non-empty property name")
+                values[key] = value
+                continue
+            spec = _DEFINITIONS.get(key)
+            if spec is None:
+                raise StreamsConfigError(
+                    f"unknown config '{key}'; allowed: {', '.join(sorted(_DEFINITIONS))} "
+                    f"or a key prefixed with one of {', '.join(CLIENT_PREFIXES)}"
+                )
+            values[key] = spec.validate(key, value)
+        if values["commit_interval_ms"] is None:
+            eos = values["processing_guarantee"] == "exactly_once_v2"
+            values["commit_interval_ms"] = 100 if eos else 30000
+        if (
+            values["default_deserialization_exception_handler"] == "dead_letter"
+            and not values["dead_letter_topic"]
+        ):
+            raise StreamsConfigError(
+                "config 'dead_letter_topic' must be set (a non-empty topic name) when "
+                "'default_deserialization_exception_handler' is 'dead_letter'"
+            )
+        self._values = values
+        self._originals = given
+
+    @classmethod
+    def define(cls, name: str, default: Any, validate: Callable[[str, Any], Any], doc: str = "") -> None:
+        """Declare a new key (used by later modules); redefining an existing key is an error."""
+        if name in _DEFINITIONS:
+            raise StreamsConfigError(f"config '{name}' is already defined")
+        _define(name, default, validate, doc)
+
+    @staticmethod
+    def known_keys() -> list[str]:
+        return sorted(_DEFINITIONS)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[_canonical(key)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"StreamsConfig({self._originals!r})"
+
+    def originals(self) -> dict[str, Any]:
+        """The keys the user gave (canonical spelling), without defaults."""
+        return dict(self._originals)
+
+    def with_overrides(self, **overrides: Any) -> StreamsConfig:
+        merged = dict(self._originals)
+        merged.update(overrides)
+        return StreamsConfig(merged)
+
+    def client_configs(self, prefix: str) -> dict[str, Any]:
+        """The overrides under ``prefix`` (e.g. ``"consumer."``) with the prefix stripped."""
+        if not prefix.endswith("."):
+            prefix += "."
+        return {k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix)}
+
+    def default_serde(self, side: str) -> Any:
+        """The default key or value Serde; raises naming the key when none is configured."""
+        key = "default_key_serde" if side == "key" else "default_value_serde"
+        serde = self._values[key]
+        if serde is None:
+            raise StreamsConfigError(
+                f"no {side} serde given for an operation and config '{key}' is not set; "
+                f"allowed: a Serde or one of {', '.join(SERDE_NAMES)}"
+            )
+        return serde
+
+
+def as_config(config: StreamsConfig | Mapping[str, Any] | None, **defaults: Any) -> StreamsConfig:
+    """Coerce ``config`` to a StreamsConfig, filling ``defaults`` for keys the user did not give."""
+    if isinstance(config, StreamsConfig):
+        missing = {k: v for k, v in defaults.items() if config.get(k) is None}
+        return config.with_overrides(**missing) if missing else config
+    merged = dict(defaults)
+    merged.update({_canonical(str(k)): v for k, v in (config or {}).items()})
+    return StreamsConfig(merged)

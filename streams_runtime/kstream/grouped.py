@@ -1,0 +1,157 @@
+"""KGroupedStream and KGroupedTable: aggregations into KTables.
+
+Naming and repartitioning follow Kafka Streams exactly. A grouped stream that needs a
+repartition (a key change upstream, or ``group_by``) inserts ONE repartition topic named
+``<Grouped name or store name>-repartition`` before each aggregation (re-used across
+aggregations when the Grouped is named). A grouped table always repartitions (its key
+changes) and sends Change(new, old) through the topic so the aggregation can subtract the
+old value before adding the new.
+
+Hooks: ``windowed_by`` (later issue) returns a windowed view built on the same repartition
+logic (``_repartitioned_parent``) with a window store instead of a key-value store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.kstream.internals import aggregate_processors as ap
+from streams_runtime.kstream.internals.change import ChangeSerde
+from streams_runtime.kstream.internals.functions import check_callable
+from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
+from streams_runtime.kstream.kstream import REPARTITION_TOPIC_SUFFIX, SINK_NAME, SOURCE_NAME, create_repartitioned_source
+from streams_runtime.kstream.options import Materialized
+from streams_runtime.serdes import Serdes
+
+KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
+KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
+KTABLE_AGGREGATE_NAME = "KTABLE-AGGREGATE-"
+KTABLE_REDUCE_NAME = "KTABLE-REDUCE-"
+
+
+def _count_init() -> int:
+    return 0
+
+
+class KGroupedStream:
+    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
+                 grouped_name: str | None, repartition_required: bool) -> None:
+        self._internal = internal
+        self._node = node
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._grouped_name = grouped_name
+        self._repartition_required = repartition_required
+        self._repartition_node: RepartitionNode | None = None
+
+    def _repartitioned_parent(self, store_name: str) -> GraphNode:
+        """The node the aggregation hangs from: a (possibly shared) repartition node, or upstream."""
+        if not self._repartition_required:
+            return self._node
+        prefix = self._grouped_name if self._grouped_name is not None else store_name
+        node = create_repartitioned_source(self._internal, prefix, self.key_serde, self.value_serde)
+        if self._repartition_node is None or self._grouped_name is None:
+            self._repartition_node = node
+        self._internal.add_graph_node(self._node, self._repartition_node)
+        return self._repartition_node
+
+    def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
+        from streams_runtime.kstream.ktable import KTable
+
+        supplier = ap.AggregateSupplier(mat.store_name, factory)
+        parent = self._repartitioned_parent(mat.store_name)
+        node = ProcessorGraphNode(func_name, supplier, materialized=mat)
+        self._internal.add_graph_node(parent, node)
+        return KTable(self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+        """Count records per key (null keys/values skipped); Long values."""
+        internal = self._internal
+        if materialized is not None and materialized.store_name is None:
+            internal.new_store_name(KSTREAM_AGGREGATE_NAME)  # Kafka Streams burns one here
+        mat = internal.materialize(materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde,
+                                   value_serde=Serdes.Long())
+        func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: ap.KStreamAggregate(s, _count_init, lambda k, v, agg: agg + 1))
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Materialized | None = None, *,
+               name: str | None = None) -> Any:
+        """Combine values per key: ``reducer(aggregate, value)``; the first value is the start."""
+        check_callable(reducer, "reducer")
+        internal = self._internal
+        mat = internal.materialize(materialized, KSTREAM_REDUCE_NAME, key_serde=self.key_serde,
+                                   value_serde=self.value_serde)
+        func = internal.name_or_generate(name, KSTREAM_REDUCE_NAME)
+        return self._build(func, mat, lambda s: ap.KStreamReduce(s, reducer))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+        """``aggregator(key, value, aggregate)`` starting from ``initializer()`` per key."""
+        check_callable(initializer, "initializer")
+        check_callable(aggregator, "aggregator")
+        internal = self._internal
+        mat = internal.materialize(materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde)
+        func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator))
+
+    def windowed_by(self, windows: Any) -> Any:
+        """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
+        from streams_runtime.kstream.windowed_streams import windowed_by
+
+        return windowed_by(self, windows)
+
+
+class KGroupedTable:
+    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
+                 grouped_name: str | None) -> None:
+        self._internal = internal
+        self._node = node
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._grouped_name = grouped_name
+        self._repartition_node: RepartitionNode | None = None
+
+    def _build(self, name: str | None, func_prefix: str, mat: Any,
+               factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
+        from streams_runtime.kstream.ktable import KTable
+
+        internal = self._internal
+        sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
+        source = internal.suffix_or_generate(name, "-source", SOURCE_NAME)
+        func = internal.name_or_generate(name, func_prefix)
+        topic = (self._grouped_name if self._grouped_name is not None else mat.store_name) + REPARTITION_TOPIC_SUFFIX
+        if self._repartition_node is None or self._grouped_name is None:
+            self._repartition_node = RepartitionNode(source, sink, None, topic, self.key_serde,
+                                                     ChangeSerde(self.value_serde))
+        internal.add_graph_node(self._node, self._repartition_node)
+        supplier = ap.AggregateSupplier(mat.store_name, factory)
+        node = ProcessorGraphNode(func, supplier, materialized=mat)
+        internal.add_graph_node(self._repartition_node, node)
+        return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde,
+                                         value_serde=Serdes.Long())
+        return self._build(name, KTABLE_AGGREGATE_NAME, mat, lambda s: ap.KTableAggregate(
+            s, _count_init, lambda k, v, agg: agg + 1, lambda k, v, agg: agg - 1))
+
+    def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any],
+               materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+        """``adder(aggregate, new_value)``; ``subtractor(aggregate, old_value)`` runs first."""
+        check_callable(adder, "adder")
+        check_callable(subtractor, "subtractor")
+        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde,
+                                         value_serde=self.value_serde)
+        return self._build(name, KTABLE_REDUCE_NAME, mat, lambda s: ap.KTableReduce(s, adder, subtractor))
+
+    def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
+                  subtractor: Callable[[Any, Any, Any], Any], materialized: Materialized | None = None, *,
+                  name: str | None = None) -> Any:
+        """``adder(key, new_value, agg)``; ``subtractor(key, old_value, agg)`` runs first."""
+        check_callable(initializer, "initializer")
+        check_callable(adder, "adder")
+        check_callable(subtractor, "subtractor")
+        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde)
+        return self._build(name, KTABLE_AGGREGATE_NAME, mat,
+                           lambda s: ap.KTableAggregate(s, initializer, adder, subtractor))

@@ -1,0 +1,1 @@
+"""DSL internals: graph nodes, naming, repartition insertion and the DSL's processors."""

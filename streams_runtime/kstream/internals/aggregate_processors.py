@@ -1,0 +1,193 @@
+"""Aggregation processors: KGroupedStream count/reduce/aggregate and KGroupedTable
+count/reduce/aggregate (adder and subtractor).
+
+Rules (Kafka Streams'):
+- stream aggregations skip records with a null key or a null value (logged, counted);
+- the output timestamp is the max of the record's and the previous aggregate's timestamp;
+- table aggregations first apply the subtractor to the old value, then the adder to the new
+  one; a missing aggregate is initialized before adding; a null key is an error;
+- updates go through the store's TupleForwarder (cache flush or direct), with the old
+  aggregate when old values are requested. A stream aggregate's "old" value is the initializer
+  result when there was no aggregate yet, as in Kafka Streams.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.table_processors import TupleForwarder
+from streams_runtime.processor.api import Processor, Record
+from streams_runtime.state import ValueAndTimestamp
+
+log = logging.getLogger("streams_runtime.kstream")
+
+
+class AggregateSupplier:
+    """A stateful KTable-producing supplier: always materialized, so old values are free."""
+
+    def __init__(self, store_name: str, factory: Callable[[AggregateSupplier], Processor]) -> None:
+        self.store_name = store_name
+        self.queryable_name = store_name
+        self.send_old_values = False
+        self._factory = factory
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        self.send_old_values = True
+        return True
+
+    def __call__(self) -> Processor:
+        return self._factory(self)
+
+
+class _AggregateProcessor(Processor):
+    def __init__(self, supplier: AggregateSupplier) -> None:
+        self.store_name = supplier.store_name
+        self.send_old_values = supplier.send_old_values
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.store = context.get_state_store(self.store_name)
+        self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
+        self.dropped = context.metrics.dropped_records(context.task_id)
+
+    def skip(self, record: Record) -> bool:
+        if record.key is None or record.value is None:
+            meta = self.context.record_metadata()
+            if meta is not None:
+                log.warning(
+                    "Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]", *meta
+                )
+            else:
+                log.warning(
+                    "Skipping record due to null key or value. Topic, partition, and offset not known."
+                )
+            self.dropped.record()
+            return True
+        return False
+
+    def put_and_forward(self, record: Record, new_agg: Any, old_agg: Any, timestamp: int) -> None:
+        self.store.put(record.key, ValueAndTimestamp.make(new_agg, timestamp))
+        self.forwarder.maybe_forward(
+            Record(
+                record.key,
+                Change(new_agg, old_agg if self.send_old_values else None),
+                timestamp,
+                record.headers,
+            )
+        )
+
+
+class KStreamAggregate(_AggregateProcessor):
+    def __init__(
+        self,
+        supplier: AggregateSupplier,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+    ) -> None:
+        super().__init__(supplier)
+        self.initializer = initializer
+        self.aggregator = aggregator
+
+    def process(self, record: Record) -> None:
+        if self.skip(record):
+            return
+        old = self.store.get(record.key)
+        if old is None:
+            old_agg, timestamp = self.initializer(), record.timestamp
+        else:
+            old_agg, timestamp = old.value, max(record.timestamp, old.timestamp)
+        self.put_and_forward(record, self.aggregator(record.key, record.value, old_agg), old_agg, timestamp)
+
+
+class KStreamReduce(_AggregateProcessor):
+    def __init__(self, supplier: AggregateSupplier, reducer: Callable[[Any, Any], Any]) -> None:
+        super().__init__(supplier)
+        self.reducer = reducer
+
+    def process(self, record: Record) -> None:
+        if self.skip(record):
+            return
+        old = self.store.get(record.key)
+        if old is None:
+            self.put_and_forward(record, record.value, None, record.timestamp)
+        else:
+            self.put_and_forward(
+                record, self.reducer(old.value, record.value), old.value, max(record.timestamp, old.timestamp)
+            )
+
+
+class KTableAggregate(_AggregateProcessor):
+    def __init__(
+        self,
+        supplier: AggregateSupplier,
+        initializer: Callable[[], Any],
+        adder: Callable[[Any, Any, Any], Any],
+        subtractor: Callable[[Any, Any, Any], Any],
+    ) -> None:
+        super().__init__(supplier)
+        self.initializer = initializer
+        self.adder = adder
+        self.subtractor = subtractor
+
+    def process(self, record: Record) -> None:
+        key = record.key
+        if key is None:
+            raise StreamsError(
+                f"record key for KTable aggregate operator with state {self.store_name} should not be null"
+            )
+        change = record.value
+        old = self.store.get(key)
+        old_agg = None if old is None else old.value
+        timestamp = record.timestamp
+        # Step 1: remove the old value
+        if change.old_value is not None and old_agg is not None:
+            agg = self.subtractor(key, change.old_value, old_agg)
+            timestamp = max(record.timestamp, old.timestamp)
+        else:
+            agg = old_agg
+        # Step 2: add the new value
+        if change.new_value is not None:
+            agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
+            if old is not None:
+                timestamp = max(record.timestamp, old.timestamp)
+        self.put_and_forward(record, agg, old_agg, timestamp)
+
+
+class KTableReduce(_AggregateProcessor):
+    def __init__(
+        self,
+        supplier: AggregateSupplier,
+        adder: Callable[[Any, Any], Any],
+        subtractor: Callable[[Any, Any], Any],
+    ) -> None:
+        super().__init__(supplier)
+        self.adder = adder
+        self.subtractor = subtractor
+
+    def process(self, record: Record) -> None:
+        key = record.key
+        if key is None:
+            raise StreamsError(
+                f"record key for KTable reduce operator with state {self.store_name} should not be null"
+            )
+        change = record.value
+        old = self.store.get(key)
+        old_agg = None if old is None else old.value
+        # Step 1: remove the old value
+        if change.old_value is not None and old_agg is not None:
+            agg = self.subtractor(old_agg, change.old_value)
+            timestamp = max(record.timestamp, old.timestamp)
+        else:
+            agg, timestamp = old_agg, record.timestamp
+        # Step 2: add the new value
+        if change.new_value is not None:
+            if agg is None:
+                agg = change.new_value
+            else:
+                agg = self.adder(agg, change.new_value)
+                timestamp = max(record.timestamp, old.timestamp)
+        self.put_and_forward(record, agg, old_agg, timestamp)

@@ -1,0 +1,217 @@
+"""InternalStreamsBuilder: positional naming, the logical graph, and its translation to a Topology.
+
+Owned by one StreamsBuilder. Names follow Kafka Streams exactly: one counter shared by
+processors and stores; ``PREFIX-0000000007`` for processors and ``PREFIX-STATE-STORE-0000000007``
+for stores. Some operations burn an index without using it (kept for identical numbering).
+
+``build()`` writes the graph nodes in creation order (their build priority), merging stream
+sources that read the same topics, then warns once per internal topic or store whose name was
+generated: those names change when the topology changes, which breaks state and repartition
+topics on upgrade, so users should name them (``Materialized.as_``, ``Grouped.as_``, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamSourceNode
+from streams_runtime.kstream.options import Materialized
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
+log = logging.getLogger("streams_runtime.kstream")
+
+GENERATED = re.compile(r".*-\d{10}(-repartition|-changelog)?$")
+
+
+@dataclass
+class MaterializedInternal:
+    """A Materialized with its store name resolved (generated when the user gave none)."""
+
+    materialized: Materialized
+    store_name: str
+    queryable: bool
+    key_serde: Any = None
+    value_serde: Any = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def queryable_store_name(self) -> str | None:
+        return self.store_name if self.queryable else None
+
+
+class BuildContext:
+    """What graph nodes need while writing: the config and the store-builder factory."""
+
+    def __init__(self, config: Any, internal: InternalStreamsBuilder) -> None:
+        self.config = config
+        self.internal = internal
+
+    def store_builder(self, m: MaterializedInternal) -> Any:
+        from streams_runtime.state import Stores
+
+        mat = m.materialized
+        supplier = mat.store_supplier
+        if supplier is None:
+            store_type = (
+                mat.store_type or (self.config.get("default_dsl_store") if self.config else None) or "rocksdb"
+            )
+            if store_type == "in_memory":
+                supplier = Stores.in_memory_key_value_store(m.store_name)
+            else:
+                supplier = Stores.persistent_timestamped_key_value_store(m.store_name)
+        builder = Stores.timestamped_key_value_store_builder(supplier, m.key_serde, m.value_serde)
+        if mat.logging_enabled:
+            builder.with_logging_enabled(mat.logging_config or {})
+        else:
+            builder.with_logging_disabled()
+        if mat.caching_enabled:
+            builder.with_caching_enabled()
+        else:
+            builder.with_caching_disabled()
+        return builder
+
+
+class InternalStreamsBuilder:
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        self.index = 0
+        self.root = RootNode()
+        self.nodes: list[GraphNode] = []
+        self.table_source_count = 0
+
+    # ------------------------------------------------------------------ naming
+    def new_processor_name(self, prefix: str) -> str:
+        name = f"{prefix}{self.index:010d}"
+        self.index += 1
+        return name
+
+    def new_store_name(self, prefix: str) -> str:
+        name = f"{prefix}STATE-STORE-{self.index:010d}"
+        self.index += 1
+        return name
+
+    def name_or_generate(self, name: str | None, prefix: str) -> str:
+        """The user's name, or a generated one; an index is burned either way (as Kafka does)."""
+        generated = self.new_processor_name(prefix)
+        if name is not None:
+            _check_user_name(name)
+            return name
+        return generated
+
+    def suffix_or_generate(self, name: str | None, suffix: str, prefix: str) -> str:
+        generated = self.new_processor_name(prefix)
+        if name is not None:
+            _check_user_name(name + suffix)
+            return name + suffix
+        return generated
+
+    def materialize(
+        self,
+        materialized: Materialized | None,
+        generated_prefix: str,
+        *,
+        key_serde: Any = None,
+        value_serde: Any = None,
+    ) -> MaterializedInternal:
+        """Resolve a Materialized: a user store name, or a generated one (burns an index)."""
+        mat = materialized or Materialized()
+        if mat.store_name is not None:
+            _check_user_name(mat.store_name)
+            name, queryable = mat.store_name, True
+        else:
+            name, queryable = self.new_store_name(generated_prefix), False
+        return MaterializedInternal(
+            mat,
+            name,
+            queryable,
+            mat.key_serde if mat.key_serde is not None else key_serde,
+            mat.value_serde if mat.value_serde is not None else value_serde,
+        )
+
+    # ------------------------------------------------------------------ graph
+    def add_graph_node(self, parents: GraphNode | list[GraphNode], child: GraphNode) -> None:
+        for parent in parents if isinstance(parents, list) else [parents]:
+            if child not in parent.children:
+                parent.children.append(child)
+            if parent not in child.parents:
+                child.parents.append(parent)
+        if child.build_priority < 0:
+            child.build_priority = len(self.nodes)
+            self.nodes.append(child)
+
+    def build(self, topology_builder: InternalTopologyBuilder, config: Any) -> None:
+        """Write every node (creation order) to ``topology_builder``."""
+        self._merge_duplicate_sources()
+        ctx = BuildContext(config, self)
+        for node in self.nodes:
+            if node.written or not node.parents:
+                continue
+            node.write(topology_builder, ctx)
+            node.written = True
+        self._warn_unnamed(topology_builder)
+
+    def _merge_duplicate_sources(self) -> None:
+        by_topics: dict[tuple, StreamSourceNode] = {}
+        seen_topics: dict[str, tuple] = {}
+        for node in list(self.root.children):
+            if not isinstance(node, StreamSourceNode) or node.written:
+                continue
+            key = tuple(sorted(node.topics))
+            main = by_topics.get(key)
+            if main is None:
+                for topic in key:
+                    if topic in seen_topics:
+                        raise TopologyError(
+                            f"two source nodes are subscribed to overlapping but not equal input topics: "
+                            f"{list(seen_topics[topic])} and {list(key)} (source {node.name})"
+                        )
+                    seen_topics[topic] = key
+                by_topics[key] = node
+                continue
+            # Re-parent the duplicate's children onto the first source; drop the duplicate.
+            for child in node.children:
+                child.parents = [main if p is node else p for p in child.parents]
+                main.children.append(child)
+            self.root.children.remove(node)
+            node.parents = []
+            node.written = True
+
+    @staticmethod
+    def _warn_unnamed(builder: InternalTopologyBuilder) -> None:
+        for topic in builder.internal_topics:
+            if GENERATED.match(topic):
+                log.warning(
+                    "Repartition topic %s has a generated name; name it (Grouped.as_, "
+                    "Repartitioned.as_, Materialized.as_) so it stays stable across topology changes",
+                    topic,
+                )
+        for store, entry in builder.stores.items():
+            if GENERATED.match(store):
+                kind = (
+                    "with changelog topic " + store + "-changelog"
+                    if entry.logging_enabled
+                    else "(no changelog)"
+                )
+                log.warning(
+                    "State store %s %s has a generated name; name it with Materialized.as_ so it "
+                    "stays stable across topology changes",
+                    store,
+                    kind,
+                )
+
+
+def _check_user_name(name: Any) -> None:
+    if not isinstance(name, str) or not name:
+        raise TopologyError(f"name must be a non-empty string, got {name!r}")
+    if len(name) > 249:
+        raise TopologyError(f"name is illegal, it can't be longer than 249 characters: {name[:40]}...")
+    if not re.fullmatch(r"[a-zA-Z0-9._-]+", name):
+        raise TopologyError(
+            f'name "{name}" is illegal, it contains a character other than '
+            f"ASCII alphanumerics, '.', '_' and '-'"
+        )

@@ -1,0 +1,219 @@
+"""The DSL's logical graph: one GraphNode per DSL operation, written to an InternalTopologyBuilder
+at ``StreamsBuilder.build()`` in creation order (Kafka Streams' build priority).
+
+Node kinds and what they write:
+- StreamSourceNode: a source over one or more topics;
+- TableSourceNode: a source + the KTable source processor (+ its store if materialized), or a
+  global store;
+- ProcessorGraphNode: one processor with every parent's output name as parent; it may carry
+  stores to add (``store_factories``) and existing stores to connect (``store_names``) -- this
+  is also the shape later stateful operators (windowed aggregations, joins, suppress) take;
+- RepartitionNode: [filter ->] sink -> topic -> source, and the repartition topic's config;
+- StreamSinkNode: a sink to a fixed topic or a topic chooser.
+
+``output_name`` is the processor name downstream nodes attach to. Multi-parent nodes (merge,
+joins) list several parents. ``copartition_with`` on a node asks the builder to co-partition
+the sources feeding it (joins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
+
+class GraphNode:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.parents: list[GraphNode] = []
+        self.children: list[GraphNode] = []
+        self.build_priority = -1
+        self.key_changing = False
+        self.merge_node = False
+        self.written = False
+
+    @property
+    def output_name(self) -> str:
+        return self.name
+
+    def parent_names(self) -> list[str]:
+        return [p.output_name for p in self.parents]
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        """Add this node's pieces to ``builder``; ``ctx`` is the build context (config, stores)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name})"
+
+
+class RootNode(GraphNode):
+    def __init__(self) -> None:
+        super().__init__("root")
+        self.written = True
+
+
+class StreamSourceNode(GraphNode):
+    def __init__(self, name: str, topics: list[str], consumed: Any) -> None:
+        super().__init__(name)
+        self.topics = topics
+        self.consumed = consumed
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        c = self.consumed
+        builder.add_source(
+            self.name,
+            self.topics,
+            key_serde=c.key_serde,
+            value_serde=c.value_serde,
+            timestamp_extractor=c.timestamp_extractor,
+            offset_reset=c.offset_reset,
+        )
+
+
+class TableSourceNode(GraphNode):
+    """``name`` is the KTable source processor; ``source_name`` the source node before it."""
+
+    def __init__(
+        self,
+        name: str,
+        source_name: str,
+        topic: str,
+        consumed: Any,
+        supplier: Any,
+        materialized: Any,
+        is_global: bool = False,
+    ) -> None:
+        super().__init__(name)
+        self.source_name = source_name
+        self.topic = topic
+        self.consumed = consumed
+        self.supplier = supplier
+        self.materialized = materialized  # MaterializedInternal
+        self.is_global = is_global
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        c = self.consumed
+        store = ctx.store_builder(self.materialized)
+        if self.is_global:
+            builder.add_global_store(
+                store.with_logging_disabled(),
+                self.source_name,
+                self.topic,
+                self.name,
+                self.supplier,
+                key_serde=c.key_serde,
+                value_serde=c.value_serde,
+                timestamp_extractor=c.timestamp_extractor,
+            )
+            return
+        builder.add_source(
+            self.source_name,
+            [self.topic],
+            key_serde=c.key_serde,
+            value_serde=c.value_serde,
+            timestamp_extractor=c.timestamp_extractor,
+            offset_reset=c.offset_reset,
+        )
+        builder.add_processor(self.name, self.supplier, [self.source_name])
+        if self.supplier.materialized():
+            builder.add_state_store(store, [self.name])
+
+
+class ProcessorGraphNode(GraphNode):
+    def __init__(
+        self,
+        name: str,
+        supplier: Callable[[], Any],
+        *,
+        store_names: tuple = (),
+        materialized: Any = None,
+        materialize_if: Callable[[], bool] | None = None,
+        fixed_key: bool = False,
+    ) -> None:
+        super().__init__(name)
+        self.supplier = supplier
+        self.store_names = tuple(store_names)
+        self.materialized = materialized  # MaterializedInternal of a store this node owns
+        self.materialize_if = materialize_if
+        self.fixed_key = fixed_key
+        self.copartition_with: list[GraphNode] = []
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        builder.add_processor(self.name, self.supplier, self.parent_names(), fixed_key=self.fixed_key)
+        if self.materialized is not None and (self.materialize_if is None or self.materialize_if()):
+            builder.add_state_store(ctx.store_builder(self.materialized), [self.name])
+        provided = getattr(self.supplier, "stores", None)
+        if callable(provided) and not isinstance(self.supplier, type):
+            for store_builder in provided() or ():
+                builder.add_state_store(store_builder, [self.name])
+        if self.store_names:
+            builder.connect_processor_and_state_stores(self.name, self.store_names)
+
+
+class RepartitionNode(GraphNode):
+    """A repartition through ``topic``: ``[filter_name ->] sink_name -> topic -> source_name``.
+
+    The node's name (and output) is the source name, as in Kafka Streams.
+    """
+
+    def __init__(
+        self,
+        source_name: str,
+        sink_name: str,
+        filter_name: str | None,
+        topic: str,
+        key_serde: Any,
+        value_serde: Any,
+        *,
+        partitioner: Any = None,
+        number_of_partitions: int | None = None,
+        filter_supplier: Any = None,
+    ) -> None:
+        super().__init__(source_name)
+        self.sink_name = sink_name
+        self.filter_name = filter_name
+        self.topic = topic
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self.partitioner = partitioner
+        self.number_of_partitions = number_of_partitions
+        self.filter_supplier = filter_supplier
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        builder.add_internal_topic(
+            InternalTopicConfig(self.topic, "repartition", number_of_partitions=self.number_of_partitions)
+        )
+        sink_parents = self.parent_names()
+        if self.filter_name is not None:
+            builder.add_processor(self.filter_name, self.filter_supplier, sink_parents)
+            sink_parents = [self.filter_name]
+        builder.add_sink(
+            self.sink_name,
+            self.topic,
+            sink_parents,
+            key_serde=self.key_serde,
+            value_serde=self.value_serde,
+            partitioner=self.partitioner,
+        )
+        builder.add_source(self.name, [self.topic], key_serde=self.key_serde, value_serde=self.value_serde)
+
+
+class StreamSinkNode(GraphNode):
+    def __init__(self, name: str, topic: Any, produced: Any) -> None:
+        super().__init__(name)
+        self.topic = topic
+        self.produced = produced
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        p = self.produced
+        builder.add_sink(
+            self.name,
+            self.topic,
+            self.parent_names(),
+            key_serde=p.key_serde,
+            value_serde=p.value_serde,
+            partitioner=p.partitioner,
+        )

@@ -1,0 +1,299 @@
+"""Join wiring: DSL join calls -> graph nodes, repartition topics, stores and co-partitioning.
+
+Owner: the DSL (issue 4). ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
+delegate here. Naming, index burning and repartitioning follow Kafka Streams:
+
+* stream-stream: a side whose key changed upstream is repartitioned first through
+  ``<name>-left-repartition`` / ``<name>-right-repartition`` (StreamJoined name) or
+  ``<upstream processor>-repartition``; then ``KSTREAM-WINDOWED-`` x2,
+  ``KSTREAM-JOINTHIS-``/``OUTERTHIS-``, ``KSTREAM-JOINOTHER-``/``OUTEROTHER-``,
+  ``KSTREAM-MERGE-``; window stores ``<join processor>-store`` (or
+  ``<store_name>-this-join-store``), the outer store ``KSTREAM-OUTERSHARED-<n>-store``.
+* stream-table: repartition the stream if needed (``<Joined name or upstream>-repartition``),
+  then ``KSTREAM-JOIN-``/``KSTREAM-LEFTJOIN-``; the table is forced to materialize.
+* table-table: ``KTABLE-MERGE-``, ``KTABLE-JOINTHIS-``, ``KTABLE-JOINOTHER-``.
+* The inputs of every join except the GlobalKTable one form a co-partition group (their source
+  or repartition topics must have equal partition counts; checked where counts are known).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.kstream.internals import stream_joins as sj
+from streams_runtime.kstream.internals import table_joins as tj
+from streams_runtime.kstream.internals.functions import check_callable, positional_arity
+from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.join_options import Joined, StreamJoined
+from streams_runtime.kstream.options import Materialized
+
+
+def with_key_joiner(joiner: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
+    """``joiner(v1, v2)`` or ``joiner(key, v1, v2)`` as a three-argument function."""
+    check_callable(joiner, "joiner")
+    if positional_arity(joiner) == 3:
+        return joiner
+    return lambda key, left, right: joiner(left, right)
+
+
+def _reversed(joiner: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    return lambda key, this, other: joiner(key, other, this)
+
+
+def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde: Any) -> Any:
+    from streams_runtime.kstream.kstream import KStream, create_repartitioned_source
+
+    internal = stream._internal
+    key_serde = key_serde if key_serde is not None else stream.key_serde
+    value_serde = value_serde if value_serde is not None else stream.value_serde
+    node = create_repartitioned_source(internal, prefix, key_serde, value_serde)
+    internal.add_graph_node(stream._node, node)
+    return KStream(internal, node, key_serde, value_serde, False)
+
+
+class _StreamStreamJoinNode(GraphNode):
+    """Writes both join processors, the merge, and the three stores (Kafka's StreamStreamJoinNode)."""
+
+    def __init__(self, merge_name: str, this_name: str, other_name: str, this_supplier: Any, other_supplier: Any,
+                 this_windowed: str, other_windowed: str, store_factories: list[Callable[[Any], Any]],
+                 outer_factory: Callable[[Any], Any] | None, inputs: list[GraphNode]) -> None:
+        super().__init__(merge_name)
+        self.this_name, self.other_name = this_name, other_name
+        self.this_supplier, self.other_supplier = this_supplier, other_supplier
+        self.this_windowed, self.other_windowed = this_windowed, other_windowed
+        self.store_factories = store_factories
+        self.outer_factory = outer_factory
+        self.inputs = inputs
+
+    def write(self, builder: Any, ctx: Any) -> None:
+        from streams_runtime.kstream.internals.stream_processors import PassThrough
+        from streams_runtime.kstream.internals.stateful_nodes import source_node_names
+
+        builder.add_processor(self.this_name, self.this_supplier, [self.this_windowed])
+        builder.add_processor(self.other_name, self.other_supplier, [self.other_windowed])
+        builder.add_processor(self.name, PassThrough, [self.this_name, self.other_name])
+        this_store, other_store = (factory(ctx) for factory in self.store_factories)
+        builder.add_state_store(this_store, [self.this_windowed, self.other_name])
+        builder.add_state_store(other_store, [self.other_windowed, self.this_name])
+        if self.outer_factory is not None:
+            builder.add_state_store(self.outer_factory(ctx), [self.this_name, self.other_name])
+        sources = sorted({s for node in self.inputs for s in source_node_names(node)})
+        if len(sources) > 1:
+            builder.copartition_sources(sources)
+
+
+def _store_type(ctx: Any, explicit: str | None) -> str:
+    config = ctx.config
+    return explicit or (config.get("default_dsl_store") if config else None) or "rocksdb"
+
+
+def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], windows: Any,
+                       stream_joined: StreamJoined | None, left_outer: bool, right_outer: bool) -> Any:
+    from streams_runtime.kstream.kstream import KStream
+    from streams_runtime.state import Stores
+
+    joiner3 = with_key_joiner(joiner)
+    sj_opts = stream_joined or StreamJoined()
+    internal = left._internal
+    name = sj_opts.name
+    if left.repartition_required:
+        left = _repartition_for_join(left, name + "-left" if name else left.name, sj_opts.key_serde, sj_opts.value_serde)
+    if right.repartition_required:
+        right = _repartition_for_join(right, name + "-right" if name else right.name, sj_opts.key_serde,
+                                      sj_opts.other_value_serde)
+    key_serde = sj_opts.key_serde if sj_opts.key_serde is not None else left.key_serde
+    this_serde = sj_opts.value_serde if sj_opts.value_serde is not None else left.value_serde
+    other_serde = sj_opts.other_value_serde if sj_opts.other_value_serde is not None else right.value_serde
+    this_suffix = "-outer-this-join" if right_outer else "-this-join"
+    other_suffix = "-outer-other-join" if left_outer else "-other-join"
+    this_windowed = internal.suffix_or_generate(name, "-this-windowed", "KSTREAM-WINDOWED-")
+    other_windowed = internal.suffix_or_generate(name, "-other-windowed", "KSTREAM-WINDOWED-")
+    this_generated = internal.new_processor_name("KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-")
+    other_generated = internal.new_processor_name("KSTREAM-OUTEROTHER-" if left_outer else "KSTREAM-JOINOTHER-")
+    this_join = name + this_suffix if name else this_generated
+    other_join = name + other_suffix if name else other_generated
+    merge_name = internal.suffix_or_generate(name, "-merge", "KSTREAM-MERGE-")
+    base = sj_opts.store_name
+    this_store = (base + this_suffix if base else this_generated) + "-store"
+    other_store = (base + other_suffix if base else other_generated) + "-store"
+    retention = windows.size() + windows.grace_ms
+
+    def window_store(store_name: str, value_serde: Any) -> Callable[[Any], Any]:
+        def make(ctx: Any) -> Any:
+            in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
+            supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(
+                store_name, retention, windows.size(), True)
+            builder = Stores.window_store_builder(supplier, key_serde, value_serde)
+            if sj_opts.logging_enabled:
+                return builder.with_logging_enabled(sj_opts.logging_config or {})
+            return builder.with_logging_disabled()
+        return make
+
+    outer_factory = None
+    outer_name = None
+    key_ser = sj.OuterKeySerde(key_serde)
+    list_ser = sj.LeftOrRightListSerde(this_serde, other_serde)
+    if left_outer:
+        suffix = "-outer-shared-join" if right_outer else "-left-shared-join"
+        if base:
+            outer_name = base + suffix + "-store"
+        else:
+            outer_name = "KSTREAM-OUTERSHARED-" + this_generated[-10:] + "-store"
+
+        def outer_factory(ctx: Any) -> Any:
+            in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
+            supplier = (Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store)(outer_name)
+            builder = Stores.key_value_store_builder(supplier, key_ser, list_ser)
+            if sj_opts.logging_enabled:
+                return builder.with_logging_enabled(sj_opts.logging_config or {})
+            return builder.with_logging_disabled()
+
+    def bind_serdes(context: Any) -> None:
+        config = context.app_configs
+        if key_ser.inner is None:
+            key_ser.inner = config.default_serde("key")
+        if list_ser.left is None:
+            list_ser.left = config.default_serde("value")
+        if list_ser.right is None:
+            list_ser.right = config.default_serde("value")
+
+    trackers = sj.TimeTrackerSupplier()
+    this_node = ProcessorGraphNode(this_windowed, lambda: sj.KStreamJoinWindow(this_store))
+    other_node = ProcessorGraphNode(other_windowed, lambda: sj.KStreamJoinWindow(other_store))
+    internal.add_graph_node(left._node, this_node)
+    internal.add_graph_node(right._node, other_node)
+    this_supplier = lambda: sj.KStreamKStreamJoinSide(  # noqa: E731
+        other_store, True, windows, joiner3, left_outer, outer_name, trackers, bind_serdes)
+    other_supplier = lambda: sj.KStreamKStreamJoinSide(  # noqa: E731
+        this_store, False, windows, _reversed(joiner3), right_outer, outer_name, trackers, bind_serdes)
+    node = _StreamStreamJoinNode(merge_name, this_join, other_join, this_supplier, other_supplier, this_windowed,
+                                 other_windowed, [window_store(this_store, this_serde), window_store(other_store, other_serde)],
+                                 outer_factory, [left._node, right._node])
+    internal.add_graph_node([this_node, other_node], node)
+    return KStream(internal, node, key_serde, None, False)
+
+
+def stream_table_join(stream: Any, table: Any, joiner: Callable[..., Any], joined: Joined | None, left: bool) -> Any:
+    from streams_runtime.kstream.kstream import KStream
+
+    joiner3 = with_key_joiner(joiner)
+    j = joined or Joined()
+    internal = stream._internal
+    if stream.repartition_required:
+        stream = _repartition_for_join(stream, j.name if j.name is not None else stream.name, j.key_serde, j.value_serde)
+    name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
+    getter = tj.value_getter_supplier(table._supplier)
+    node = StatefulProcessorNode(name, lambda: tj.KStreamKTableJoin(getter, joiner3, left),
+                                 store_names=lambda: tuple(getter.store_names))
+    node.copartition_inputs = [stream._node, table._node]
+    internal.add_graph_node(stream._node, node)
+    return KStream(internal, node, stream.key_serde, None, False)
+
+
+def stream_global_table_join(stream: Any, global_table: Any, key_selector: Callable[[Any, Any], Any],
+                             joiner: Callable[..., Any], left: bool, name: str | None) -> Any:
+    from streams_runtime.kstream.kstream import KStream
+
+    check_callable(key_selector, "key selector")
+    joiner3 = with_key_joiner(joiner)
+    internal = stream._internal
+    node_name = internal.name_or_generate(name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
+    store = global_table.store_name
+    getter = tj.ValueGetterSupplier(lambda: tj.StoreValueGetter(store), [])
+    node = ProcessorGraphNode(node_name, lambda: tj.KStreamKTableJoin(getter, joiner3, left, key_selector))
+    internal.add_graph_node(stream._node, node)
+    return KStream(internal, node, stream.key_serde, None, stream.repartition_required)
+
+
+def table_table_join(this: Any, other: Any, joiner: Callable[..., Any], kind: str, name: str | None,
+                     materialized: Materialized | None) -> Any:
+    from streams_runtime.kstream.ktable import KTable
+
+    joiner3 = with_key_joiner(joiner)
+    internal = this._internal
+    mat = None
+    if materialized is not None:
+        mat = internal.materialize(materialized, "KTABLE-MERGE-", key_serde=this.key_serde)
+    merge_name = internal.name_or_generate(name, "KTABLE-MERGE-")
+    if kind in ("left", "outer"):
+        this.enable_sending_old_values(True)
+    if kind == "outer":
+        other.enable_sending_old_values(True)
+    this_getter = tj.value_getter_supplier(this._supplier)
+    other_getter = tj.value_getter_supplier(other._supplier)
+    this_kind, other_kind = {"inner": ("inner", "inner"), "left": ("left", "right"), "outer": ("outer", "outer")}[kind]
+    this_supplier = tj.KTableKTableJoinSupplier(this_kind, this._supplier, other_getter, joiner3)
+    other_supplier = tj.KTableKTableJoinSupplier(other_kind, other._supplier, this_getter, _reversed(joiner3))
+    this_name = internal.suffix_or_generate(name, "-join-this", "KTABLE-JOINTHIS-")
+    other_name = internal.suffix_or_generate(name, "-join-other", "KTABLE-JOINOTHER-")
+    this_node = StatefulProcessorNode(this_name, this_supplier, store_names=lambda: tuple(other_getter.store_names))
+    other_node = StatefulProcessorNode(other_name, other_supplier, store_names=lambda: tuple(this_getter.store_names))
+    this_node.copartition_inputs = [this._node, other._node]
+    internal.add_graph_node(this._node, this_node)
+    internal.add_graph_node(other._node, other_node)
+    result_getter = tj.joined_value_getter(kind, this_getter, other_getter, joiner3)
+    store_name = mat.queryable_store_name if mat is not None else None
+    merger = tj.KTableKTableJoinMergerSupplier(this_supplier, other_supplier, store_name, result_getter)
+    merge_node = ProcessorGraphNode(merge_name, merger, materialized=mat if store_name else None)
+    internal.add_graph_node([this_node, other_node], merge_node)
+    key_serde = mat.key_serde if mat is not None else this.key_serde
+    value_serde = mat.value_serde if mat is not None else None
+    return KTable(internal, merge_node, key_serde, value_serde, merger, store_name)
+
+
+def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kind: str) -> Any:
+    """``KStream.join/left_join/outer_join(other, ...)``: pick the join by the type of ``other``.
+
+    * KStream: ``(joiner, windows[, stream_joined])`` (or ``windows=``, ``stream_joined=``);
+    * KTable: ``(joiner[, joined])`` (or ``joined=``); not for outer joins;
+    * GlobalKTable: ``(key_selector, joiner)``; not for outer joins.
+    ``name=`` names the join (StreamJoined / Joined name).
+    """
+    from streams_runtime.kstream.kstream import KStream
+    from streams_runtime.kstream.ktable import GlobalKTable, KTable
+    from streams_runtime.kstream.windows import JoinWindows
+
+    name = kwargs.pop("name", None)
+    if isinstance(other, KStream):
+        joiner = args[0] if args else kwargs.pop("joiner")
+        windows = kwargs.pop("windows", None)
+        opts = kwargs.pop("stream_joined", None)
+        for arg in args[1:]:
+            if isinstance(arg, JoinWindows):
+                windows = arg
+            elif isinstance(arg, StreamJoined):
+                opts = arg
+            else:
+                raise TypeError(f"unexpected argument {arg!r} for a stream-stream join")
+        _no_more(kwargs)
+        if not isinstance(windows, JoinWindows):
+            raise TypeError("a stream-stream join needs JoinWindows (windows=JoinWindows.of_...)")
+        if name is not None:
+            opts = (opts or StreamJoined()).with_name(name)
+        return stream_stream_join(stream, other, joiner, windows, opts, kind in ("left", "outer"), kind == "outer")
+    if kind == "outer":
+        raise TypeError("outer_join is only defined between two KStreams (or two KTables)")
+    if isinstance(other, KTable):
+        joiner = args[0] if args else kwargs.pop("joiner")
+        joined = kwargs.pop("joined", None)
+        for arg in args[1:]:
+            if not isinstance(arg, Joined):
+                raise TypeError(f"unexpected argument {arg!r} for a stream-table join")
+            joined = arg
+        _no_more(kwargs)
+        if name is not None:
+            joined = (joined or Joined()).with_name(name)
+        return stream_table_join(stream, other, joiner, joined, kind == "left")
+    if isinstance(other, GlobalKTable):
+        key_selector = args[0] if args else kwargs.pop("key_selector")
+        joiner = args[1] if len(args) > 1 else kwargs.pop("joiner")
+        _no_more(kwargs)
+        return stream_global_table_join(stream, other, key_selector, joiner, kind == "left", name)
+    raise TypeError(f"cannot join a KStream with {other!r}")
+
+
+def _no_more(kwargs: dict) -> None:
+    if kwargs:
+        raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")

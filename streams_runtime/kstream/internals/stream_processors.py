@@ -1,0 +1,147 @@
+"""Stateless KStream processors: filter, map, map_values, flat_map, flat_map_values, peek,
+foreach, the split (branch) router and pass-through nodes.
+
+User functions are already adapted to ``(key, value)`` (see functions.with_key). Each
+processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.processor.api import Processor, Record
+
+
+class _Forwarding(Processor):
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.forward = context.forward
+
+
+class PassThrough(_Forwarding):
+    def process(self, record: Record) -> None:
+        self.forward(record)
+
+
+class KStreamFilter(_Forwarding):
+    def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool) -> None:
+        self.predicate = predicate
+        self.filter_not = filter_not
+
+    def process(self, record: Record) -> None:
+        if bool(self.predicate(record.key, record.value)) is not self.filter_not:
+            self.forward(record)
+
+
+class KStreamMap(_Forwarding):
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+    def process(self, record: Record) -> None:
+        result = self.mapper(record.key, record.value)
+        if result is None:
+            raise TypeError("the map() mapper returned None; it must return a (key, value) pair")
+        key, value = result
+        self.forward(Record(key, value, record.timestamp, record.headers))
+
+
+class KStreamMapValues(_Forwarding):
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+    def process(self, record: Record) -> None:
+        self.forward(record.with_value(self.mapper(record.key, record.value)))
+
+
+class KStreamSelectKey(_Forwarding):
+    def __init__(self, selector: Callable[[Any, Any], Any]) -> None:
+        self.selector = selector
+
+    def process(self, record: Record) -> None:
+        self.forward(
+            Record(self.selector(record.key, record.value), record.value, record.timestamp, record.headers)
+        )
+
+
+class KStreamFlatMap(_Forwarding):
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+    def process(self, record: Record) -> None:
+        pairs = self.mapper(record.key, record.value)
+        if pairs is None:
+            raise TypeError("the flat_map() mapper returned None; it must return an iterable of (key, value)")
+        ts, headers, forward = record.timestamp, record.headers, self.forward
+        for key, value in pairs:
+            forward(Record(key, value, ts, headers))
+
+
+class KStreamFlatMapValues(_Forwarding):
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+    def process(self, record: Record) -> None:
+        values = self.mapper(record.key, record.value)
+        if values is None:
+            raise TypeError("the flat_map_values() mapper returned None; it must return an iterable")
+        key, ts, headers, forward = record.key, record.timestamp, record.headers, self.forward
+        for value in values:
+            forward(Record(key, value, ts, headers))
+
+
+class KStreamPeek(_Forwarding):
+    """peek (forwards) and foreach (terminal: forwards nothing)."""
+
+    def __init__(self, action: Callable[[Any, Any], None], forward: bool) -> None:
+        self.action = action
+        self.forward_downstream = forward
+
+    def process(self, record: Record) -> None:
+        self.action(record.key, record.value)
+        if self.forward_downstream:
+            self.forward(record)
+
+
+class KStreamBranch(_Forwarding):
+    """Routes each record to the first branch whose predicate matches, else the default branch.
+
+    ``predicates`` and ``child_names`` are shared lists filled as branches are declared; a
+    default branch exists when there is one more child than predicates. Unmatched records with
+    no default branch are dropped (by design of split, not an error).
+    """
+
+    def __init__(self, predicates: list, child_names: list) -> None:
+        self.predicates = predicates
+        self.child_names = child_names
+
+    def process(self, record: Record) -> None:
+        key, value = record.key, record.value
+        for i, predicate in enumerate(self.predicates):
+            if predicate(key, value):
+                self.forward(record, self.child_names[i])
+                return
+        if len(self.child_names) > len(self.predicates):
+            self.forward(record, self.child_names[-1])
+
+
+class FixedKeyProcessorAdapter(Processor):
+    """Runs a user processor for ``process_values``: it gets FixedKeyRecords (key unchangeable)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def init(self, context: Any) -> None:
+        init = getattr(self.inner, "init", None)
+        if init is not None:
+            init(context)
+
+    def process(self, record: Record) -> None:
+        from streams_runtime.processor.api import FixedKeyRecord
+
+        self.inner.process(FixedKeyRecord(record.key, record.value, record.timestamp, record.headers))
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,160 @@
+"""KTableSuppressProcessor: ``KTable.suppress(...)`` over the changelogged time-ordered buffer.
+
+Owner: the DSL (issue 4); one processor and one buffer (``InMemoryTimeOrderedKeyValueBuffer``,
+state side) per task. Kafka Streams' algorithm, per update:
+
+  1. stream time = max(stream time, record timestamp);
+  2. buffer the update under its buffer time: the window end of a windowed key (final
+     results) or the record timestamp (time limit); a key keeps only its latest update;
+  3. evict, oldest first, every entry whose buffer time <= stream time - wait (wait = the
+     upstream windows' grace for final results, ``time_to_wait_ms`` otherwise);
+  4. if the buffer is over its bounds: emit the oldest entries early (``emit_early_when_full``)
+     or fail the task (``shut_down_when_full`` / final results).
+
+Evicted entries are forwarded with their original record context (timestamp, headers). Final
+results never forward tombstones (a window that was deleted was never emitted). The buffer
+writes its changelog at commit, so a restarted task resumes with the same pending updates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams_runtime.errors import StreamsError, TopologyError
+from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.graph import GraphNode
+from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
+from streams_runtime.kstream.suppressed import SHUT_DOWN, Suppressed
+from streams_runtime.processor.api import Processor, Record
+from streams_runtime.windowed import TimeWindowedSerde, SessionWindowedSerde
+
+SUPPRESS_NAME = "KTABLE-SUPPRESS-"
+NO_TIMESTAMP = -1
+
+
+class KTableSuppressSupplier:
+    """A KTable supplier: suppression is transparent to old values (they pass through)."""
+
+    def __init__(self, suppressed: Suppressed, wait_ms: int, store_name: str, parent: Any) -> None:
+        self.suppressed = suppressed
+        self.wait_ms = wait_ms
+        self.store_name = store_name
+        self.parent = parent
+        self.queryable_name = None
+        self.send_old_values = False
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        self.send_old_values = self.parent.enable_sending_old_values(force_materialization)
+        return self.send_old_values
+
+    def __call__(self) -> Processor:
+        return KTableSuppressProcessor(self)
+
+
+class KTableSuppressProcessor(Processor):
+    def __init__(self, supplier: KTableSuppressSupplier) -> None:
+        s = supplier.suppressed
+        self.store_name = supplier.store_name
+        self.final_results = s.final_results
+        self.wait_ms = supplier.wait_ms
+        self.max_records = s.buffer_config.max_records_
+        self.max_bytes = s.buffer_config.max_bytes_
+        self.shut_down = s.buffer_config.full_strategy == SHUT_DOWN
+        self.send_old_values = supplier.send_old_values
+        self.observed_stream_time = NO_TIMESTAMP
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.buffer = context.get_state_store(self.store_name)
+        key_serde = self.buffer.key_serde
+        if isinstance(key_serde, (TimeWindowedSerde, SessionWindowedSerde)) and key_serde.inner is None:
+            key_serde.inner = context.app_configs.default_serde("key")
+        self.emitted = context.metrics.sensor("suppression-emit", "stream-processor-node-metrics",
+                                              {"task-id": str(context.task_id), "processor-node-id": context.current_node.name})
+
+    def process(self, record: Record) -> None:
+        if record.timestamp > self.observed_stream_time:
+            self.observed_stream_time = record.timestamp
+        key = record.key
+        buffer_time = key.window.end if self.final_results else record.timestamp
+        self.buffer.put(buffer_time, key, record.value, self.context.record_context())
+        self._enforce_constraints()
+
+    def _over_capacity(self) -> bool:
+        return self.buffer.num_records() > self.max_records or self.buffer.buffer_size() > self.max_bytes
+
+    def _enforce_constraints(self) -> None:
+        expiry = self.observed_stream_time - self.wait_ms
+        buffer = self.buffer
+        buffer.evict_while(lambda: buffer.min_timestamp() <= expiry, self._emit)
+        if self._over_capacity():
+            if self.shut_down:
+                raise StreamsError(
+                    f"{self.store_name} buffer exceeded its max capacity. Currently "
+                    f"[{buffer.num_records()}/{self.max_records}] records and "
+                    f"[{buffer.buffer_size()}/{self.max_bytes}] bytes.")
+            buffer.evict_while(self._over_capacity, self._emit)
+
+    def _emit(self, eviction: Any) -> None:
+        if eviction.new_value is None and self.final_results:
+            return
+        context = self.context
+        rc = eviction.record_context
+        previous = context.record_context()
+        context.set_record_context(rc)
+        try:
+            old = eviction.old_value if self.send_old_values else None
+            context.forward(Record(eviction.key, Change(eviction.new_value, old), rc.timestamp, tuple(rc.headers)))
+            self.emitted.record()
+        finally:
+            context.set_record_context(previous)
+
+
+def _windows_upstream(node: GraphNode) -> Any:
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        supplier = getattr(current, "supplier", None)
+        if isinstance(supplier, WindowAggregateSupplier):
+            return getattr(supplier, "windows", None)
+        stack.extend(current.parents)
+    return None
+
+
+def suppress(table: Any, suppressed: Suppressed) -> Any:
+    """Add the suppress node after ``table``; returns the suppressed KTable."""
+    from streams_runtime.kstream.ktable import KTable
+    from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyValueBufferBuilder
+
+    if not isinstance(suppressed, Suppressed):
+        raise TypeError(f"suppress takes a Suppressed, got {suppressed!r}")
+    internal = table._internal
+    key_serde = table.key_serde
+    if suppressed.final_results:
+        windows = _windows_upstream(table._node)
+        if windows is None:
+            raise TopologyError("Suppressed.until_window_closes is only valid after a windowed aggregation "
+                                f"(no windowed aggregation upstream of {table.name})")
+        wait = windows.grace_ms
+        if key_serde is None:
+            size = getattr(windows, "size_ms", None) or getattr(windows, "time_difference_ms", None)
+            key_serde = SessionWindowedSerde(None) if size is None else TimeWindowedSerde(None, max(size, 1))
+    else:
+        wait = suppressed.time_to_wait_ms
+    name = suppressed.name if suppressed.name is not None else internal.new_processor_name(SUPPRESS_NAME)
+    store_name = suppressed.name + "-store" if suppressed.name is not None else internal.new_store_name(SUPPRESS_NAME)
+    supplier = KTableSuppressSupplier(suppressed, wait, store_name, table._supplier)
+
+    def buffer_builder(ctx: Any) -> Any:
+        builder = TimeOrderedKeyValueBufferBuilder(store_name, key_serde, table.value_serde)
+        if suppressed.logging_enabled:
+            return builder.with_logging_enabled(suppressed.logging_config or {})
+        return builder.with_logging_disabled()
+
+    node = StatefulProcessorNode(name, supplier, store_factories=(buffer_builder,))
+    internal.add_graph_node(table._node, node)
+    return KTable(internal, node, table.key_serde, table.value_serde, supplier, None)

@@ -1,0 +1,292 @@
+"""Table lookups for joins: KTable value getters, KStream-KTable / KStream-GlobalKTable join
+processors, and KTable-KTable join processors (inner, left, outer) with their merger.
+
+Owner: the DSL (issue 4); wired by :mod:`join_builders`. Kafka Streams' semantics:
+
+* A value getter reads a table's current ``ValueAndTimestamp`` for a key: a materialized table
+  reads its store (a source table is forced to materialize); an unmaterialized filter or
+  map_values computes from its parent's getter; a table-table join result joins its parents'.
+* KStream-KTable join: each stream record looks the table up (``key_mapper(key, value)`` for a
+  GlobalKTable); inner joins emit only on a match, left joins always; output timestamp = the
+  stream record's. Table updates never trigger output. A null value (or a null mapped key)
+  is dropped and counted; a left join forwards a null-key record as ``joiner(value, None)``.
+* KTable-KTable join: an update of either side is joined with the other side's current value;
+  output ``Change(new, old)`` at max(both timestamps); a delete on either side propagates as a
+  tombstone (new = None) when the join result existed (inner) or as ``joiner(left, None)``
+  (left/outer). Nothing is emitted when neither the update nor the other side has a value.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.table_processors import TupleForwarder
+from streams_runtime.processor.api import Processor, Record
+from streams_runtime.state import ValueAndTimestamp
+
+log = logging.getLogger("streams_runtime.kstream")
+
+UNKNOWN = -1
+
+
+# ---------------------------------------------------------------------------- value getters
+class StoreValueGetter:
+    def __init__(self, store_name: str) -> None:
+        self.store_name = store_name
+
+    def init(self, context: Any) -> None:
+        self.store = context.get_state_store(self.store_name)
+
+    def get(self, key: Any) -> ValueAndTimestamp | None:
+        return self.store.get(key)
+
+
+class _DerivedGetter:
+    def __init__(self, parent: Any, compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]) -> None:
+        self.parent = parent
+        self.compute = compute
+
+    def init(self, context: Any) -> None:
+        self.parent.init(context)
+
+    def get(self, key: Any) -> ValueAndTimestamp | None:
+        found = self.parent.get(key)
+        return None if found is None else self.compute(key, found)
+
+
+class ValueGetterSupplier:
+    """Makes a table's value getter per task; ``store_names`` are the stores it reads."""
+
+    def __init__(self, make: Callable[[], Any], store_names: list[str]) -> None:
+        self._make = make
+        self.store_names = store_names
+
+    def get(self) -> Any:
+        return self._make()
+
+
+def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
+    """The value getter of the KTable produced by ``table_supplier`` (see the module docstring)."""
+    from streams_runtime.kstream.internals import table_processors as tp
+
+    own = getattr(table_supplier, "value_getter_supplier", None)
+    if callable(own):
+        return own()
+    if isinstance(table_supplier, tp.KTableSourceSupplier):
+        table_supplier.materialize()
+        name = table_supplier.store_name
+        return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
+    queryable = getattr(table_supplier, "queryable_name", None)
+    if queryable is not None:
+        return ValueGetterSupplier(lambda: StoreValueGetter(queryable), [queryable])
+    parent = value_getter_supplier(table_supplier.parent)
+    if isinstance(table_supplier, tp.KTableFilterSupplier):
+        predicate, negate = table_supplier.predicate, table_supplier.filter_not
+
+        def keep(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
+            return vat if bool(predicate(key, vat.value)) is not negate else None
+        return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), keep), parent.store_names)
+    if isinstance(table_supplier, tp.KTableMapValuesSupplier):
+        mapper = table_supplier.mapper
+
+        def mapped(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
+            return ValueAndTimestamp.make(mapper(key, vat.value), vat.timestamp)
+        return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), mapped), parent.store_names)
+    raise TypeError(f"cannot look up values of a table produced by {type(table_supplier).__name__}")
+
+
+# ---------------------------------------------------------------------------- stream-table
+class KStreamKTableJoin(Processor):
+    """Stream records look the table up; ``key_mapper`` maps to the table key (GlobalKTable)."""
+
+    def __init__(self, getter: ValueGetterSupplier, joiner: Callable[[Any, Any, Any], Any], left: bool,
+                 key_mapper: Callable[[Any, Any], Any] | None = None) -> None:
+        self.getter_supplier = getter
+        self.joiner = joiner
+        self.left = left
+        self.key_mapper = key_mapper
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.forward = context.forward
+        self.getter = self.getter_supplier.get()
+        self.getter.init(context)
+        self.dropped = context.metrics.dropped_records(context.task_id)
+
+    def process(self, record: Record) -> None:
+        key, value = record.key, record.value
+        mapper = self.key_mapper
+        table_key = key if mapper is None or (key is None and value is None) else mapper(key, value)
+        if self.left and key is None and value is not None and mapper is None:
+            self.forward(record.with_value(self.joiner(key, value, None)))
+            return
+        if table_key is None or value is None:
+            meta = self.context.record_metadata()
+            log.warning("Skipping record due to null join key or value. topic=[%s] partition=[%s] offset=[%s]",
+                        *(meta or (None, -1, -1)))
+            self.dropped.record()
+            return
+        found = self.getter.get(table_key)
+        other = None if found is None else found.value
+        if self.left or other is not None:
+            self.forward(record.with_value(self.joiner(key, value, other)))
+
+
+# ---------------------------------------------------------------------------- table-table
+class KTableKTableJoinSupplier:
+    """One side of a table-table join; ``kind`` is the processing rule of this side:
+    ``inner``, ``left`` (this side is the left of a left join), ``right`` (the right side of a
+    left join) or ``outer``."""
+
+    def __init__(self, kind: str, this_parent: Any, other_getter: ValueGetterSupplier,
+                 joiner: Callable[[Any, Any, Any], Any]) -> None:
+        self.kind = kind
+        self.parent = this_parent
+        self.other_getter = other_getter
+        self.joiner = joiner
+        self.send_old_values = False
+        self.queryable_name = None
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        self.parent.enable_sending_old_values(True)
+        self.send_old_values = True
+        return True
+
+    def __call__(self) -> Processor:
+        return KTableKTableJoinProcessor(self)
+
+
+class KTableKTableJoinProcessor(Processor):
+    def __init__(self, supplier: KTableKTableJoinSupplier) -> None:
+        self.kind = supplier.kind
+        self.joiner = supplier.joiner
+        self.send_old_values = supplier.send_old_values
+        self.getter_supplier = supplier.other_getter
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.forward = context.forward
+        self.getter = self.getter_supplier.get()
+        self.getter.init(context)
+        self.dropped = context.metrics.dropped_records(context.task_id)
+
+    def process(self, record: Record) -> None:
+        key, change = record.key, record.value
+        if key is None:
+            meta = self.context.record_metadata()
+            log.warning("Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]",
+                        *(meta or (None, -1, -1)))
+            self.dropped.record()
+            return
+        found = self.getter.get(key)
+        other = None if found is None else found.value
+        kind, joiner = self.kind, self.joiner
+        new_value = old_value = None
+        if kind in ("inner", "right"):
+            if other is None:
+                return
+            if kind == "inner":
+                if change.new_value is not None:
+                    new_value = joiner(key, change.new_value, other)
+                if self.send_old_values and change.old_value is not None:
+                    old_value = joiner(key, change.old_value, other)
+            else:
+                new_value = joiner(key, change.new_value, other)
+                if self.send_old_values:
+                    old_value = joiner(key, change.old_value, other)
+        else:
+            if other is None and change.new_value is None and change.old_value is None:
+                return
+            if kind == "left":
+                if change.new_value is not None:
+                    new_value = joiner(key, change.new_value, other)
+                if self.send_old_values and change.old_value is not None:
+                    old_value = joiner(key, change.old_value, other)
+            else:
+                if other is not None or change.new_value is not None:
+                    new_value = joiner(key, change.new_value, other)
+                if self.send_old_values and (other is not None or change.old_value is not None):
+                    old_value = joiner(key, change.old_value, other)
+        timestamp = record.timestamp if found is None else max(record.timestamp, found.timestamp)
+        self.forward(Record(key, Change(new_value, old_value, change.is_latest), timestamp, record.headers))
+
+
+def joined_value_getter(kind: str, left: ValueGetterSupplier, right: ValueGetterSupplier,
+                        joiner: Callable[[Any, Any, Any], Any]) -> ValueGetterSupplier:
+    """The value getter of a table-table join result (``kind``: inner, left or outer)."""
+
+    class _JoinedGetter:
+        def init(self, context: Any) -> None:
+            self.left, self.right = left.get(), right.get()
+            self.left.init(context)
+            self.right.init(context)
+
+        def get(self, key: Any) -> ValueAndTimestamp | None:
+            lv = self.left.get(key)
+            if lv is None and kind != "outer":
+                return None
+            rv = self.right.get(key)
+            if rv is None and (kind == "inner" or lv is None):
+                return None
+            ts = max(UNKNOWN if lv is None else lv.timestamp, UNKNOWN if rv is None else rv.timestamp)
+            return ValueAndTimestamp.make(joiner(key, None if lv is None else lv.value,
+                                                 None if rv is None else rv.value), ts)
+
+    return ValueGetterSupplier(_JoinedGetter, list(dict.fromkeys(left.store_names + right.store_names)))
+
+
+class KTableKTableJoinMergerSupplier:
+    """Merges both join sides into one KTable; materializes it when ``store_name`` is set."""
+
+    def __init__(self, left: KTableKTableJoinSupplier, right: KTableKTableJoinSupplier, store_name: str | None,
+                 getter: ValueGetterSupplier) -> None:
+        self.left = left
+        self.right = right
+        self.queryable_name = store_name
+        self.store_name = store_name
+        self.send_old_values = False
+        self._getter = getter
+
+    def value_getter_supplier(self) -> ValueGetterSupplier:
+        if self.queryable_name is not None:
+            name = self.queryable_name
+            return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
+        return self._getter
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        if self.queryable_name is None:
+            self.left.enable_sending_old_values(force_materialization)
+            self.right.enable_sending_old_values(force_materialization)
+        self.send_old_values = True
+        return True
+
+    def __call__(self) -> Processor:
+        return KTableKTableJoinMerger(self.queryable_name, self.send_old_values)
+
+
+class KTableKTableJoinMerger(Processor):
+    def __init__(self, store_name: str | None, send_old_values: bool) -> None:
+        self.store_name = store_name
+        self.send_old_values = send_old_values
+        self.store = None
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        if self.store_name is not None:
+            self.store = context.get_state_store(self.store_name)
+            self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
+
+    def process(self, record: Record) -> None:
+        change = record.value
+        if self.store is None:
+            if self.send_old_values:
+                self.context.forward(record)
+            else:
+                self.context.forward(record.with_value(Change(change.new_value, None, change.is_latest)))
+            return
+        old = self.store.get(record.key)
+        self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
+        self.forwarder.maybe_forward(record.with_value(Change(change.new_value, None if old is None else old.value)))

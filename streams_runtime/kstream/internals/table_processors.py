@@ -1,0 +1,300 @@
+"""KTable processors: source, filter, map_values, to_stream, the group_by re-keying map, and the
+TupleForwarder that emits a materialized KTable's updates.
+
+Suppliers carry the topology-level flags (store name, whether old values are sent); processors
+are made per task from them. ``enable_sending_old_values(force_materialization)`` propagates
+upstream exactly as in Kafka Streams: a materialized node can always send old values (it reads
+them from its store); an unmaterialized one can only if its parent can; a KTable source
+materializes itself when forced.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kstream.internals.change import Change
+from streams_runtime.processor.api import Processor, Record
+from streams_runtime.state import ValueAndTimestamp
+
+log = logging.getLogger("streams_runtime.kstream")
+
+
+class TupleForwarder:
+    """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
+    directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
+
+    def __init__(self, store: Any, context: Any, send_old_values: bool) -> None:
+        self.context = context
+        self.node = context.current_node
+        self.send_old_values = send_old_values
+        listen = getattr(store, "set_flush_listener", None)
+        self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
+
+    def _on_flush(self, key: Any, new: Any, old: Any, timestamp: Any) -> None:
+        context = self.context
+        previous = context.current_node
+        context.set_current_node(self.node)
+        try:
+            rc = context.record_context()
+            ts = new.timestamp if new is not None else (timestamp if timestamp is not None else rc.timestamp)
+            headers = rc.headers if rc is not None else ()
+            change = Change(
+                None if new is None else new.value,
+                None if old is None or not self.send_old_values else old.value,
+            )
+            context.forward(Record(key, change, ts, headers))
+        finally:
+            context.set_current_node(previous)
+
+    def maybe_forward(self, record: Record) -> None:
+        if self.cached:
+            return
+        if self.send_old_values:
+            self.context.forward(record)
+        else:
+            self.context.forward(
+                record.with_value(Change(record.value.new_value, None, record.value.is_latest))
+            )
+
+
+class KTableProcessorSupplier:
+    """Base of KTable suppliers: a parent link for old-value propagation and a store name."""
+
+    def __init__(self, parent: Any, queryable_name: str | None) -> None:
+        self.parent = parent  # the upstream KTable's supplier (or None)
+        self.queryable_name = queryable_name
+        self.send_old_values = False
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        if self.queryable_name is not None:
+            self.send_old_values = True
+            return True
+        if self.parent is not None and self.parent.enable_sending_old_values(force_materialization):
+            self.send_old_values = True
+        return self.send_old_values
+
+
+# ---------------------------------------------------------------------------- source
+class KTableSourceSupplier(KTableProcessorSupplier):
+    """Reads a topic as a table; materialized when named or when downstream needs old values."""
+
+    def __init__(self, store_name: str, queryable_name: str | None) -> None:
+        super().__init__(None, queryable_name)
+        self.store_name = store_name
+
+    def materialized(self) -> bool:
+        return self.queryable_name is not None
+
+    def materialize(self) -> None:
+        self.queryable_name = self.store_name
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        if not force_materialization and not self.materialized():
+            return False
+        self.send_old_values = True
+        self.queryable_name = self.store_name
+        return True
+
+    def __call__(self) -> Processor:
+        return KTableSourceProcessor(self)
+
+
+class KTableSourceProcessor(Processor):
+    def __init__(self, supplier: KTableSourceSupplier) -> None:
+        self.store_name = supplier.queryable_name
+        self.send_old_values = supplier.send_old_values
+        self.store = None
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.dropped = context.metrics.dropped_records(context.task_id)
+        if self.store_name is not None:
+            self.store = context.get_state_store(self.store_name)
+            self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            meta = self.context.record_metadata()
+            if meta is not None:
+                log.warning("Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]", *meta)
+            else:
+                log.warning("Skipping record due to null key. Topic, partition, and offset not known.")
+            self.dropped.record()
+            return
+        store = self.store
+        if store is None:
+            self.context.forward(record.with_value(Change(record.value, None)))
+            return
+        old = store.get(record.key)
+        if old is not None and record.timestamp < old.timestamp:
+            meta = self.context.record_metadata()
+            if meta is not None:
+                log.warning(
+                    "Detected out-of-order KTable update for %s, old timestamp=[%s] new timestamp=[%s]. "
+                    "topic=[%s] partition=[%s] offset=[%s].",
+                    self.store_name,
+                    old.timestamp,
+                    record.timestamp,
+                    meta.topic,
+                    meta.partition,
+                    meta.offset,
+                )
+            else:
+                log.warning(
+                    "Detected out-of-order KTable update for %s, old timestamp=[%s] new timestamp=[%s]. "
+                    "Topic, partition and offset not known.",
+                    self.store_name,
+                    old.timestamp,
+                    record.timestamp,
+                )
+        store.put(record.key, ValueAndTimestamp.make(record.value, record.timestamp))
+        self.forwarder.maybe_forward(
+            record.with_value(Change(record.value, None if old is None else old.value))
+        )
+
+
+# ---------------------------------------------------------------------------- filter / map_values
+class _MaterializingProcessor(Processor):
+    """Shared init of KTable processors that may own a store (filter, map_values)."""
+
+    def __init__(self, supplier: KTableProcessorSupplier) -> None:
+        self.store_name = supplier.queryable_name
+        self.send_old_values = supplier.send_old_values
+        self.store = None
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        if self.store_name is not None:
+            self.store = context.get_state_store(self.store_name)
+            self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
+
+    def emit(self, record: Record, new: Any, old: Any) -> None:
+        if self.store is not None:
+            self.store.put(record.key, ValueAndTimestamp.make(new, record.timestamp))
+            self.forwarder.maybe_forward(record.with_value(Change(new, old)))
+        else:
+            self.context.forward(record.with_value(Change(new, old, record.value.is_latest)))
+
+    def old_from_store(self, key: Any) -> Any:
+        vat = self.store.get(key)
+        return None if vat is None else vat.value
+
+
+class KTableFilterSupplier(KTableProcessorSupplier):
+    def __init__(
+        self, parent: Any, predicate: Callable[[Any, Any], bool], filter_not: bool, queryable_name: str | None
+    ) -> None:
+        super().__init__(parent, queryable_name)
+        self.predicate = predicate
+        self.filter_not = filter_not
+        # If upstream is already materialized, send old values to avoid needless tombstones.
+        self.send_old_values = parent.enable_sending_old_values(False) if parent is not None else False
+
+    def __call__(self) -> Processor:
+        return KTableFilterProcessor(self)
+
+
+class KTableFilterProcessor(_MaterializingProcessor):
+    def __init__(self, supplier: KTableFilterSupplier) -> None:
+        super().__init__(supplier)
+        self.predicate = supplier.predicate
+        self.filter_not = supplier.filter_not
+
+    def _compute(self, key: Any, value: Any) -> Any:
+        if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
+            return value
+        return None
+
+    def process(self, record: Record) -> None:
+        change = record.value
+        new = self._compute(record.key, change.new_value)
+        old = None
+        if self.send_old_values:
+            old = (
+                self.old_from_store(record.key)
+                if self.store is not None
+                else self._compute(record.key, change.old_value)
+            )
+            if old is None and new is None:
+                return  # nothing changed downstream
+        self.emit(record, new, old)
+
+
+class KTableMapValuesSupplier(KTableProcessorSupplier):
+    def __init__(self, parent: Any, mapper: Callable[[Any, Any], Any], queryable_name: str | None) -> None:
+        super().__init__(parent, queryable_name)
+        self.mapper = mapper
+
+    def __call__(self) -> Processor:
+        return KTableMapValuesProcessor(self)
+
+
+class KTableMapValuesProcessor(_MaterializingProcessor):
+    def __init__(self, supplier: KTableMapValuesSupplier) -> None:
+        super().__init__(supplier)
+        self.mapper = supplier.mapper
+
+    def process(self, record: Record) -> None:
+        change = record.value
+        new = None if change.new_value is None else self.mapper(record.key, change.new_value)
+        old = None
+        if self.send_old_values:
+            if self.store is not None:
+                old = self.old_from_store(record.key)
+            elif change.old_value is not None:
+                old = self.mapper(record.key, change.old_value)
+        self.emit(record, new, old)
+
+
+# ---------------------------------------------------------------------------- to_stream / group_by
+class KTableToStream(Processor):
+    def init(self, context: Any) -> None:
+        self.forward = context.forward
+
+    def process(self, record: Record) -> None:
+        self.forward(record.with_value(record.value.new_value))
+
+
+class KTableRepartitionMapSupplier(KTableProcessorSupplier):
+    """group_by's re-keying: needs old values from its parent (forces materialization)."""
+
+    def __init__(self, parent: Any, selector: Callable[[Any, Any], Any]) -> None:
+        super().__init__(parent, None)
+        self.selector = selector
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        raise StreamsError("KTableRepartitionMap should always require sending old values")
+
+    def __call__(self) -> Processor:
+        return KTableRepartitionMap(self.selector)
+
+
+class KTableRepartitionMap(Processor):
+    """Emits the old pair (as a subtraction) and the new pair (as an addition), old first; one
+    combined Change when both map to the same key."""
+
+    def __init__(self, selector: Callable[[Any, Any], Any]) -> None:
+        self.selector = selector
+
+    def init(self, context: Any) -> None:
+        self.forward = context.forward
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            raise StreamsError("record key for the grouping KTable should not be null")
+        change = record.value
+        new_pair = None if change.new_value is None else self.selector(record.key, change.new_value)
+        old_pair = None if change.old_value is None else self.selector(record.key, change.old_value)
+        old_ok = old_pair is not None and old_pair[0] is not None and old_pair[1] is not None
+        new_ok = new_pair is not None and new_pair[0] is not None and new_pair[1] is not None
+        ts, headers = record.timestamp, record.headers
+        if old_ok and new_ok and old_pair[0] == new_pair[0]:
+            self.forward(Record(old_pair[0], Change(new_pair[1], old_pair[1], change.is_latest), ts, headers))
+            return
+        if old_ok:
+            self.forward(Record(old_pair[0], Change(None, old_pair[1], change.is_latest), ts, headers))
+        if new_ok:
+            self.forward(Record(new_pair[0], Change(new_pair[1], None, change.is_latest), ts, headers))

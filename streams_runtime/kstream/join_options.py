@@ -1,0 +1,92 @@
+"""Join options: StreamJoined (stream-stream joins) and Joined (stream-table joins).
+
+Owner: the DSL (issue 4). Frozen dataclasses with Kafka Streams' meaning; ``None`` serdes mean
+the upstream serdes (or the app defaults). ``name`` names the processors (and, for a
+stream-table join needing a repartition, the repartition topic); ``store_name`` is the base
+name of a stream-stream join's window stores (``<store_name>-this-join-store``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Joined", "StreamJoined"]
+
+
+@dataclass(frozen=True)
+class StreamJoined:
+    """Serdes, names and store settings of a KStream-KStream join."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
+    name: str | None = None
+    store_name: str | None = None
+    logging_enabled: bool = True
+    logging_config: dict[str, str] | None = None
+    store_type: str | None = None  # "rocksdb" | "in_memory" | None (default_dsl_store)
+
+    @classmethod
+    def with_(cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None) -> StreamJoined:
+        return cls(key_serde, value_serde, other_value_serde)
+
+    @classmethod
+    def as_(cls, store_name: str) -> StreamJoined:
+        return cls(store_name=store_name)
+
+    def with_name(self, name: str) -> StreamJoined:
+        return dataclasses.replace(self, name=name)
+
+    def with_store_name(self, store_name: str) -> StreamJoined:
+        return dataclasses.replace(self, store_name=store_name)
+
+    def with_key_serde(self, serde: Any) -> StreamJoined:
+        return dataclasses.replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> StreamJoined:
+        return dataclasses.replace(self, value_serde=serde)
+
+    def with_other_value_serde(self, serde: Any) -> StreamJoined:
+        return dataclasses.replace(self, other_value_serde=serde)
+
+    def with_store_type(self, store_type: str) -> StreamJoined:
+        return dataclasses.replace(self, store_type=store_type)
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> StreamJoined:
+        return dataclasses.replace(self, logging_enabled=True, logging_config=dict(config or {}))
+
+    def with_logging_disabled(self) -> StreamJoined:
+        return dataclasses.replace(self, logging_enabled=False, logging_config=None)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Serdes and name of a KStream-KTable join (the serdes are used if a repartition is needed)."""
+
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
+    name: str | None = None
+
+    @classmethod
+    def with_(cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None,
+              name: str | None = None) -> Joined:
+        return cls(key_serde, value_serde, other_value_serde, name)
+
+    @classmethod
+    def as_(cls, name: str) -> Joined:
+        return cls(name=name)
+
+    def with_name(self, name: str) -> Joined:
+        return dataclasses.replace(self, name=name)
+
+    def with_key_serde(self, serde: Any) -> Joined:
+        return dataclasses.replace(self, key_serde=serde)
+
+    def with_value_serde(self, serde: Any) -> Joined:
+        return dataclasses.replace(self, value_serde=serde)
+
+    def with_other_value_serde(self, serde: Any) -> Joined:
+        return dataclasses.replace(self, other_value_serde=serde)

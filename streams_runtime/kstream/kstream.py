@@ -1,0 +1,247 @@
+"""KStream: a record stream, and the DSL operations on it.
+
+Every operation adds one graph node and returns a new KStream (or KTable / KGroupedStream);
+``name=`` names the processor (Kafka Streams' ``Named``). Key-changing operations (``map``,
+``flat_map``, ``select_key``, ``process``) mark the result as needing a repartition: the next
+stateful operation (aggregation, ``to_table``) inserts exactly one repartition topic first.
+``map_values``/``flat_map_values``/``process_values`` keep the key and never repartition.
+
+Value mappers may take ``(value)`` or ``(key, value)``; predicates, key selectors, mappers and
+actions take ``(key, value)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.kstream.internals import stream_processors as sp
+from streams_runtime.kstream.internals.functions import check_callable, with_key
+from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode, StreamSinkNode
+from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
+from streams_runtime.kstream.options import Grouped, Materialized, Produced, Repartitioned
+
+FILTER_NAME = "KSTREAM-FILTER-"
+PEEK_NAME = "KSTREAM-PEEK-"
+FOREACH_NAME = "KSTREAM-FOREACH-"
+MAP_NAME = "KSTREAM-MAP-"
+MAPVALUES_NAME = "KSTREAM-MAPVALUES-"
+FLATMAP_NAME = "KSTREAM-FLATMAP-"
+FLATMAPVALUES_NAME = "KSTREAM-FLATMAPVALUES-"
+KEY_SELECT_NAME = "KSTREAM-KEY-SELECT-"
+MERGE_NAME = "KSTREAM-MERGE-"
+BRANCH_NAME = "KSTREAM-BRANCH-"
+SINK_NAME = "KSTREAM-SINK-"
+SOURCE_NAME = "KSTREAM-SOURCE-"
+PROCESSOR_NAME = "KSTREAM-PROCESSOR-"
+PROCESSVALUES_NAME = "KSTREAM-PROCESSVALUES-"
+REPARTITION_NAME = "KSTREAM-REPARTITION-"
+TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
+REPARTITION_TOPIC_SUFFIX = "-repartition"
+
+
+def create_repartitioned_source(internal: Any, prefix: str, key_serde: Any, value_serde: Any, *,
+                                partitioner: Any = None, number_of_partitions: int | None = None) -> RepartitionNode:
+    """The repartition node of Kafka Streams' createRepartitionedSource (filter -> sink -> source).
+
+    Always burns three indexes (sink, filter, source); generated names are used when the prefix
+    is itself generated, ``<topic>-sink/-filter/-source`` otherwise.
+    """
+    topic = prefix if prefix.endswith(REPARTITION_TOPIC_SUFFIX) else prefix + REPARTITION_TOPIC_SUFFIX
+    gen_sink = internal.new_processor_name(SINK_NAME)
+    gen_filter = internal.new_processor_name(FILTER_NAME)
+    gen_source = internal.new_processor_name(SOURCE_NAME)
+    if re.fullmatch(r"KSTREAM.*-[0-9]{10}", prefix):
+        sink, source, filter_name = gen_sink, gen_source, gen_filter
+    else:
+        sink, source, filter_name = topic + "-sink", topic + "-source", topic + "-filter"
+    return RepartitionNode(source, sink, filter_name, topic, key_serde, value_serde, partitioner=partitioner,
+                           number_of_partitions=number_of_partitions, filter_supplier=sp.PassThrough)
+
+
+class KStream:
+    """See the module docstring."""
+
+    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
+                 repartition_required: bool) -> None:
+        self._internal = internal
+        self._node = node
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self.repartition_required = repartition_required
+
+    @property
+    def name(self) -> str:
+        return self._node.output_name
+
+    def _add(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition: bool) -> KStream:
+        self._internal.add_graph_node(self._node, node)
+        return KStream(self._internal, node, key_serde, value_serde, repartition)
+
+    def _processor(self, prefix: str, name: str | None, supplier: Callable[[], Any]) -> ProcessorGraphNode:
+        return ProcessorGraphNode(self._internal.name_or_generate(name, prefix), supplier)
+
+    # ------------------------------------------------------------------ stateless
+    def filter(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
+        check_callable(predicate, "predicate")
+        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, False))
+        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+
+    def filter_not(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
+        check_callable(predicate, "predicate")
+        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, True))
+        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+
+    def select_key(self, selector: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
+        check_callable(selector, "key selector")
+        node = self._processor(KEY_SELECT_NAME, name, lambda: sp.KStreamSelectKey(selector))
+        node.key_changing = True
+        return self._add(node, None, self.value_serde, True)
+
+    def map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
+        check_callable(mapper, "mapper")
+        node = self._processor(MAP_NAME, name, lambda: sp.KStreamMap(mapper))
+        node.key_changing = True
+        return self._add(node, None, None, True)
+
+    def map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
+        fn = with_key(mapper)
+        node = self._processor(MAPVALUES_NAME, name, lambda: sp.KStreamMapValues(fn))
+        return self._add(node, self.key_serde, None, self.repartition_required)
+
+    def flat_map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
+        check_callable(mapper, "mapper")
+        node = self._processor(FLATMAP_NAME, name, lambda: sp.KStreamFlatMap(mapper))
+        node.key_changing = True
+        return self._add(node, None, None, True)
+
+    def flat_map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
+        fn = with_key(mapper)
+        node = self._processor(FLATMAPVALUES_NAME, name, lambda: sp.KStreamFlatMapValues(fn))
+        return self._add(node, self.key_serde, None, self.repartition_required)
+
+    def peek(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> KStream:
+        check_callable(action, "action")
+        node = self._processor(PEEK_NAME, name, lambda: sp.KStreamPeek(action, True))
+        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+
+    def foreach(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> None:
+        check_callable(action, "action")
+        node = self._processor(FOREACH_NAME, name, lambda: sp.KStreamPeek(action, False))
+        self._internal.add_graph_node(self._node, node)
+
+    def merge(self, other: KStream, *, name: str | None = None) -> KStream:
+        node = ProcessorGraphNode(self._internal.name_or_generate(name, MERGE_NAME), sp.PassThrough)
+        node.merge_node = True
+        self._internal.add_graph_node([self._node, other._node], node)
+        return KStream(self._internal, node, None, None, self.repartition_required or other.repartition_required)
+
+    def split(self, *, name: str | None = None) -> Any:
+        """Branch by predicates: ``split().branch(p1).branch(p2).default_branch()`` -> dict."""
+        from streams_runtime.kstream.branched import BranchedKStream
+
+        return BranchedKStream(self, self._internal.name_or_generate(name, BRANCH_NAME))
+
+    # ------------------------------------------------------------------ Processor API inside the DSL
+    def process(self, supplier: Callable[[], Any], *store_names: str, name: str | None = None) -> KStream:
+        """Run a Processor (``supplier()`` makes one per task) with access to ``store_names``."""
+        check_callable(supplier, "processor supplier")
+        # A user name burns no index here (unlike most operations), as in Kafka Streams.
+        node_name = name if name is not None else self._internal.new_processor_name(PROCESSOR_NAME)
+        node = ProcessorGraphNode(node_name, supplier, store_names=store_names)
+        node.key_changing = True
+        return self._add(node, None, None, True)
+
+    def process_values(self, supplier: Callable[[], Any], *store_names: str, name: str | None = None) -> KStream:
+        """Like ``process`` but the processor may not change keys (no repartition needed)."""
+        check_callable(supplier, "processor supplier")
+        node_name = name if name is not None else self._internal.new_processor_name(PROCESSVALUES_NAME)
+
+        def make() -> Any:
+            return sp.FixedKeyProcessorAdapter(supplier())
+
+        if callable(getattr(supplier, "stores", None)) and not isinstance(supplier, type):
+            make.stores = supplier.stores  # type: ignore[attr-defined]
+        node = ProcessorGraphNode(node_name, make,
+                                  store_names=store_names, fixed_key=True)
+        return self._add(node, self.key_serde, None, self.repartition_required)
+
+    # ------------------------------------------------------------------ repartition, sinks, tables
+    def repartition(self, repartitioned: Repartitioned | None = None) -> KStream:
+        """Always repartition through ``<name>-repartition`` (a new sub-topology reads it)."""
+        r = repartitioned or Repartitioned()
+        prefix = r.name if r.name is not None else self._internal.new_processor_name(REPARTITION_NAME)
+        key_serde = r.key_serde if r.key_serde is not None else self.key_serde
+        value_serde = r.value_serde if r.value_serde is not None else self.value_serde
+        node = create_repartitioned_source(self._internal, prefix, key_serde, value_serde,
+                                           partitioner=r.partitioner, number_of_partitions=r.number_of_partitions)
+        return self._add(node, key_serde, value_serde, False)
+
+    def to(self, topic: str | Callable[..., str], produced: Produced | None = None, *, name: str | None = None) -> None:
+        """Write to ``topic``, or to ``topic(key, value, record_context)`` chosen per record."""
+        p = produced or Produced()
+        p = p.replace(key_serde=p.key_serde if p.key_serde is not None else self.key_serde,
+                      value_serde=p.value_serde if p.value_serde is not None else self.value_serde)
+        sink_name = self._internal.name_or_generate(name if name is not None else p.name, SINK_NAME)
+        self._internal.add_graph_node(self._node, StreamSinkNode(sink_name, topic, p))
+
+    def to_table(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+        """This stream as a changelog: each record upserts (a None value deletes) its key."""
+        from streams_runtime.kstream.ktable import KTable
+
+        internal = self._internal
+        node_name = internal.name_or_generate(name, TO_KTABLE_NAME)
+        mat = internal.materialize(materialized, TO_KTABLE_NAME, key_serde=self.key_serde, value_serde=self.value_serde)
+        parent = self._node
+        if self.repartition_required:
+            repartition = create_repartitioned_source(internal, node_name, mat.key_serde, mat.value_serde)
+            internal.add_graph_node(parent, repartition)
+            parent = repartition
+        supplier = KTableSourceSupplier(mat.store_name, mat.queryable_store_name)
+        node = ProcessorGraphNode(node_name, supplier, materialized=mat, materialize_if=supplier.materialized)
+        internal.add_graph_node(parent, node)
+        return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+
+    # ------------------------------------------------------------------ grouping
+    def group_by_key(self, grouped: Grouped | None = None) -> Any:
+        from streams_runtime.kstream.grouped import KGroupedStream
+
+        g = grouped or Grouped()
+        key_serde = g.key_serde if g.key_serde is not None else self.key_serde
+        value_serde = g.value_serde if g.value_serde is not None else self.value_serde
+        return KGroupedStream(self._internal, self._node, key_serde, value_serde, g.name, self.repartition_required)
+
+    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
+        from streams_runtime.kstream.grouped import KGroupedStream
+
+        check_callable(selector, "key selector")
+        g = grouped or Grouped()
+        node = self._processor(KEY_SELECT_NAME, g.name, lambda: sp.KStreamSelectKey(selector))
+        node.key_changing = True
+        self._internal.add_graph_node(self._node, node)
+        value_serde = g.value_serde if g.value_serde is not None else self.value_serde
+        return KGroupedStream(self._internal, node, g.key_serde, value_serde, g.name, True)
+
+    # ------------------------------------------------------------------ joins (issue 4; see internals/join_builders)
+    def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+        """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
+        ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""
+        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
+
+        return dispatch_stream_join(self, other, args, kwargs, "inner")
+
+    def left_join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+        """Left join (same arguments as ``join``): unmatched records join with None."""
+        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
+
+        return dispatch_stream_join(self, other, args, kwargs, "left")
+
+    def outer_join(self, other: KStream, *args: Any, **kwargs: Any) -> KStream:
+        """Outer join with a KStream ``(joiner, JoinWindows[, StreamJoined])``."""
+        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
+
+        return dispatch_stream_join(self, other, args, kwargs, "outer")
+
+    def __repr__(self) -> str:
+        return f"KStream({self.name})"

@@ -1,0 +1,149 @@
+"""KTable and GlobalKTable: changelog streams (latest value per key) and their operations.
+
+Records flowing out of a KTable node carry ``Change(new, old)`` values; ``to_stream()`` turns
+them back into plain records (a None value is a tombstone). A KTable is materialized (has a
+store) when named with ``Materialized.as_``, or when a downstream operation needs old values
+(``group_by``), which forces the source table to materialize, as in Kafka Streams.
+
+Hooks for later issues: joins need ``value_getter`` access to the table's store
+(``queryable_store_name`` / the supplier's ``store_name``) and ``suppress`` adds a buffer node
+after a KTable node; both attach as ProcessorGraphNodes without changing this class's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.kstream.internals import table_processors as tp
+from streams_runtime.kstream.internals.functions import check_callable, with_key
+from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.options import Grouped, Materialized
+
+FILTER_NAME = "KTABLE-FILTER-"
+MAPVALUES_NAME = "KTABLE-MAPVALUES-"
+TOSTREAM_NAME = "KTABLE-TOSTREAM-"
+SELECT_NAME = "KTABLE-SELECT-"
+SOURCE_NAME = "KTABLE-SOURCE-"
+
+
+class KTable:
+    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, supplier: Any,
+                 queryable_store_name: str | None = None) -> None:
+        self._internal = internal
+        self._queryable_store_name = queryable_store_name
+        self._node = node
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+        self._supplier = supplier  # the processor supplier producing this table's updates
+
+    @property
+    def name(self) -> str:
+        return self._node.output_name
+
+    @property
+    def queryable_store_name(self) -> str | None:
+        """The store name when this table is queryable (named with Materialized.as_), else None."""
+        return self._queryable_store_name
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        return self._supplier.enable_sending_old_values(force_materialization)
+
+    def _materialized_node(self, prefix: str, name: str | None, materialized: Materialized | None,
+                           make_supplier: Callable[[str | None], Any], value_serde: Any) -> KTable:
+        internal = self._internal
+        mat = None
+        if materialized is not None:
+            mat = internal.materialize(materialized, prefix, key_serde=self.key_serde, value_serde=value_serde)
+        node_name = internal.name_or_generate(name, prefix)
+        queryable = mat.queryable_store_name if mat is not None else None
+        supplier = make_supplier(queryable)
+        node = ProcessorGraphNode(node_name, supplier, materialized=mat if queryable else None)
+        internal.add_graph_node(self._node, node)
+        key_serde = mat.key_serde if mat is not None else self.key_serde
+        out_value_serde = mat.value_serde if mat is not None else value_serde
+        return KTable(internal, node, key_serde, out_value_serde, supplier, queryable)
+
+    def filter(self, predicate: Callable[[Any, Any], bool], materialized: Materialized | None = None, *,
+               name: str | None = None) -> KTable:
+        """Keep entries matching ``predicate(key, value)``; others become deletes downstream."""
+        check_callable(predicate, "predicate")
+        return self._materialized_node(FILTER_NAME, name, materialized,
+                                       lambda q: tp.KTableFilterSupplier(self._supplier, predicate, False, q),
+                                       self.value_serde)
+
+    def filter_not(self, predicate: Callable[[Any, Any], bool], materialized: Materialized | None = None, *,
+                   name: str | None = None) -> KTable:
+        check_callable(predicate, "predicate")
+        return self._materialized_node(FILTER_NAME, name, materialized,
+                                       lambda q: tp.KTableFilterSupplier(self._supplier, predicate, True, q),
+                                       self.value_serde)
+
+    def map_values(self, mapper: Callable[..., Any], materialized: Materialized | None = None, *,
+                   name: str | None = None) -> KTable:
+        """Map each value (``mapper(value)`` or ``mapper(key, value)``); deletes stay deletes."""
+        fn = with_key(mapper)
+        return self._materialized_node(MAPVALUES_NAME, name, materialized,
+                                       lambda q: tp.KTableMapValuesSupplier(self._supplier, fn, q), None)
+
+    def to_stream(self, mapper: Callable[[Any, Any], Any] | None = None, *, name: str | None = None) -> Any:
+        """The table's update stream; with ``mapper(key, value)`` the key is re-selected."""
+        from streams_runtime.kstream.kstream import KStream
+
+        node = ProcessorGraphNode(self._internal.name_or_generate(name, TOSTREAM_NAME), tp.KTableToStream)
+        self._internal.add_graph_node(self._node, node)
+        stream = KStream(self._internal, node, self.key_serde, self.value_serde, False)
+        return stream.select_key(mapper) if mapper is not None else stream
+
+    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
+        """Re-key the table: ``selector(key, value) -> (new_key, new_value)``; then aggregate."""
+        from streams_runtime.kstream.grouped import KGroupedTable
+
+        check_callable(selector, "selector")
+        g = grouped or Grouped()
+        select_name = self._internal.name_or_generate(g.name, SELECT_NAME)
+        supplier = tp.KTableRepartitionMapSupplier(self._supplier, selector)
+        node = ProcessorGraphNode(select_name, supplier)
+        self._internal.add_graph_node(self._node, node)
+        self.enable_sending_old_values(True)
+        return KGroupedTable(self._internal, node, g.key_serde, g.value_serde, g.name)
+
+    # ------------------------------------------------------------------ joins, suppress (issue 4)
+    def join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
+             name: str | None = None) -> KTable:
+        """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate."""
+        from streams_runtime.kstream.internals.join_builders import table_table_join
+
+        return table_table_join(self, other, joiner, "inner", name, materialized)
+
+    def left_join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
+                  name: str | None = None) -> KTable:
+        from streams_runtime.kstream.internals.join_builders import table_table_join
+
+        return table_table_join(self, other, joiner, "left", name, materialized)
+
+    def outer_join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
+                   name: str | None = None) -> KTable:
+        from streams_runtime.kstream.internals.join_builders import table_table_join
+
+        return table_table_join(self, other, joiner, "outer", name, materialized)
+
+    def suppress(self, suppressed: Any) -> KTable:
+        """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
+        from streams_runtime.kstream.internals.suppress import suppress
+
+        return suppress(self, suppressed)
+
+    def __repr__(self) -> str:
+        return f"KTable({self.name})"
+
+
+class GlobalKTable:
+    """A table replicated in full on every instance; readable by its store name (joins later)."""
+
+    def __init__(self, store_name: str, queryable_store_name: str | None) -> None:
+        self.store_name = store_name
+        self.queryable_store_name = queryable_store_name
+
+    def __repr__(self) -> str:
+        return f"GlobalKTable({self.store_name})"

@@ -1,0 +1,186 @@
+"""StreamsBuilder: the entry point of the DSL. ``build()`` returns a Topology (a pure description).
+
+builder = StreamsBuilder()
+counts = (builder.stream("text-input", Consumed.with_(Serdes.String(), Serdes.String()))
+          .flat_map_values(lambda line: line.lower().split())
+          .group_by(lambda key, word: word)
+          .count(Materialized.as_("word-count-store")))
+counts.to_stream().to("wordcount-output", Produced.with_(Serdes.String(), Serdes.Long()))
+topology = builder.build()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from streams_runtime.config import StreamsConfig
+from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+from streams_runtime.kstream.internals.graph import GraphNode, StreamSourceNode, TableSourceNode
+from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
+from streams_runtime.kstream.kstream import SOURCE_NAME as KSTREAM_SOURCE_NAME
+from streams_runtime.kstream.kstream import KStream
+from streams_runtime.kstream.ktable import SOURCE_NAME as KTABLE_SOURCE_NAME
+from streams_runtime.kstream.ktable import GlobalKTable, KTable
+from streams_runtime.kstream.options import Consumed, Materialized
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+from streams_runtime.processor.topology import Topology
+
+
+class _StateStoreNode(GraphNode):
+    """``StreamsBuilder.add_state_store``: a store processors connect to by name."""
+
+    def __init__(self, store_builder: Any) -> None:
+        super().__init__(store_builder.name)
+        self.store_builder = store_builder
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        builder.add_state_store(self.store_builder)
+
+
+class _GlobalStoreNode(GraphNode):
+    def __init__(
+        self,
+        store_builder: Any,
+        source_name: str,
+        topic: str,
+        consumed: Consumed,
+        processor_name: str,
+        supplier: Callable[[], Any],
+    ) -> None:
+        super().__init__(processor_name)
+        self.args = (store_builder, source_name, topic, processor_name, supplier, consumed)
+
+    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+        store_builder, source, topic, processor, supplier, c = self.args
+        builder.add_global_store(
+            store_builder.with_logging_disabled(),
+            source,
+            topic,
+            processor,
+            supplier,
+            key_serde=c.key_serde,
+            value_serde=c.value_serde,
+            timestamp_extractor=c.timestamp_extractor,
+        )
+
+
+def _split_options(args: tuple, *types: type) -> tuple[list, list]:
+    plain, options = [], []
+    for arg in args:
+        (options if isinstance(arg, types) else plain).append(arg)
+    return plain, options
+
+
+class StreamsBuilder:
+    """See the module docstring."""
+
+    def __init__(self, config: StreamsConfig | Mapping[str, Any] | None = None) -> None:
+        self.config = config
+        self._internal = InternalStreamsBuilder()
+        self._built: Topology | None = None
+
+    # ------------------------------------------------------------------ sources
+    def stream(self, *topics: Any, consumed: Consumed | None = None) -> KStream:
+        """A KStream over topics: ``stream("a")``, ``stream("a", "b")``, ``stream(["a", "b"])``."""
+        names, options = _split_options(topics, Consumed)
+        if options:
+            consumed = options[0]
+        flat: list[str] = []
+        for item in names:
+            flat.extend([item] if isinstance(item, str) else list(item))
+        if not flat:
+            raise TopologyError("stream() needs at least one topic")
+        c = consumed or Consumed()
+        name = self._internal.name_or_generate(c.name, KSTREAM_SOURCE_NAME)
+        node = StreamSourceNode(name, flat, c)
+        self._internal.add_graph_node(self._internal.root, node)
+        return KStream(self._internal, node, c.key_serde, c.value_serde, False)
+
+    def table(
+        self,
+        topic: str,
+        *options: Any,
+        consumed: Consumed | None = None,
+        materialized: Materialized | None = None,
+    ) -> KTable:
+        """A KTable over ``topic`` (a changelog: latest value per key; a None value deletes)."""
+        _, opts = _split_options(options, Consumed, Materialized)
+        for opt in opts:
+            if isinstance(opt, Consumed):
+                consumed = opt
+            else:
+                materialized = opt
+        c = consumed or Consumed()
+        mat = self._internal.materialize(
+            materialized, topic + "-", key_serde=c.key_serde, value_serde=c.value_serde
+        )
+        if c.key_serde is None and mat.key_serde is not None:
+            c = c.replace(key_serde=mat.key_serde)
+        if c.value_serde is None and mat.value_serde is not None:
+            c = c.replace(value_serde=mat.value_serde)
+        source_name = self._internal.suffix_or_generate(c.name, "-source", KSTREAM_SOURCE_NAME)
+        table_name = self._internal.name_or_generate(c.name, KTABLE_SOURCE_NAME)
+        supplier = KTableSourceSupplier(mat.store_name, mat.queryable_store_name)
+        node = TableSourceNode(table_name, source_name, topic, c, supplier, mat)
+        self._internal.add_graph_node(self._internal.root, node)
+        return KTable(self._internal, node, c.key_serde, c.value_serde, supplier, mat.queryable_store_name)
+
+    def global_table(
+        self,
+        topic: str,
+        *options: Any,
+        consumed: Consumed | None = None,
+        materialized: Materialized | None = None,
+    ) -> GlobalKTable:
+        """A table fully replicated on every instance (always materialized, never logged)."""
+        _, opts = _split_options(options, Consumed, Materialized)
+        for opt in opts:
+            if isinstance(opt, Consumed):
+                consumed = opt
+            else:
+                materialized = opt
+        c = consumed or Consumed()
+        mat = self._internal.materialize(
+            materialized, topic + "-", key_serde=c.key_serde, value_serde=c.value_serde
+        )
+        mat.materialized = mat.materialized.with_logging_disabled()
+        source_name = self._internal.suffix_or_generate(c.name, "-source", KSTREAM_SOURCE_NAME)
+        processor_name = self._internal.name_or_generate(c.name, KTABLE_SOURCE_NAME)
+        supplier = KTableSourceSupplier(mat.store_name, mat.store_name)
+        node = TableSourceNode(processor_name, source_name, topic, c, supplier, mat, is_global=True)
+        self._internal.add_graph_node(self._internal.root, node)
+        return GlobalKTable(mat.store_name, mat.queryable_store_name)
+
+    # ------------------------------------------------------------------ stores
+    def add_state_store(self, store_builder: Any) -> StreamsBuilder:
+        """Add a store that ``process(..., "store-name")`` operations connect to."""
+        self._internal.add_graph_node(self._internal.root, _StateStoreNode(store_builder))
+        return self
+
+    def add_global_store(
+        self,
+        store_builder: Any,
+        topic: str,
+        state_update_supplier: Callable[[], Any],
+        consumed: Consumed | None = None,
+    ) -> StreamsBuilder:
+        c = consumed or Consumed()
+        source_name = self._internal.name_or_generate(None, KSTREAM_SOURCE_NAME)
+        processor_name = self._internal.name_or_generate(None, "KTABLE-SOURCE-")
+        node = _GlobalStoreNode(store_builder, source_name, topic, c, processor_name, state_update_supplier)
+        self._internal.add_graph_node(self._internal.root, node)
+        return self
+
+    # ------------------------------------------------------------------ build
+    def build(self, config: StreamsConfig | Mapping[str, Any] | None = None) -> Topology:
+        """Translate the DSL graph into a Topology (once; later calls return the same one)."""
+        if self._built is not None:
+            return self._built
+        config = config if config is not None else self.config
+        topology = Topology(config)
+        self._internal.build(topology.internal_builder, config)
+        topology.internal_builder.validate()
+        self._built = topology
+        return topology

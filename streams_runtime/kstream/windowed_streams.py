@@ -1,0 +1,202 @@
+"""TimeWindowedKStream and SessionWindowedKStream: ``group_by_key().windowed_by(windows)``.
+
+Owner: the DSL (issue 4). Each ``count``/``reduce``/``aggregate`` adds one processor with its
+window (or session) store after the grouped stream's repartition node (if a key changed
+upstream), and returns a KTable keyed by ``Windowed(key, window)``.
+
+Stores (Kafka Streams' WindowStoreMaterializer / SessionStoreMaterializer rules):
+* retention = ``Materialized.retention_ms`` if set, else window size + grace (session:
+  inactivity gap + grace); a retention below size + grace is a TopologyError;
+* type from ``Materialized.store_type`` / ``default_dsl_store`` (rocksdb or in_memory), or the
+  Materialized's window/session store supplier;
+* changelog ``cleanup.policy=compact,delete`` with ``retention.ms`` = retention + one day
+  (done by the state side's window builders); caching and logging as the Materialized says.
+
+Names follow Kafka Streams: ``KSTREAM-AGGREGATE-`` / ``KSTREAM-REDUCE-`` processors and stores;
+``count(Materialized)`` without a store name burns one index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.internals import window_aggregate as wa
+from streams_runtime.kstream.internals.functions import check_callable
+from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
+from streams_runtime.serdes import Serdes
+from streams_runtime.windowed import WindowedSerdes
+
+AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
+REDUCE_NAME = "KSTREAM-REDUCE-"
+
+
+class _WindowStoreFactory:
+    """Builds the window/session StoreBuilder of one aggregation at topology-build time."""
+
+    def __init__(self, mat: Any, windows: Any) -> None:
+        self.mat = mat
+        self.windows = windows
+
+    def __call__(self, ctx: Any) -> Any:
+        m = self.mat.materialized
+        config = ctx.config
+        store_type = m.store_type or (config.get("default_dsl_store") if config else None) or "rocksdb"
+        return self.build(store_type == "in_memory")
+
+    def build(self, in_memory: bool) -> Any:
+        from streams_runtime.state import Stores
+
+        m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
+        session = isinstance(windows, SessionWindows)
+        minimum = (windows.inactivity_gap_ms if session else windows.size_ms) + windows.grace_ms
+        retention = m.retention_ms if m.retention_ms is not None else minimum
+        if retention < minimum:
+            raise TopologyError(f"the retention period of the {'session' if session else 'window'} store {name} "
+                                f"must be no smaller than its window size plus the grace period; "
+                                f"got size+grace=[{minimum}], retention=[{retention}]")
+        supplier = m.store_supplier
+        if session:
+            if supplier is None:
+                supplier = (Stores.in_memory_session_store if in_memory else Stores.persistent_session_store)(
+                    name, retention)
+            builder = Stores.session_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
+        else:
+            if supplier is None:
+                make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
+                supplier = make(name, retention, windows.size_ms, False)
+            builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
+        builder.with_logging_enabled(m.logging_config or {}) if m.logging_enabled else builder.with_logging_disabled()
+        builder.with_caching_enabled() if m.caching_enabled else builder.with_caching_disabled()
+        return builder
+
+
+class _WindowedKStream:
+    def __init__(self, grouped: Any, windows: Any) -> None:
+        self._grouped = grouped
+        self._internal = grouped._internal
+        self.windows = windows
+        self.key_serde = grouped.key_serde
+        self.value_serde = grouped.value_serde
+
+    def _windowed_key_serde(self, key_serde: Any) -> Any:
+        raise NotImplementedError
+
+    def _build(self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]) -> Any:
+        from streams_runtime.kstream.ktable import KTable
+
+        internal = self._internal
+        supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
+        supplier.windows = self.windows
+        parent = self._grouped._repartitioned_parent(mat.store_name)
+        node = StatefulProcessorNode(func_name, supplier, store_factories=(_WindowStoreFactory(mat, self.windows),))
+        internal.add_graph_node(parent, node)
+        key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
+        return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+
+    def _materialize(self, materialized: Any, prefix: str, value_serde: Any) -> Any:
+        return self._internal.materialize(materialized, prefix, key_serde=self.key_serde, value_serde=value_serde)
+
+    def _count_materialized(self, materialized: Any) -> Any:
+        if materialized is not None and materialized.store_name is None:
+            self._internal.new_store_name(AGGREGATE_NAME)  # Kafka Streams burns one here
+        return self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
+
+
+class TimeWindowedKStream(_WindowedKStream):
+    """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
+
+    def _windowed_key_serde(self, key_serde: Any) -> Any:
+        size = self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
+        return WindowedSerdes.time_windowed(key_serde, max(size, 1))
+
+    def _processor(self, supplier: wa.WindowAggregateSupplier, initializer: Callable[[], Any],
+                   aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+        return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
+
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+        """Records per key and window (Long values)."""
+        mat = self._count_materialized(materialized)
+        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None) -> Any:
+        """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
+        check_callable(reducer, "reducer")
+        mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
+        func = self._internal.name_or_generate(name, REDUCE_NAME)
+        return self._build(func, mat, lambda s: self._processor(s, _none, _reducing(reducer)))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  materialized: Any = None, *, name: str | None = None) -> Any:
+        """``aggregator(key, value, aggregate)`` per key and window, from ``initializer()``."""
+        check_callable(initializer, "initializer")
+        check_callable(aggregator, "aggregator")
+        mat = self._materialize(materialized, AGGREGATE_NAME, None)
+        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: self._processor(s, initializer, aggregator))
+
+
+class SessionWindowedKStream(_WindowedKStream):
+    """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
+
+    def _windowed_key_serde(self, key_serde: Any) -> Any:
+        return WindowedSerdes.session_windowed(key_serde)
+
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+        mat = self._count_materialized(materialized)
+        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
+            s, self.windows, _zero, _count, lambda k, a, b: a + b))
+
+    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None) -> Any:
+        check_callable(reducer, "reducer")
+        mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
+        func = self._internal.name_or_generate(name, REDUCE_NAME)
+        aggregator = _reducing(reducer)
+        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
+            s, self.windows, _none, aggregator, lambda k, a, b: aggregator(k, b, a)))
+
+    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
+                  merger: Callable[[Any, Any, Any], Any], materialized: Any = None, *,
+                  name: str | None = None) -> Any:
+        """``aggregator(key, value, agg)``; ``merger(key, agg1, agg2)`` when sessions merge."""
+        check_callable(initializer, "initializer")
+        check_callable(aggregator, "aggregator")
+        check_callable(merger, "session merger")
+        mat = self._materialize(materialized, AGGREGATE_NAME, None)
+        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
+            s, self.windows, initializer, aggregator, merger))
+
+
+def windowed_by(grouped: Any, windows: Any) -> Any:
+    """What ``KGroupedStream.windowed_by`` returns for ``windows``."""
+    if isinstance(windows, SlidingWindows):
+        raise NotImplementedError("sliding-window aggregation is not implemented yet (issue 4 follow-up; "
+                                  "see /work/notes/issue4-dsl-status.md)")
+    if isinstance(windows, TimeWindows):
+        return TimeWindowedKStream(grouped, windows)
+    if isinstance(windows, SessionWindows):
+        return SessionWindowedKStream(grouped, windows)
+    raise TypeError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, got {windows!r}")
+
+
+def _zero() -> int:
+    return 0
+
+
+def _none() -> None:
+    return None
+
+
+def _count(key: Any, value: Any, aggregate: int) -> int:
+    return aggregate + 1
+
+
+def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    def aggregate(key: Any, value: Any, agg: Any) -> Any:
+        return value if agg is None else reducer(agg, value)
+    return aggregate

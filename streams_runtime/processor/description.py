@@ -1,0 +1,122 @@
+"""TopologyDescription: the static shape of a topology, printed exactly as Kafka Streams prints it.
+
+Within a sub-topology nodes are ordered by the size of the sub-graph they root (largest first),
+then by name; sets of topics and stores print in Java ``HashSet`` order. Topic names are printed
+as declared (internal topics without the ``<application_id>-`` prefix, as Kafka Streams does)
+unless the topology was built knowing its application id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from streams_runtime.processor.internals.java_order import java_set_string
+
+
+@dataclass(eq=False)
+class Node:
+    """One node of a description: a Source, Processor or Sink."""
+
+    kind: str  # "Source" | "Processor" | "Sink"
+    name: str
+    topics: list[str] = field(default_factory=list)  # Source: its topics; Sink: [topic] or []
+    pattern: str | None = None
+    stores: list[str] = field(default_factory=list)
+    extractor: str | None = None  # Sink with a topic chooser
+    predecessors: list[Node] = field(default_factory=list)
+    successors: list[Node] = field(default_factory=list)
+    size: int = 1
+
+    @property
+    def topic(self) -> str | None:
+        return self.topics[0] if self.kind == "Sink" and self.topics else None
+
+    def __str__(self) -> str:
+        succ = _names(self.successors)
+        pred = _names(self.predecessors)
+        if self.kind == "Source":
+            shown = self.pattern if self.pattern is not None else java_set_string(self.topics)
+            return f"Source: {self.name} (topics: {shown})\n      --> {succ}"
+        if self.kind == "Processor":
+            return (
+                f"Processor: {self.name} (stores: {java_set_string(self.stores)})\n"
+                f"      --> {succ}\n      <-- {pred}"
+            )
+        if self.extractor is not None:
+            return f"Sink: {self.name} (extractor class: {self.extractor})\n      <-- {pred}"
+        return f"Sink: {self.name} (topic: {self.topic})\n      <-- {pred}"
+
+
+def _order_key(node: Node) -> tuple[int, str]:
+    return (-node.size, node.name)
+
+
+def _names(nodes: list[Node]) -> str:
+    if not nodes:
+        return "none"
+    return ", ".join(n.name for n in sorted(nodes, key=_order_key))
+
+
+@dataclass
+class Subtopology:
+    id: int
+    nodes: list[Node]
+
+    def ordered_nodes(self) -> list[Node]:
+        return sorted(self.nodes, key=_order_key)
+
+    def __str__(self) -> str:
+        body = "".join(f"    {node}\n" for node in self.ordered_nodes())
+        return f"Sub-topology: {self.id}\n{body}\n"
+
+
+@dataclass
+class GlobalStore:
+    id: int
+    source: Node
+    processor: Node
+
+    def __str__(self) -> str:
+        return (
+            f"Sub-topology: {self.id} for global store (will not generate tasks)\n"
+            f"    {self.source}\n    {self.processor}\n"
+        )
+
+
+@dataclass
+class TopologyDescription:
+    """Sub-topologies and global stores; ``str()`` gives Kafka Streams' text."""
+
+    subtopologies: list[Subtopology] = field(default_factory=list)
+    global_stores: list[GlobalStore] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        parts = ["Topologies:\n "]
+        subs = sorted(self.subtopologies, key=lambda s: s.id)
+        globs = sorted(self.global_stores, key=lambda g: g.id)
+        expected = 0
+        while subs and globs:
+            if subs[0].id == expected:
+                parts.append("  " + str(subs.pop(0)))
+            else:
+                parts.append("  " + str(globs.pop(0)))
+            expected += 1
+        parts.extend("  " + str(s) for s in subs)
+        parts.extend("  " + str(g) for g in globs)
+        return "".join(parts)
+
+
+def link(nodes: dict[str, Node], edges: list[tuple[str, str]]) -> None:
+    """Connect parent -> child edges and compute each node's sub-graph size (1 + children's)."""
+    for parent, child in edges:
+        nodes[parent].successors.append(nodes[child])
+        nodes[child].predecessors.append(nodes[parent])
+    memo: dict[str, int] = {}
+
+    def size(node: Node) -> int:
+        if node.name not in memo:
+            memo[node.name] = 1 + sum(size(c) for c in node.successors)
+        return memo[node.name]
+
+    for node in nodes.values():
+        node.size = size(node)

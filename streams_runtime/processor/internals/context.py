@@ -1,0 +1,220 @@
+"""ProcessorContextImpl: what processors and state stores of one task see of the runtime.
+
+Created and owned by a StreamTask; implements the public ProcessorContext and the contract's
+StateStoreContext. It tracks the node being executed and the record being processed (so that
+``forward`` knows the children and stores know the record's timestamp and headers), and routes
+exceptions raised by a processor to the task's processing exception handler, at the node that
+raised (as Kafka Streams' ProcessorNode does).
+
+Hot path: ``forward`` walks a precomputed child list; no allocation besides what processors do.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from streams_runtime.errors import InvalidStateStoreError, StreamsError, StreamsProcessingError
+from streams_runtime.processor.api import (
+    Cancellable,
+    ProcessorContext,
+    PunctuationType,
+    Record,
+    RecordMetadata,
+)
+from streams_runtime.processor.internals.internal_topics import changelog_topic_name
+
+
+class RecordContext(NamedTuple):
+    """Topic, partition, offset, timestamp and headers of the record being processed."""
+
+    topic: str | None
+    partition: int
+    offset: int
+    timestamp: int
+    headers: tuple
+
+
+class ProcessorContextImpl(ProcessorContext):
+    """One per task; see the module docstring."""
+
+    def __init__(
+        self,
+        task: Any,
+        application_id: str,
+        task_id: Any,
+        config: Any,
+        state_dir: pathlib.Path,
+        metrics: Any,
+        cache: Any,
+        collector: Any,
+        processing_handler: Any,
+    ) -> None:
+        self._task = task
+        self.application_id = application_id
+        self.task_id = task_id
+        self.app_configs = config
+        self.state_dir = state_dir
+        self.metrics = metrics
+        self._cache = cache
+        self._collector = collector
+        self._handler = processing_handler
+        self._stores: dict[str, Any] = {}
+        self._global_stores: dict[str, Any] = {}
+        self.registered: dict[str, tuple[Any, Any, str | None]] = {}
+        self._node: Any = None
+        self._record: Record | None = None
+        self._topic: str | None = None
+        self._partition = -1
+        self._offset = -1
+
+    # ------------------------------------------------------------------ forwarding (hot path)
+    def forward(self, record: Record, child_name: str | None = None) -> None:
+        node = self._node
+        if child_name is None:
+            children = node.children
+        else:
+            child = node.child_by_name.get(child_name)
+            if child is None:
+                raise StreamsError(
+                    f"unknown downstream node {child_name!r}: it does not exist or is "
+                    f"not a child of processor {node.name}"
+                )
+            children = (child,)
+        previous_record = self._record
+        self._record = record
+        for child in children:
+            self._node = child
+            try:
+                child.process(record)
+            except StreamsProcessingError:
+                raise
+            except Exception as exc:  # the processing exception handler decides
+                self._handler.handle(exc, child.name, record, self.record_metadata())
+        self._node = node
+        self._record = previous_record
+
+    # ------------------------------------------------------------------ record metadata
+    def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
+        self._topic = topic
+        self._partition = partition
+        self._offset = offset
+        self._record = record
+
+    def record_metadata(self) -> RecordMetadata | None:
+        if self._topic is None:
+            return None
+        return RecordMetadata(self._topic, self._partition, self._offset)
+
+    @property
+    def topic(self) -> str | None:
+        return self._topic
+
+    @property
+    def partition(self) -> int:
+        return self._partition
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    @property
+    def timestamp(self) -> int:
+        return self._record.timestamp if self._record is not None else -1
+
+    @property
+    def headers(self) -> tuple:
+        return self._record.headers if self._record is not None else ()
+
+    def record_context(self) -> RecordContext | None:
+        record = self._record
+        if record is None:
+            return None
+        return RecordContext(self._topic, self._partition, self._offset, record.timestamp, record.headers)
+
+    def set_record_context(self, record_context: Any) -> None:
+        if record_context is None:
+            self._topic, self._partition, self._offset, self._record = None, -1, -1, None
+            return
+        self._topic = record_context.topic
+        self._partition = record_context.partition
+        self._offset = record_context.offset
+        self._record = Record(None, None, record_context.timestamp, tuple(record_context.headers or ()))
+
+    @property
+    def current_node(self) -> Any:
+        return self._node
+
+    def set_current_node(self, node: Any) -> None:
+        self._node = node
+
+    # ------------------------------------------------------------------ stores
+    def add_store(self, store: Any, is_global: bool = False) -> None:
+        (self._global_stores if is_global else self._stores)[store.name] = store
+
+    def get_state_store(self, name: str) -> Any:
+        store = self._stores.get(name)
+        if store is not None:
+            node = self._node
+            if node is not None and name not in node.stores:
+                raise InvalidStateStoreError(
+                    f"processor {node.name} has no access to state store {name} as the store is not "
+                    f"connected to the processor; connect it with add_state_store(builder, "
+                    f"'{node.name}') or connect_processor_and_state_stores('{node.name}', '{name}')"
+                )
+            return store
+        store = self._global_stores.get(name)
+        if store is not None:
+            return store
+        raise InvalidStateStoreError(f"state store {name} does not exist in task {self.task_id}")
+
+    def stores(self) -> dict[str, Any]:
+        return dict(self._stores)
+
+    # StateStoreContext ------------------------------------------------------------------
+    def register(
+        self, store: Any, restore_callback: Callable[..., None], *, changelog_topic: str | None = None
+    ) -> None:
+        self.registered[store.name] = (store, restore_callback, changelog_topic)
+
+    def changelog_topic(self, store_name: str) -> str:
+        return changelog_topic_name(self.application_id, store_name)
+
+    def log_change(
+        self, store_name: str, key: bytes, value: bytes | None, timestamp: int, headers: Any = None
+    ) -> None:
+        if headers is None:
+            headers = self._record.headers if self._record is not None else ()
+        self._collector.send(
+            changelog_topic_name(self.application_id, store_name),
+            key,
+            value,
+            tuple(headers),
+            timestamp,
+            self.task_id.partition,
+        )
+
+    def cache(self) -> Any:
+        return self._cache
+
+    # ------------------------------------------------------------------ time and scheduling
+    def schedule(
+        self, interval_ms: int, punctuation_type: PunctuationType, punctuator: Callable[[int], None]
+    ) -> Cancellable:
+        if isinstance(interval_ms, bool) or not isinstance(interval_ms, int) or interval_ms < 1:
+            raise ValueError(
+                f"the minimum supported scheduling interval is 1 millisecond, got {interval_ms!r}"
+            )
+        if not isinstance(punctuation_type, PunctuationType):
+            raise ValueError(f"punctuation_type must be a PunctuationType, got {punctuation_type!r}")
+        return self._task.schedule(self._node, interval_ms, punctuation_type, punctuator)
+
+    def current_stream_time_ms(self) -> int:
+        return self._task.stream_time
+
+    def current_system_time_ms(self) -> int:
+        return self._task.wall_clock_ms()
+
+    def commit(self) -> None:
+        self._task.request_commit()

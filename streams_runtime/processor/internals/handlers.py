@@ -1,0 +1,132 @@
+"""Exception handlers: what happens to a record that cannot be deserialized or processed.
+
+Deserialization (config ``default_deserialization_exception_handler``):
+  - ``log_and_fail`` (default): log, raise DeserializationFailedError naming topic/partition/offset.
+  - ``log_and_continue``: log, count in ``dropped-records``, skip the record.
+  - ``dead_letter``: send the raw record to ``dead_letter_topic`` with headers naming the error
+    (Kafka Streams' KIP-1034 names: ``__streams.errors.exception``, ``.message``, ``.stacktrace``,
+    ``.topic``, ``.partition``, ``.offset``), log, count, skip. Nothing is lost.
+Processing (config ``processing_exception_handler``), invoked at the processor that raised:
+  - ``log_and_fail`` (default): raise StreamsProcessingError naming node, task and source record.
+  - ``log_and_continue``: log, count in ``dropped-records``, and go on with the next sibling.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
+
+log = logging.getLogger("streams_runtime.processor")
+
+DLQ_EXCEPTION = "__streams.errors.exception"
+DLQ_MESSAGE = "__streams.errors.message"
+DLQ_STACKTRACE = "__streams.errors.stacktrace"
+DLQ_TOPIC = "__streams.errors.topic"
+DLQ_PARTITION = "__streams.errors.partition"
+DLQ_OFFSET = "__streams.errors.offset"
+
+
+def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: int) -> tuple:
+    """The error headers attached to a dead-lettered record."""
+    return (
+        (DLQ_EXCEPTION, type(exc).__qualname__.encode()),
+        (DLQ_MESSAGE, str(exc).encode()),
+        (DLQ_STACKTRACE, "".join(traceback.format_exception(exc)).encode()),
+        (DLQ_TOPIC, topic.encode()),
+        (DLQ_PARTITION, str(partition).encode()),
+        (DLQ_OFFSET, str(offset).encode()),
+    )
+
+
+class DeserializationHandler:
+    """Applies the configured deserialization policy for one task."""
+
+    def __init__(
+        self, mode: str, dead_letter_topic: str | None, dropped: Any, collector: Any, task_id: Any
+    ) -> None:
+        self.mode = mode
+        self.dead_letter_topic = dead_letter_topic
+        self._dropped = dropped
+        self._collector = collector
+        self._task_id = task_id
+
+    def handle(
+        self,
+        exc: BaseException,
+        topic: str,
+        partition: int,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple,
+    ) -> None:
+        """Called for a corrupt record; returns to skip it or raises to fail."""
+        where = f"topic={topic} partition={partition} offset={offset}"
+        if self.mode == "log_and_fail":
+            log.error("Deserialization error in task %s, %s: %s", self._task_id, where, exc)
+            raise DeserializationFailedError(
+                f"deserialization failed for the record at {where} in task {self._task_id}: {exc} "
+                f"(default_deserialization_exception_handler=log_and_fail)"
+            ) from exc
+        if self.mode == "dead_letter":
+            self._collector.send(
+                self.dead_letter_topic,
+                key,
+                value,
+                tuple(headers) + dead_letter_headers(exc, topic, partition, offset),
+                max(timestamp, 0),
+                None,
+            )
+            log.warning(
+                "Deserialization error in task %s, %s: %s; record sent to dead-letter topic %s",
+                self._task_id,
+                where,
+                exc,
+                self.dead_letter_topic,
+            )
+        else:
+            log.warning(
+                "Deserialization error in task %s, %s: %s; record skipped "
+                "(default_deserialization_exception_handler=log_and_continue)",
+                self._task_id,
+                where,
+                exc,
+            )
+        self._dropped.record()
+
+
+class ProcessingHandler:
+    """Applies the configured processing-error policy for one task."""
+
+    def __init__(self, mode: str, dropped: Any, task_id: Any) -> None:
+        self.continue_on_error = mode == "log_and_continue"
+        self._dropped = dropped
+        self._task_id = task_id
+
+    def handle(self, exc: BaseException, node_name: str, record: Any, metadata: Any) -> None:
+        where = (
+            f"topic={metadata.topic} partition={metadata.partition} offset={metadata.offset}"
+            if metadata is not None and metadata.topic is not None
+            else "no source record (punctuation)"
+        )
+        if not self.continue_on_error:
+            log.error(
+                "Processing error in task %s at processor %s (%s): %r", self._task_id, node_name, where, exc
+            )
+            raise StreamsProcessingError(
+                f"exception caught in process: task {self._task_id}, processor {node_name}, {where}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        log.warning(
+            "Processing error in task %s at processor %s (%s): %r; record skipped "
+            "(processing_exception_handler=log_and_continue)",
+            self._task_id,
+            node_name,
+            where,
+            exc,
+        )
+        self._dropped.record()

@@ -1,0 +1,152 @@
+"""RecordQueue and PartitionGroup: the buffered input of one task and the choice of the next record.
+
+Owned by a StreamTask. Each input partition has a RecordQueue of raw (bytes) records. The queue
+deserializes and timestamps lazily, one record at a time, when a record becomes its head: a
+corrupt record goes to the deserialization handler, a record whose extracted timestamp is
+negative is dropped (logged, counted). The PartitionGroup picks, among queues with a head, the
+one whose head has the smallest timestamp (ties: the queue created first), which is how a task
+merges partitions in timestamp order; stream time is the largest timestamp processed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, NamedTuple
+
+from streams_runtime.processor.timestamps import ConsumerRecord
+from streams_runtime.serdes import deserialize_or_raise
+
+log = logging.getLogger("streams_runtime.processor")
+
+UNKNOWN = -1
+
+
+class RawRecord(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+
+
+class RecordQueue:
+    """The raw records of one partition and its deserialized, timestamped head."""
+
+    __slots__ = (
+        "topic",
+        "partition",
+        "source",
+        "raw",
+        "head",
+        "head_time",
+        "partition_time",
+        "_key_serde",
+        "_value_serde",
+        "_extractor",
+        "_handler",
+        "_dropped",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        source: Any,
+        key_serde: Any,
+        value_serde: Any,
+        extractor: Any,
+        handler: Any,
+        dropped: Any,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.source = source
+        self.raw: deque[RawRecord] = deque()
+        self.head: ConsumerRecord | None = None
+        self.head_time = UNKNOWN
+        self.partition_time = UNKNOWN
+        self._key_serde = key_serde
+        self._value_serde = value_serde
+        self._extractor = extractor
+        self._handler = handler
+        self._dropped = dropped
+
+    def __len__(self) -> int:
+        return len(self.raw) + (self.head is not None)
+
+    def add(self, record: RawRecord) -> None:
+        self.raw.append(record)
+        if self.head is None:
+            self._update_head()
+
+    def poll(self) -> tuple[ConsumerRecord, int]:
+        """Remove the head (caller checked there is one) and advance to the next valid record."""
+        head, time = self.head, self.head_time
+        self.head = None
+        if time > self.partition_time:
+            self.partition_time = time
+        if self.raw:
+            self._update_head()
+        return head, time
+
+    def _update_head(self) -> None:
+        raw = self.raw
+        while self.head is None and raw:
+            rec = raw.popleft()
+            try:
+                key = deserialize_or_raise(self._key_serde, rec.topic, "key", rec.key)
+                value = deserialize_or_raise(self._value_serde, rec.topic, "value", rec.value)
+            except Exception as exc:  # a corrupt record: the handler skips it or raises
+                self._handler.handle(
+                    exc, rec.topic, rec.partition, rec.offset, rec.timestamp, rec.key, rec.value, rec.headers
+                )
+                continue
+            consumed = ConsumerRecord(
+                rec.topic, rec.partition, rec.offset, rec.timestamp, key, value, rec.headers
+            )
+            time = self._extractor(consumed, self.partition_time)
+            if time < 0:
+                log.warning(
+                    "Skipping record due to negative extracted timestamp. topic=[%s] partition=[%s] "
+                    "offset=[%s] extractedTimestamp=[%s]",
+                    rec.topic,
+                    rec.partition,
+                    rec.offset,
+                    time,
+                )
+                self._dropped.record()
+                continue
+            self.head = consumed
+            self.head_time = time
+
+
+class PartitionGroup:
+    """All queues of one task; ``next_record`` returns the queue with the earliest head."""
+
+    def __init__(self) -> None:
+        self.queues: dict[tuple[str, int], RecordQueue] = {}
+        self._ordered: list[RecordQueue] = []
+        self.stream_time = UNKNOWN
+
+    def add_queue(self, queue: RecordQueue) -> None:
+        self.queues[(queue.topic, queue.partition)] = queue
+        self._ordered.append(queue)
+
+    def queue_for(self, topic: str, partition: int) -> RecordQueue | None:
+        return self.queues.get((topic, partition))
+
+    def has_records(self) -> bool:
+        return any(q.head is not None or q.raw for q in self._ordered)
+
+    def num_buffered(self) -> int:
+        return sum(len(q) for q in self._ordered)
+
+    def next_queue(self) -> RecordQueue | None:
+        best = None
+        for queue in self._ordered:
+            if queue.head is not None and (best is None or queue.head_time < best.head_time):
+                best = queue
+        return best

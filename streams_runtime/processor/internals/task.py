@@ -1,0 +1,277 @@
+"""StreamTask: processes the records of one task (one sub-topology x one partition).
+
+Created by the TopologyTestDriver now (one task holding every non-global node, as Kafka Streams'
+driver does) and by the TaskManager of issue 5. The task owns its processor instances, its
+stores, its input queues and its punctuation schedules; it borrows the RecordCollector (the
+producer side), the metrics registry and the thread's record cache.
+
+Lifecycle (transitions not listed raise)::
+
+    CREATED --initialize()--> RUNNING --close()--> CLOSED
+       \\____________________close()______________/^
+
+initialize() steps:
+  1. build every store of the task from its StoreBuilder (one instance per task);
+  2. init the stores in registration order (they register with the context, join the cache);
+  3. init the processors in node order with each node current (so schedules bind to it);
+  4. create one RecordQueue per source topic for the task's partition.
+
+process() handles one record: pick the queue with the earliest head, advance stream time,
+set the record context, forward from its source node. commit() flushes the stores in
+registration order (caches first: a flush forwards downstream, possibly into later stores).
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import StreamsError, StreamsProcessingError
+from streams_runtime.processor.api import PunctuationType, Record
+from streams_runtime.processor.internals.context import ProcessorContextImpl
+from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
+from streams_runtime.processor.internals.nodes import ProcessorTopology, SinkNode, SourceNode
+from streams_runtime.processor.internals.partition_group import (
+    UNKNOWN,
+    PartitionGroup,
+    RawRecord,
+    RecordQueue,
+)
+from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
+from streams_runtime.processor.timestamps import resolve_extractor
+from streams_runtime.serdes import serialize_or_raise
+
+log = logging.getLogger("streams_runtime.processor")
+
+CREATED, RUNNING, CLOSED = "CREATED", "RUNNING", "CLOSED"
+_TRANSITIONS = {CREATED: {RUNNING, CLOSED}, RUNNING: {CLOSED}, CLOSED: set()}
+
+
+def resolve_serde(serde: Any, config: Any, side: str) -> Any:
+    """A node's serde, or the config default; wrapper serdes (Change) get the default inside."""
+    if serde is None:
+        return config.default_serde(side)
+    with_default = getattr(serde, "with_default_inner", None)
+    if with_default is not None:
+        return with_default(lambda: config.default_serde(side))
+    return serde
+
+
+class StreamTask:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        task_id: Any,
+        topology: ProcessorTopology,
+        store_builders: dict[str, Any],
+        config: Any,
+        collector: Any,
+        metrics: Any,
+        cache: Any,
+        wall_clock: Callable[[], int],
+        state_dir: pathlib.Path,
+        global_stores: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = task_id
+        self.topology = topology
+        self.state = CREATED
+        self.config = config
+        self._store_builders = store_builders
+        self._collector = collector
+        self._collector_flush = getattr(collector, "flush", None)
+        self._store_list: list[Any] = []
+        self.wall_clock_ms = wall_clock
+        self.stream_time = UNKNOWN
+        self.commit_requested = False
+        self.consumed_offsets: dict[tuple[str, int], int] = {}
+        self.dropped = metrics.dropped_records(task_id)
+        self.processing_handler = ProcessingHandler(
+            config["processing_exception_handler"], self.dropped, task_id
+        )
+        self.deserialization_handler = DeserializationHandler(
+            config["default_deserialization_exception_handler"],
+            config["dead_letter_topic"],
+            self.dropped,
+            collector,
+            task_id,
+        )
+        self.context = ProcessorContextImpl(
+            self,
+            config["application_id"],
+            task_id,
+            config,
+            state_dir,
+            metrics,
+            cache,
+            collector,
+            self.processing_handler,
+        )
+        self.stores: dict[str, Any] = {}
+        self._global_stores = global_stores or {}
+        self.partition_group = PartitionGroup()
+        self._stream_punctuations = PunctuationQueue()
+        self._wall_punctuations = PunctuationQueue()
+
+    def _transition(self, target: str) -> None:
+        if target not in _TRANSITIONS[self.state]:
+            raise StreamsError(f"task {self.id}: illegal transition {self.state} -> {target}")
+        self.state = target
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self, input_partition: int | None = None) -> None:
+        context = self.context
+        partition = self.id.partition if input_partition is None else input_partition
+        # Step 1 (with a zero-byte cache the caching layers are stripped, as Kafka Streams does)
+        no_cache = self.config["statestore_cache_max_bytes"] == 0
+        for name in self.topology.store_names:
+            builder = self._store_builders[name]
+            if no_cache and callable(getattr(builder, "with_caching_disabled", None)):
+                builder.with_caching_disabled()
+            self.stores[name] = builder.build()
+        for store in self._global_stores.values():
+            context.add_store(store, is_global=True)
+        # Step 2
+        for store in self.stores.values():
+            store.init(context, store)
+            context.add_store(store)
+        # Step 3
+        default_extractor = resolve_extractor(self.config["default_timestamp_extractor"], self.wall_clock_ms)
+        for node in self.topology.nodes.values():
+            context.set_current_node(node)
+            if isinstance(node, SinkNode):
+                node.key_serde = resolve_serde(node.key_serde, self.config, "key")
+                node.value_serde = resolve_serde(node.value_serde, self.config, "value")
+                node.bind(context, self._collector, serialize_or_raise)
+            node.init(context)
+        context.set_current_node(None)
+        # Step 4
+        for topic, source in self.topology.sources_by_topic.items():
+            self.add_queue_for(topic, partition, source, default_extractor)
+        self._store_list = list(self.stores.values())
+        self._transition(RUNNING)
+
+    def add_queue_for(self, topic: str, partition: int, source: SourceNode, default_extractor: Any) -> None:
+        extractor = (
+            resolve_extractor(source.timestamp_extractor, self.wall_clock_ms)
+            if source.timestamp_extractor is not None
+            else default_extractor
+        )
+        key_serde = resolve_serde(source.key_serde, self.config, "key")
+        value_serde = resolve_serde(source.value_serde, self.config, "value")
+        self.partition_group.add_queue(
+            RecordQueue(
+                topic,
+                partition,
+                source,
+                key_serde,
+                value_serde,
+                extractor,
+                self.deserialization_handler,
+                self.dropped,
+            )
+        )
+
+    def close(self) -> None:
+        if self.state == CLOSED:
+            return
+        errors = []
+        for node in self.topology.nodes.values():
+            try:
+                node.close()
+            except Exception as exc:  # keep closing the rest; report the first
+                errors.append(exc)
+        for store in self.stores.values():
+            try:
+                store.close()
+            except Exception as exc:
+                errors.append(exc)
+        self._stream_punctuations.close()
+        self._wall_punctuations.close()
+        self._transition(CLOSED)
+        if errors:
+            raise StreamsError(f"task {self.id}: errors while closing: {errors}") from errors[0]
+
+    # ------------------------------------------------------------------ input and processing
+    def add_record(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple = (),
+    ) -> None:
+        queue = self.partition_group.queue_for(topic, partition)
+        if queue is None:
+            raise StreamsError(f"task {self.id} does not read topic {topic} partition {partition}")
+        queue.add(RawRecord(topic, partition, offset, timestamp, key, value, headers))
+
+    def has_records_queued(self) -> bool:
+        return self.partition_group.has_records()
+
+    def process(self) -> bool:
+        """Process the next record; False when no queue has a record."""
+        queue = self.partition_group.next_queue()
+        if queue is None:
+            return False
+        consumed, time = queue.poll()
+        if time > self.stream_time:
+            self.stream_time = time
+        record = Record(consumed.key, consumed.value, time, consumed.headers)
+        context = self.context
+        context.set_source(consumed.topic, consumed.partition, consumed.offset, record)
+        context.set_current_node(queue.source)
+        try:
+            context.forward(record)
+        finally:
+            context.set_current_node(None)
+            self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
+        return True
+
+    # ------------------------------------------------------------------ punctuation
+    def schedule(
+        self, node: Any, interval: int, kind: PunctuationType, punctuator: Callable[[int], None]
+    ) -> PunctuationSchedule:
+        if kind is PunctuationType.STREAM_TIME:
+            return self._stream_punctuations.schedule(PunctuationSchedule(node, 0, interval, punctuator))
+        due = self.wall_clock_ms() + interval
+        return self._wall_punctuations.schedule(PunctuationSchedule(node, due, interval, punctuator))
+
+    def maybe_punctuate_stream_time(self) -> bool:
+        if self.stream_time == UNKNOWN:
+            return False
+        return self._stream_punctuations.may_punctuate(self.stream_time, self._punctuate)
+
+    def maybe_punctuate_system_time(self) -> bool:
+        return self._wall_punctuations.may_punctuate(self.wall_clock_ms(), self._punctuate)
+
+    def _punctuate(self, schedule: PunctuationSchedule, now: int) -> None:
+        context = self.context
+        context.set_source(None, -1, -1, Record(None, None, now, ()))
+        context.set_current_node(schedule.node)
+        try:
+            schedule.punctuator(now)
+        except StreamsProcessingError:
+            raise
+        except Exception as exc:
+            self.processing_handler.handle(exc, schedule.node.name, None, None)
+        finally:
+            context.set_current_node(None)
+            context.set_source(None, -1, -1, None)
+
+    # ------------------------------------------------------------------ commit
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def commit(self) -> None:
+        """Flush every store (record caches first, forwarding downstream), then the collector."""
+        for store in self._store_list:
+            store.flush()
+        flush = self._collector_flush
+        if flush is not None:
+            flush()
+        self.commit_requested = False

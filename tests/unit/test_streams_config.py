@@ -1,0 +1,73 @@
+"""StreamsConfig: defaults, aliases, validation errors that name the key and the allowed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams_runtime import Serdes, StreamsConfig, StreamsConfigError
+
+
+def test_defaults_are_filled_in():
+    config = StreamsConfig({"application_id": "app"})
+    assert config["num_stream_threads"] == 1
+    assert config["processing_guarantee"] == "at_least_once"
+    assert config["commit_interval_ms"] == 30000
+    assert config["statestore_cache_max_bytes"] == 10 * 1024 * 1024
+    assert config["default_deserialization_exception_handler"] == "log_and_fail"
+    assert config.application_id == "app"
+
+
+def test_exactly_once_lowers_the_default_commit_interval():
+    assert StreamsConfig(processing_guarantee="exactly_once_v2")["commit_interval_ms"] == 100
+
+
+def test_kafka_dotted_names_are_accepted_as_aliases():
+    config = StreamsConfig({"application.id": "app", "num.stream.threads": 3})
+    assert (config["application_id"], config["num_stream_threads"]) == ("app", 3)
+
+
+@pytest.mark.parametrize(
+    "key, value, allowed",
+    [
+        ("num_stream_threads", 0, "an integer >= 1"),
+        ("processing_guarantee", "exactly_once", "'at_least_once' | 'exactly_once_v2'"),
+        (
+            "default_deserialization_exception_handler",
+            "ignore",
+            "'log_and_fail' | 'log_and_continue' | 'dead_letter'",
+        ),
+        ("replication_factor", 0, "-1 (broker default) or an integer >= 1"),
+        ("application_server", "nohost", "'host:port'"),
+        ("statestore_cache_max_bytes", -1, "an integer >= 0"),
+    ],
+)
+def test_invalid_values_name_the_key_and_the_allowed_values(key, value, allowed):
+    with pytest.raises(StreamsConfigError) as err:
+        StreamsConfig({key: value})
+    assert f"'{key}'" in str(err.value) and allowed in str(err.value)
+
+
+def test_unknown_keys_are_rejected_listing_the_known_ones():
+    with pytest.raises(StreamsConfigError, match="unknown config 'num_threads'.*num_stream_threads"):
+        StreamsConfig(num_threads=2)
+
+
+def test_client_prefixed_overrides_pass_through():
+    config = StreamsConfig({"consumer.fetch.wait.max.ms": 10, "producer.linger.ms": 5})
+    assert config.client_configs("consumer.") == {"fetch.wait.max.ms": 10}
+    assert config.client_configs("producer") == {"linger.ms": 5}
+
+
+def test_default_serdes_may_be_named_and_missing_ones_are_reported_by_key():
+    config = StreamsConfig(default_key_serde="long")
+    assert config.default_serde("key").serialize("t", 1) == Serdes.Long().serialize("t", 1)
+    with pytest.raises(StreamsConfigError, match="default_value_serde"):
+        config.default_serde("value")
+
+
+def test_new_keys_can_be_defined_by_later_modules():
+    from streams_runtime.config import int_at_least
+
+    if "test_only_key" not in StreamsConfig.known_keys():
+        StreamsConfig.define("test_only_key", 7, int_at_least(0))
+    assert StreamsConfig()["test_only_key"] == 7
