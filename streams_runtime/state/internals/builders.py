@@ -8,14 +8,16 @@ one store stack per ``build()`` call (one per task), outermost first::
         ChangeLogging[Timestamped]...     changelog writes        (with_logging_enabled; default)
           RocksDBStore | InMemoryKeyValueStore
 
-Defaults follow Kafka Streams' store builders: logging enabled, caching disabled.
+Defaults follow Kafka Streams' store builders: logging enabled, caching disabled. The
+``with_*`` switches live in :class:`StoreBuilderSwitches`, shared with the window/session
+builders (:mod:`.window_builders`) and the suppression buffer builder.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.caching_store import CachingKeyValueStore
@@ -28,7 +30,12 @@ from streams_runtime.state.internals.metered_store import (
     MeteredTimestampedKeyValueStore,
 )
 
-__all__ = ["KeyValueBytesStoreSupplier", "KeyValueStoreBuilder", "validate_store_name"]
+__all__ = [
+    "KeyValueBytesStoreSupplier",
+    "KeyValueStoreBuilder",
+    "StoreBuilderSwitches",
+    "validate_store_name",
+]
 
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,200}$")
 
@@ -41,6 +48,53 @@ def validate_store_name(name: Any) -> str:
             "(it names the store directory and the changelog topic)"
         )
     return name
+
+
+class StoreBuilderSwitches:
+    """The logging and caching switches of a store builder; the ``with_*`` methods return it.
+
+    Logging starts enabled with no topic configs, caching disabled. Subclasses call
+    :meth:`_init_switches` from ``__init__``.
+    """
+
+    def _init_switches(self) -> None:
+        self._caching_enabled = False
+        self._logging_enabled = True
+        self._log_config: dict[str, str] = {}
+
+    @property
+    def logging_enabled(self) -> bool:
+        """Whether built stores write a changelog."""
+        return self._logging_enabled
+
+    @property
+    def log_config(self) -> dict[str, str]:
+        """Topic configs for the changelog topic (a copy)."""
+        return dict(self._log_config)
+
+    @property
+    def caching_enabled(self) -> bool:
+        """Whether built stores have a record cache."""
+        return self._caching_enabled
+
+    def with_caching_enabled(self) -> Self:
+        self._caching_enabled = True
+        return self
+
+    def with_caching_disabled(self) -> Self:
+        self._caching_enabled = False
+        return self
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> Self:
+        """Enable the changelog, with topic configs such as ``{"cleanup.policy": "compact"}``."""
+        self._logging_enabled = True
+        self._log_config = {str(k): str(v) for k, v in (config or {}).items()}
+        return self
+
+    def with_logging_disabled(self) -> Self:
+        self._logging_enabled = False
+        self._log_config = {}
+        return self
 
 
 class KeyValueBytesStoreSupplier:
@@ -77,7 +131,7 @@ class KeyValueBytesStoreSupplier:
         return f"<KeyValueBytesStoreSupplier {self._name} ({self._metrics_scope})>"
 
 
-class KeyValueStoreBuilder:
+class KeyValueStoreBuilder(StoreBuilderSwitches):
     """Builds key-value store stacks; the ``with_*`` methods return the builder itself.
 
     :param supplier: the inner store supplier.
@@ -100,29 +154,12 @@ class KeyValueStoreBuilder:
         self._key_serde = key_serde
         self._value_serde = value_serde
         self._timestamped = timestamped
-        self._caching_enabled = False
-        self._logging_enabled = True
-        self._log_config: dict[str, str] = {}
+        self._init_switches()
 
     @property
     def name(self) -> str:
         """The store name."""
         return self._supplier.name
-
-    @property
-    def logging_enabled(self) -> bool:
-        """Whether built stores write a changelog."""
-        return self._logging_enabled
-
-    @property
-    def log_config(self) -> dict[str, str]:
-        """Topic configs for the changelog topic (a copy)."""
-        return dict(self._log_config)
-
-    @property
-    def caching_enabled(self) -> bool:
-        """Whether built stores have a record cache."""
-        return self._caching_enabled
 
     @property
     def timestamped(self) -> bool:
@@ -133,25 +170,6 @@ class KeyValueStoreBuilder:
     def persistent(self) -> bool:
         """Whether built stores keep data across restarts."""
         return bool(getattr(self._supplier, "persistent", False))
-
-    def with_caching_enabled(self) -> KeyValueStoreBuilder:
-        self._caching_enabled = True
-        return self
-
-    def with_caching_disabled(self) -> KeyValueStoreBuilder:
-        self._caching_enabled = False
-        return self
-
-    def with_logging_enabled(self, config: dict[str, str] | None = None) -> KeyValueStoreBuilder:
-        """Enable the changelog, with topic configs such as ``{"cleanup.policy": "compact"}``."""
-        self._logging_enabled = True
-        self._log_config = {str(k): str(v) for k, v in (config or {}).items()}
-        return self
-
-    def with_logging_disabled(self) -> KeyValueStoreBuilder:
-        self._logging_enabled = False
-        self._log_config = {}
-        return self
 
     def build(self) -> Any:
         """A new, uninitialized store stack (call once per task)."""

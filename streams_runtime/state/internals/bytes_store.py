@@ -2,8 +2,10 @@
 
 Owner: the state side. :class:`RocksDBStore` and :class:`InMemoryKeyValueStore` extend
 :class:`AbstractBytesStore`, which owns the parts that do not depend on the storage engine:
-argument checks, the open/closed state, tracking of open iterators, ``put_if_absent``,
-``put_all``, ``delete``, ``prefix_scan`` and the registration with the task's state manager.
+argument checks, ``put_if_absent``, ``put_all``, ``delete`` and ``prefix_scan``. Its base,
+:class:`AbstractInnerStore`, owns the open/closed state, tracking of open iterators and the
+registration with the task's state manager; the inner window and session stores
+(:mod:`.segmented_store`) extend it too.
 
 Invariants:
 
@@ -17,12 +19,12 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Self
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
 
-__all__ = ["AbstractBytesStore", "check_key", "check_value"]
+__all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value"]
 
 
 def check_key(key: Any) -> bytes:
@@ -45,16 +47,13 @@ def check_value(value: Any) -> bytes | None:
     raise TypeError(f"inner stores take bytes values, got {type(value).__name__}")
 
 
-class AbstractBytesStore:
-    """Engine-independent behaviour of an inner bytes store.
+class AbstractInnerStore:
+    """The lifecycle of an inner store of any kind: open state, open iterators, registration.
 
-    Subclasses implement ``_open``, ``_close``, ``_get``, ``_put``, ``_write_all``,
-    ``_scan`` and ``approximate_num_entries``.
+    Subclasses implement ``_open_store``, ``_close_store`` and ``restore_batch``.
 
     :param name: the store name (also the changelog topic suffix and the directory name).
     """
-
-    persistent = False
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -84,10 +83,6 @@ class AbstractBytesStore:
         """Whether the store is initialized and not closed."""
         return self._open
 
-    def flush(self) -> None:
-        """Make written data durable (no-op for memory stores)."""
-        self._check_open()
-
     def close(self) -> None:
         """Close open iterators, then the store; idempotent."""
         if not self._open:
@@ -101,9 +96,50 @@ class AbstractBytesStore:
         """Inner stores do not cache: nothing to listen to. Returns ``False``."""
         return False
 
-    def inner(self) -> AbstractBytesStore:
+    def inner(self) -> Self:
         """The innermost store of a stack: this store."""
         return self
+
+    def _track(self, source: Iterable[Any]) -> StoreIterator:
+        iterator: StoreIterator
+
+        def forget() -> None:
+            self._iterators.discard(iterator)
+
+        iterator = StoreIterator(source, on_close=forget)
+        self._iterators.add(iterator)
+        return iterator
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise InvalidStateStoreError(f"store {self._name} is not open")
+
+    # -- engine hooks ------------------------------------------------------------------------
+
+    def _open_store(self, context: Any) -> None:
+        raise NotImplementedError
+
+    def _close_store(self) -> None:
+        raise NotImplementedError
+
+    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
+        raise NotImplementedError
+
+
+class AbstractBytesStore(AbstractInnerStore):
+    """Engine-independent behaviour of an inner bytes store.
+
+    Subclasses implement ``_open_store``, ``_close_store``, ``_get``, ``_put``, ``_write_all``,
+    ``_scan`` and ``approximate_num_entries``.
+
+    :param name: the store name (also the changelog topic suffix and the directory name).
+    """
+
+    persistent = False
+
+    def flush(self) -> None:
+        """Make written data durable (no-op for memory stores)."""
+        self._check_open()
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -192,27 +228,7 @@ class AbstractBytesStore:
             return StoreIterator(())
         return self._track(self._scan(lower, upper, True, reverse))
 
-    def _track(self, source: Iterable[tuple[bytes, bytes]]) -> StoreIterator:
-        iterator: StoreIterator
-
-        def forget() -> None:
-            self._iterators.discard(iterator)
-
-        iterator = StoreIterator(source, on_close=forget)
-        self._iterators.add(iterator)
-        return iterator
-
-    def _check_open(self) -> None:
-        if not self._open:
-            raise InvalidStateStoreError(f"store {self._name} is not open")
-
     # -- engine hooks ------------------------------------------------------------------------
-
-    def _open_store(self, context: Any) -> None:
-        raise NotImplementedError
-
-    def _close_store(self) -> None:
-        raise NotImplementedError
 
     def _get(self, key: bytes) -> bytes | None:
         raise NotImplementedError

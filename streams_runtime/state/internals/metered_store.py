@@ -13,6 +13,8 @@ Concerns, and nothing else:
   Scans are timed from open to close, like Kafka Streams' metered iterators.
 
 The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
+The serde resolution, (de)serialization and timing live in :class:`MeteredStoreMixin`, which
+the window and session faces of :mod:`.metered_window_store` share.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from streams_runtime.state.internals.store_metrics import StoreMetrics
 from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
-__all__ = ["MeteredKeyValueStore", "MeteredTimestampedKeyValueStore"]
+__all__ = ["MeteredKeyValueStore", "MeteredStoreMixin", "MeteredTimestampedKeyValueStore"]
 
 
 def _config_value(app_configs: Any, key: str) -> Any:
@@ -54,27 +56,26 @@ def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -
     return serde
 
 
-class MeteredKeyValueStore(WrappedKeyValueStore):
-    """Serializes keys/values for the bytes stack below and meters every operation.
+class MeteredStoreMixin:
+    """Serdes and timing shared by the metered faces of every store kind.
 
-    :param wrapped: the store below (caching, change logging or inner).
-    :param key_serde: the key serde (``None``: ``default_key_serde``).
-    :param value_serde: the value serde (``None``: ``default_value_serde``).
-    :param metrics_scope: the ``store-type`` tag, e.g. ``"rocksdb"``.
+    Mixed into :class:`MeteredKeyValueStore` here and into the window and session faces of
+    :mod:`.metered_window_store`, ahead of a wrapper base that provides ``wrapped`` and
+    ``name``. ``timestamped`` makes :meth:`init` wrap the value serde in a
+    :class:`ValueAndTimestampSerde` (unless it already is one).
     """
 
     timestamped = False
+    wrapped: Any
+    name: str
 
-    def __init__(
+    def _setup(
         self,
-        wrapped: Any,
         key_serde: Serde | None,
         value_serde: Serde | None,
-        *,
-        metrics_scope: str = "key-value",
-        clock_ns: Callable[[], int] = time.perf_counter_ns,
+        metrics_scope: str,
+        clock_ns: Callable[[], int],
     ) -> None:
-        super().__init__(wrapped)
         self._key_serde_arg = key_serde
         self._value_serde_arg = value_serde
         self.metrics_scope = metrics_scope
@@ -97,6 +98,8 @@ class MeteredKeyValueStore(WrappedKeyValueStore):
         self.wrapped.init(context, root if root is not None else self)
 
     def _wrap_value_serde(self, serde: Serde) -> Serde:
+        if self.timestamped and not isinstance(serde, ValueAndTimestampSerde):
+            return ValueAndTimestampSerde(serde)
         return serde
 
     # -- serdes ------------------------------------------------------------------------------
@@ -124,6 +127,31 @@ class MeteredKeyValueStore(WrappedKeyValueStore):
         finally:
             self.store_metrics.record(operation, self._clock_ns() - start)
 
+    def flush(self) -> None:
+        self._timed("flush", self.wrapped.flush)
+
+
+class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
+    """Serializes keys/values for the bytes stack below and meters every operation.
+
+    :param wrapped: the store below (caching, change logging or inner).
+    :param key_serde: the key serde (``None``: ``default_key_serde``).
+    :param value_serde: the value serde (``None``: ``default_value_serde``).
+    :param metrics_scope: the ``store-type`` tag, e.g. ``"rocksdb"``.
+    """
+
+    def __init__(
+        self,
+        wrapped: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        *,
+        metrics_scope: str = "key-value",
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
+        super().__init__(wrapped)
+        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
+
     # -- operations --------------------------------------------------------------------------
 
     def get(self, key: Any) -> Any:
@@ -148,9 +176,6 @@ class MeteredKeyValueStore(WrappedKeyValueStore):
 
     def delete(self, key: Any) -> Any:
         return self._timed("delete", lambda: self._value_from(self.wrapped.delete(self._key_bytes(key))))
-
-    def flush(self) -> None:
-        self._timed("flush", self.wrapped.flush)
 
     def range(self, from_key: Any = None, to_key: Any = None) -> StoreIterator:
         return self._scan("range", lambda: self.wrapped.range(*self._bounds(from_key, to_key)))
@@ -214,6 +239,3 @@ class MeteredTimestampedKeyValueStore(MeteredKeyValueStore):
     """
 
     timestamped = True
-
-    def _wrap_value_serde(self, serde: Serde) -> Serde:
-        return serde if isinstance(serde, ValueAndTimestampSerde) else ValueAndTimestampSerde(serde)

@@ -16,81 +16,23 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError
-from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
-from streams_runtime.state.internals.change_logging_store import changelog_topic_name
+from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.iterators import StoreIterator
-from streams_runtime.state.internals.metered_store import _resolve_serde
-from streams_runtime.state.internals.store_metrics import StoreMetrics
-from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
+from streams_runtime.state.internals.metered_store import MeteredStoreMixin
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
 from streams_runtime.windowed import Windowed
 
 __all__ = ["MeteredSessionStore", "MeteredTimestampedWindowStore", "MeteredWindowStore"]
 
 
-class _Metered:
-    """Serdes and metrics shared by the window and session faces."""
-
-    timestamped = False
-    wrapped: Any
-    name: str
-
-    def _setup(
-        self,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        metrics_scope: str,
-        clock_ns: Callable[[], int],
-    ) -> None:
-        self._key_serde_arg, self._value_serde_arg = key_serde, value_serde
-        self.metrics_scope = metrics_scope
-        self._clock_ns = clock_ns
-        self.key_serde: Serde | None = None
-        self.value_serde: Serde | None = None
-        self.topic = ""
-        self.store_metrics: StoreMetrics | None = None
-
-    def init(self, context: Any, root: Any = None) -> None:
-        """Resolve the serdes, create the metrics, then init the layers below."""
-        self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
-        value_serde = _resolve_serde(self._value_serde_arg, context, "default_value_serde", self.name)
-        if self.timestamped and not isinstance(value_serde, ValueAndTimestampSerde):
-            value_serde = ValueAndTimestampSerde(value_serde)
-        self.value_serde = value_serde
-        self.topic = changelog_topic_name(context.application_id, self.name)
-        self.store_metrics = StoreMetrics(
-            context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
-        )
-        self.wrapped.init(context, root if root is not None else self)
-
-    def _key_bytes(self, key: Any) -> bytes:
-        if key is None:
-            raise TypeError("key cannot be None")
-        return serialize_or_raise(self.key_serde, self.topic, "key", key)
+class _Metered(MeteredStoreMixin):
+    """Serdes and metrics shared by the window and session faces (the rest is the mixin's)."""
 
     def _optional_key_bytes(self, key: Any) -> bytes | None:
         return None if key is None else self._key_bytes(key)
 
-    def _value_bytes(self, value: Any) -> bytes | None:
-        return serialize_or_raise(self.value_serde, self.topic, "value", value)
-
-    def _key_from(self, data: bytes) -> Any:
-        return deserialize_or_raise(self.key_serde, self.topic, "key", data)
-
-    def _value_from(self, data: bytes | None) -> Any:
-        return deserialize_or_raise(self.value_serde, self.topic, "value", data)
-
     def _windowed_from(self, windowed: Windowed) -> Windowed:
         return Windowed(self._key_from(windowed.key), windowed.window)
-
-    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
-        if self.store_metrics is None:
-            raise InvalidStateStoreError(f"store {self.name} is not initialized")
-        start = self._clock_ns()
-        try:
-            return action()
-        finally:
-            self.store_metrics.record(operation, self._clock_ns() - start)
 
     def _scan(
         self, open_iterator: Callable[[], StoreIterator], typed_key: Callable[[Any], Any]
@@ -109,9 +51,6 @@ class _Metered:
         return StoreIterator(
             typed, on_close=close, upstream=inner if isinstance(inner, StoreIterator) else None
         )
-
-    def flush(self) -> None:
-        self._timed("flush", self.wrapped.flush)
 
     def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Register ``listener(Windowed(key, window), new, old, timestamp)`` on the caching layer.

@@ -17,16 +17,16 @@ Retention (Kafka Streams' semantics):
 Invariants: operations on a closed store raise :class:`InvalidStateStoreError`; closing the
 store closes its open iterators; ``init`` registers the outermost store of the stack with the
 restore callback :meth:`restore_batch`, which takes changelog records in the changelog layout.
+That lifecycle is :class:`.bytes_store.AbstractInnerStore`'s, shared with the key-value stores.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.errors import InvalidStateStoreError
-from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.bytes_store import AbstractInnerStore
 from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
 from streams_runtime.state.internals.segments import default_segment_interval, segment_id
 
@@ -35,7 +35,7 @@ __all__ = ["AbstractSegmentedStore"]
 LOG = logging.getLogger(__name__)
 
 
-class AbstractSegmentedStore:
+class AbstractSegmentedStore(AbstractInnerStore):
     """Lifecycle, retention and segment bookkeeping shared by window and session stores.
 
     :param name: the store name.
@@ -55,56 +55,30 @@ class AbstractSegmentedStore:
             raise ValueError(
                 f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
             )
-        self._name = name
+        super().__init__(name)
         self.retention_period_ms = int(retention_period_ms)
         self.segment_interval_ms = int(segment_interval_ms or default_segment_interval(retention_period_ms))
         self.segments = segments
         self.observed_stream_time = MIN_TIMESTAMP
         self.dropped_records = 0
-        self.context: Any = None
-        self._open = False
-        self._iterators: set[StoreIterator] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     @property
     def persistent(self) -> bool:
         return bool(self.segments.persistent)
 
-    def init(self, context: Any, root: Any = None) -> None:
-        """Open the segments and register ``root`` (this store when ``None``) for restore."""
-        self.context = context
+    def _open_store(self, context: Any) -> None:
+        """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()
-        self._open = True
-        context.register(root if root is not None else self, self.restore_batch, changelog_topic=None)
 
-    def is_open(self) -> bool:
-        return self._open
+    def _close_store(self) -> None:
+        self.segments.close()
 
     def flush(self) -> None:
         self._check_open()
         self.segments.flush()
-
-    def close(self) -> None:
-        """Close open iterators, then the segments; idempotent."""
-        if not self._open:
-            return
-        for iterator in list(self._iterators):
-            iterator.close()
-        self._open = False
-        self.segments.close()
-
-    def inner(self) -> AbstractSegmentedStore:
-        return self
-
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
-        """Inner stores do not cache. ``False``."""
-        return False
 
     def commit_offset(self, changelog_offset: int) -> None:
         """Record the changelog offset the data reflects (persistent stores; see rocksdb_store)."""
@@ -205,20 +179,6 @@ class AbstractSegmentedStore:
             for _, decoded, value in matches:
                 yield decoded, value
 
-    def _track(self, source: Iterable[Any]) -> StoreIterator:
-        iterator: StoreIterator
-
-        def forget() -> None:
-            self._iterators.discard(iterator)
-
-        iterator = StoreIterator(source, on_close=forget)
-        self._iterators.add(iterator)
-        return iterator
-
-    def _check_open(self) -> None:
-        if not self._open:
-            raise InvalidStateStoreError(f"store {self._name} is not open")
-
     # -- subclass hooks ----------------------------------------------------------------------
 
     def _segment_time_of(self, ordered_key: bytes) -> int:
@@ -227,7 +187,4 @@ class AbstractSegmentedStore:
 
     def _time_order(self, decoded: tuple[Any, ...]) -> tuple[Any, ...]:
         """The sort key of a decoded entry in multi-key scans (time first)."""
-        raise NotImplementedError
-
-    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
         raise NotImplementedError

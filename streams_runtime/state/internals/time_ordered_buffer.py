@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
+from streams_runtime.state.internals.builders import StoreBuilderSwitches
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.metered_store import _resolve_serde
 
@@ -230,6 +231,8 @@ class InMemoryTimeOrderedKeyValueBuffer:
     def put(self, time: int, key: Any, change: Any, record_context: Any = None) -> None:
         """Buffer ``change`` (``.new_value``/``.old_value``) of ``key`` under buffer ``time``.
 
+        A key already in the buffer keeps its earlier buffer time; only its value is replaced.
+
         :param record_context: the context to forward the change with later (default: current).
         """
         self._check_open()
@@ -240,7 +243,10 @@ class InMemoryTimeOrderedKeyValueBuffer:
         prior = old if previous_time is None else self._entries[(previous_time, key_bytes)].prior_value
         if record_context is None:
             record_context = self.context.record_context()
-        self._clean_put(int(time), key_bytes, BufferValue(prior, old, new, _context_of(record_context)))
+        # Non-resetting, as Kafka Streams' buffer: a key already buffered keeps its first buffer
+        # time, so a key updated continuously is still evicted once that time has passed.
+        time = int(time) if previous_time is None else previous_time
+        self._clean_put(time, key_bytes, BufferValue(prior, old, new, _context_of(record_context)))
         self._dirty[key_bytes] = None
 
     def _clean_put(self, time: int, key: bytes, value: BufferValue) -> None:
@@ -335,7 +341,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
             raise InvalidStateStoreError(f"store {self._name} is not open")
 
 
-class TimeOrderedKeyValueBufferBuilder:
+class TimeOrderedKeyValueBufferBuilder(StoreBuilderSwitches):
     """Builds suppression buffers (logging on by default; never cached).
 
     :param name: the store name.
@@ -350,37 +356,14 @@ class TimeOrderedKeyValueBufferBuilder:
         self._name = name
         self._key_serde = key_serde
         self._value_serde = value_serde
-        self._logging_enabled = True
-        self._log_config: dict[str, str] = {}
+        self._init_switches()
 
     @property
     def name(self) -> str:
         return self._name
 
-    @property
-    def logging_enabled(self) -> bool:
-        return self._logging_enabled
-
-    @property
-    def log_config(self) -> dict[str, str]:
-        """User topic configs of the (compacted) changelog topic (a copy)."""
-        return dict(self._log_config)
-
     def with_caching_enabled(self) -> TimeOrderedKeyValueBufferBuilder:
         raise ValueError(f"suppression buffer {self._name!r} cannot be cached")
-
-    def with_caching_disabled(self) -> TimeOrderedKeyValueBufferBuilder:
-        return self
-
-    def with_logging_enabled(self, config: dict[str, str] | None = None) -> TimeOrderedKeyValueBufferBuilder:
-        self._logging_enabled = True
-        self._log_config = {str(k): str(v) for k, v in (config or {}).items()}
-        return self
-
-    def with_logging_disabled(self) -> TimeOrderedKeyValueBufferBuilder:
-        self._logging_enabled = False
-        self._log_config = {}
-        return self
 
     def build(self) -> InMemoryTimeOrderedKeyValueBuffer:
         return InMemoryTimeOrderedKeyValueBuffer(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.serdes import Serde
-from streams_runtime.state.internals.builders import validate_store_name
+from streams_runtime.state.internals.builders import StoreBuilderSwitches, validate_store_name
 from streams_runtime.state.internals.caching_window_store import CachingSessionStore, CachingWindowStore
 from streams_runtime.state.internals.change_logging_window_store import (
     ChangeLoggingSessionBytesStore,
@@ -152,8 +152,8 @@ class SessionBytesStoreSupplier:
         return self._metrics_scope
 
 
-class _SegmentedStoreBuilder:
-    """The ``with_*`` switches and changelog config shared by both builders."""
+class _SegmentedStoreBuilder(StoreBuilderSwitches):
+    """The supplier and windowed changelog config shared by both builders."""
 
     def __init__(self, supplier: Any, key_serde: Serde | None, value_serde: Serde | None) -> None:
         if supplier is None or not callable(getattr(supplier, "get", None)):
@@ -161,9 +161,7 @@ class _SegmentedStoreBuilder:
         self._supplier = supplier
         self._key_serde = key_serde
         self._value_serde = value_serde
-        self._caching_enabled = False
-        self._logging_enabled = True
-        self._user_log_config: dict[str, str] = {}
+        self._init_switches()
 
     @property
     def name(self) -> str:
@@ -178,14 +176,6 @@ class _SegmentedStoreBuilder:
         return bool(getattr(self._supplier, "persistent", False))
 
     @property
-    def logging_enabled(self) -> bool:
-        return self._logging_enabled
-
-    @property
-    def caching_enabled(self) -> bool:
-        return self._caching_enabled
-
-    @property
     def log_config(self) -> dict[str, str]:
         """The changelog topic configs, with the default additional retention (a copy)."""
         return self.changelog_config() if self._logging_enabled else {}
@@ -194,27 +184,7 @@ class _SegmentedStoreBuilder:
         self, additional_retention_ms: int = DEFAULT_ADDITIONAL_RETENTION_MS
     ) -> dict[str, str]:
         """The changelog topic configs for an app's ``windowstore_changelog_additional_retention_ms``."""
-        return windowed_changelog_config(
-            self.retention_period_ms, self._user_log_config, additional_retention_ms
-        )
-
-    def with_caching_enabled(self) -> Any:
-        self._caching_enabled = True
-        return self
-
-    def with_caching_disabled(self) -> Any:
-        self._caching_enabled = False
-        return self
-
-    def with_logging_enabled(self, config: dict[str, str] | None = None) -> Any:
-        self._logging_enabled = True
-        self._user_log_config = {str(k): str(v) for k, v in (config or {}).items()}
-        return self
-
-    def with_logging_disabled(self) -> Any:
-        self._logging_enabled = False
-        self._user_log_config = {}
-        return self
+        return windowed_changelog_config(self.retention_period_ms, self._log_config, additional_retention_ms)
 
     def _check_inner(self, inner: Any) -> Any:
         if inner.name != self.name:

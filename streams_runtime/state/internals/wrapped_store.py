@@ -1,8 +1,10 @@
-"""WrappedKeyValueStore: the base of the one-concern store wrappers.
+"""WrappedStateStore / WrappedKeyValueStore: the bases of the one-concern store wrappers.
 
 Owner: the state side. A store stack is ``Metered -> Caching? -> ChangeLogging? -> inner``;
-each layer extends this class and overrides only the operations of its concern. Everything
+each layer extends :class:`WrappedKeyValueStore` (or a window/session twin in
+:mod:`.wrapped_window_store`) and overrides only the operations of its concern. Everything
 else is passed to :attr:`wrapped` unchanged, so a layer never needs to know what is below it.
+:class:`WrappedStateStore` holds the lifecycle delegation that all store kinds share.
 
 Invariants: ``name`` and ``persistent`` are those of the inner store; ``inner()`` returns the
 innermost store (the one the state manager checkpoints); lifecycle calls go down the stack in
@@ -15,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["WrappedKeyValueStore"]
+__all__ = ["WrappedKeyValueStore", "WrappedStateStore"]
 
 
-class WrappedKeyValueStore:
-    """A key-value store that delegates to the store it wraps.
+class WrappedStateStore:
+    """A state store of any kind that delegates its lifecycle to the store it wraps.
 
     :param wrapped: the next store down the stack.
     """
@@ -63,6 +65,16 @@ class WrappedKeyValueStore:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
         return self.wrapped.set_flush_listener(listener, send_old_values)
 
+    def approximate_num_entries(self) -> int:
+        return self.wrapped.approximate_num_entries()
+
+
+class WrappedKeyValueStore(WrappedStateStore):
+    """A key-value store that delegates to the store it wraps.
+
+    :param wrapped: the next store down the stack.
+    """
+
     # -- key-value operations ------------------------------------------------------------------
 
     def get(self, key: Any) -> Any:
@@ -94,6 +106,3 @@ class WrappedKeyValueStore:
 
     def reverse_all(self) -> Any:
         return self.wrapped.reverse_all()
-
-    def approximate_num_entries(self) -> int:
-        return self.wrapped.approximate_num_entries()

@@ -3,57 +3,21 @@
 Owner: the state side. A window or session store stack is ``Metered -> Caching? ->
 ChangeLogging? -> inner`` like a key-value stack; each layer extends one of these classes and
 overrides only the operations of its concern, everything else passes to :attr:`wrapped`.
-Invariants as in :mod:`.wrapped_store`: ``name``/``persistent`` are the inner store's, lifecycle
-calls go down the stack in order, ``inner()`` is the innermost store.
+The lifecycle delegation is :class:`.wrapped_store.WrappedStateStore`'s, shared with the
+key-value wrappers. Invariants as in :mod:`.wrapped_store`: ``name``/``persistent`` are the
+inner store's, lifecycle calls go down the stack in order, ``inner()`` is the innermost store.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from streams_runtime.state.internals.wrapped_store import WrappedStateStore
+
 __all__ = ["WrappedSessionStore", "WrappedWindowStore"]
 
 
-class _WrappedSegmentedStore:
-    """Lifecycle delegation shared by the window and session wrappers.
-
-    :param wrapped: the next store down the stack.
-    """
-
-    def __init__(self, wrapped: Any) -> None:
-        self.wrapped = wrapped
-
-    @property
-    def name(self) -> str:
-        return self.wrapped.name
-
-    @property
-    def persistent(self) -> bool:
-        return self.wrapped.persistent
-
-    def init(self, context: Any, root: Any = None) -> None:
-        self.wrapped.init(context, root if root is not None else self)
-
-    def is_open(self) -> bool:
-        return self.wrapped.is_open()
-
-    def flush(self) -> None:
-        self.wrapped.flush()
-
-    def close(self) -> None:
-        self.wrapped.close()
-
-    def inner(self) -> Any:
-        return self.wrapped.inner()
-
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
-        return self.wrapped.set_flush_listener(listener, send_old_values)
-
-    def approximate_num_entries(self) -> int:
-        return self.wrapped.approximate_num_entries()
-
-
-class WrappedWindowStore(_WrappedSegmentedStore):
+class WrappedWindowStore(WrappedStateStore):
     """A window store that delegates to the store it wraps."""
 
     @property
@@ -90,7 +54,7 @@ class WrappedWindowStore(_WrappedSegmentedStore):
         return self.wrapped.backward_all()
 
 
-class WrappedSessionStore(_WrappedSegmentedStore):
+class WrappedSessionStore(WrappedStateStore):
     """A session store that delegates to the store it wraps."""
 
     @property

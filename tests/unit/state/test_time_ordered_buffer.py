@@ -49,10 +49,20 @@ def test_should_track_count_and_min_timestamp_across_puts_and_evictions(buffer):
     buffer.put(1, "asdf", change("eyt"), ctx(1))
     buffer.put(0, "zxcv", change("rtg"), ctx(0))
     assert (buffer.num_records(), buffer.min_timestamp()) == (2, 0)
-    buffer.put(2, "asdf", change("2093j"), ctx(2))  # replaces and moves the key
+    buffer.put(2, "asdf", change("2093j"), ctx(2))  # replaces the value, keeps its buffer time 1
     assert (buffer.num_records(), buffer.min_timestamp()) == (2, 0)
     buffer.evict_while(lambda: buffer.num_records() > 1, lambda e: None)
-    assert (buffer.num_records(), buffer.min_timestamp()) == (1, 2)
+    assert (buffer.num_records(), buffer.min_timestamp()) == (1, 1)
+
+
+def test_should_keep_eviction_order_when_a_buffered_key_changes(buffer):
+    """Kafka Streams' buffer is non-resetting: an update keeps the key's first buffer time."""
+    buffer.put(1, "zxcv", change("o23i4"), ctx(1))
+    buffer.put(0, "asdf", change("3l"), ctx(0))
+    buffer.put(5, "zxcv", change("qfowin"), ctx(5))
+    evicted = []
+    buffer.evict_while(lambda: buffer.min_timestamp() <= 1, evicted.append)
+    assert [(e.key, e.new_value) for e in evicted] == [("asdf", "3l"), ("zxcv", "qfowin")]
 
 
 def test_should_evict_oldest_first_while_the_predicate_holds(buffer):
