@@ -24,6 +24,7 @@ from typing import Any
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals import window_aggregate as wa
 from streams_runtime.kstream.internals.functions import check_callable
+from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.serdes import Serdes
@@ -50,6 +51,8 @@ class _WindowStoreFactory:
         from streams_runtime.state import Stores
 
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
+        if isinstance(windows, SlidingWindows):
+            return self._build_sliding(in_memory)
         session = isinstance(windows, SessionWindows)
         minimum = (windows.inactivity_gap_ms if session else windows.size_ms) + windows.grace_ms
         retention = m.retention_ms if m.retention_ms is not None else minimum
@@ -68,9 +71,37 @@ class _WindowStoreFactory:
                 make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
                 supplier = make(name, retention, windows.size_ms, False)
             builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
+        return self._switches(builder)
+
+    def _switches(self, builder: Any) -> Any:
+        m = self.mat.materialized
         builder.with_logging_enabled(m.logging_config or {}) if m.logging_enabled else builder.with_logging_disabled()
         builder.with_caching_enabled() if m.caching_enabled else builder.with_caching_disabled()
         return builder
+
+    def _build_sliding(self, in_memory: bool) -> Any:
+        """Kafka Streams' sliding-window store: window size = time difference, retention >= 2 * diff + grace.
+
+        A record at ``t`` reads windows starting from ``t - 2 * diff`` (to find the previous record's
+        right window), hence the larger minimum retention. As in Kafka Streams, the minimum is only
+        enforced when the DSL creates the store (no store supplier given).
+        """
+        from streams_runtime.state import Stores
+
+        m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
+        diff = windows.time_difference_ms
+        supplier = m.store_supplier
+        if supplier is None:
+            minimum = 2 * diff + windows.grace_ms
+            retention = m.retention_ms if m.retention_ms is not None else minimum
+            if retention < minimum:
+                raise TopologyError(f"the retention period of the window store {name} must be no smaller "
+                                    f"than 2 * time difference plus the grace period; got time difference="
+                                    f"[{diff}], grace=[{windows.grace_ms}], retention=[{retention}]")
+            make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
+            supplier = make(name, retention, diff, False)
+        builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
+        return self._switches(builder)
 
 
 class _WindowedKStream:
@@ -139,6 +170,22 @@ class TimeWindowedKStream(_WindowedKStream):
         return self._build(func, mat, lambda s: self._processor(s, initializer, aggregator))
 
 
+class SlidingWindowedKStream(TimeWindowedKStream):
+    """A grouped stream windowed by SlidingWindows: windows ``[start, start + time difference]`` (both
+    ends inclusive) created by the records (Kafka Streams' KStreamSlidingWindowAggregate); keys are
+    ``Windowed(key, TimeWindow(start, start + time difference))``."""
+
+    def _processor(self, supplier: wa.WindowAggregateSupplier, initializer: Callable[[], Any],
+                   aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+        return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
+
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+        """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
+        mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
+        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
+        return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
+
+
 class SessionWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
 
@@ -175,8 +222,7 @@ class SessionWindowedKStream(_WindowedKStream):
 def windowed_by(grouped: Any, windows: Any) -> Any:
     """What ``KGroupedStream.windowed_by`` returns for ``windows``."""
     if isinstance(windows, SlidingWindows):
-        raise NotImplementedError("sliding-window aggregation is not implemented yet (issue 4 follow-up; "
-                                  "see /work/notes/issue4-dsl-status.md)")
+        return SlidingWindowedKStream(grouped, windows)
     if isinstance(windows, TimeWindows):
         return TimeWindowedKStream(grouped, windows)
     if isinstance(windows, SessionWindows):

@@ -7,6 +7,7 @@ import pytest
 
 from streams_runtime import (
     Consumed,
+    KeyValue,
     Materialized,
     Produced,
     Serdes,
@@ -165,7 +166,21 @@ def test_should_drop_late_session_record_beyond_grace():
         assert driver.metrics.total("dropped-records") == 1
 
 
-def test_sliding_windows_are_reported_as_not_implemented():
+def test_sliding_window_count_creates_left_and_right_windows_per_record():
+    """Two records 5 ms apart with a 10 ms difference: each gets its left window, the first a right window."""
     builder = StreamsBuilder()
-    with pytest.raises(NotImplementedError):
-        builder.stream("in").group_by_key().windowed_by(SlidingWindows.of_time_difference_with_no_grace(10))
+    (builder.stream("in", Consumed.with_(S, S)).group_by_key()
+     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(10))
+     .count(Materialized.as_("sliding").with_caching_disabled())
+     .to_stream().map(lambda w, c: (f"{w.key}@{w.window.start}/{w.window.end}", c))
+     .to("out", Produced.with_(S, Serdes.Long())))
+    with TopologyTestDriver(builder.build()) as driver:
+        source = driver.create_input_topic("in", S, S)
+        out = driver.create_output_topic("out", S, Serdes.Long())
+        source.pipe_input("a", "x", timestamp=20)
+        source.pipe_input("a", "y", timestamp=25)
+        assert out.read_key_values_to_list() == [
+            KeyValue("a@10/20", 1),   # left window of the first record
+            KeyValue("a@21/31", 1),   # right window of the first record, created by the second
+            KeyValue("a@15/25", 2),   # left window of the second record holds both
+        ]

@@ -48,8 +48,16 @@ def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde:
     internal = stream._internal
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
-    node = create_repartitioned_source(internal, prefix, key_serde, value_serde)
-    internal.add_graph_node(stream._node, node)
+    node = create_repartitioned_source(internal, prefix, key_serde, value_serde)  # burns indexes either way
+    # Kafka Streams re-uses a stream's join repartition when its topic prefix is the stream's own name.
+    cache = internal.__dict__.setdefault("join_repartition_nodes", {})
+    cached = cache.get(id(stream._node))
+    if cached is not None and prefix == stream.name:
+        node = cached
+    else:
+        internal.add_graph_node(stream._node, node)
+        if prefix == stream.name:
+            cache[id(stream._node)] = node
     return KStream(internal, node, key_serde, value_serde, False)
 
 
@@ -68,8 +76,8 @@ class _StreamStreamJoinNode(GraphNode):
         self.inputs = inputs
 
     def write(self, builder: Any, ctx: Any) -> None:
-        from streams_runtime.kstream.internals.stream_processors import PassThrough
         from streams_runtime.kstream.internals.stateful_nodes import source_node_names
+        from streams_runtime.kstream.internals.stream_processors import PassThrough
 
         builder.add_processor(self.this_name, self.this_supplier, [self.this_windowed])
         builder.add_processor(self.other_name, self.other_supplier, [self.other_windowed])

@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode, StreamSourceNode, TableSourceNode
+from streams_runtime.kstream.internals.graph import (
+    GraphNode,
+    ProcessorGraphNode,
+    RepartitionNode,
+    StreamSourceNode,
+    TableSourceNode,
+)
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
 

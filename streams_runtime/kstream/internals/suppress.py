@@ -27,7 +27,7 @@ from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNo
 from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
 from streams_runtime.kstream.suppressed import SHUT_DOWN, Suppressed
 from streams_runtime.processor.api import Processor, Record
-from streams_runtime.windowed import TimeWindowedSerde, SessionWindowedSerde
+from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 SUPPRESS_NAME = "KTABLE-SUPPRESS-"
 NO_TIMESTAMP = -1
@@ -47,6 +47,33 @@ class KTableSuppressSupplier:
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         self.send_old_values = self.parent.enable_sending_old_values(force_materialization)
         return self.send_old_values
+
+    def value_getter_supplier(self) -> Any:
+        """What a join sees of the suppressed table: the value downstream last saw (the buffered
+        key's prior value), else the upstream table's value. The timestamp is the upstream
+        value's (the buffer does not expose the prior value's own timestamp)."""
+        from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier, value_getter_supplier
+        from streams_runtime.state import ValueAndTimestamp
+
+        parent = value_getter_supplier(self.parent)
+        store_name = self.store_name
+
+        class _SuppressedGetter:
+            def init(self, context: Any) -> None:
+                self.buffer = context.get_state_store(store_name)
+                self.parent = parent.get()
+                self.parent.init(context)
+
+            def get(self, key: Any) -> Any:
+                buffered, prior = self.buffer.prior_value_for_buffered(key)
+                upstream = self.parent.get(key)
+                if not buffered:
+                    return upstream
+                if prior is None:
+                    return None
+                return ValueAndTimestamp.make(prior, NO_TIMESTAMP if upstream is None else upstream.timestamp)
+
+        return ValueGetterSupplier(_SuppressedGetter, [store_name, *parent.store_names])
 
     def __call__(self) -> Processor:
         return KTableSuppressProcessor(self)
@@ -139,7 +166,8 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
         if windows is None:
             raise TopologyError("Suppressed.until_window_closes is only valid after a windowed aggregation "
                                 f"(no windowed aggregation upstream of {table.name})")
-        wait = windows.grace_ms
+        # Kafka Streams: a session can still grow for its inactivity gap, so it closes gap + grace later
+        wait = windows.grace_ms + getattr(windows, "inactivity_gap_ms", 0)
         if key_serde is None:
             size = getattr(windows, "size_ms", None) or getattr(windows, "time_difference_ms", None)
             key_serde = SessionWindowedSerde(None) if size is None else TimeWindowedSerde(None, max(size, 1))

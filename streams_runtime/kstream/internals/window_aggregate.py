@@ -103,11 +103,12 @@ class _WindowProcessor(Processor):
         self.forwarder = WindowedTupleForwarder(self.store, context, self.send_old_values, self.session)
         self.dropped = context.metrics.dropped_records(context.task_id)
 
-    def drop(self, reason: str, record: Record, *details: Any) -> None:
+    def drop(self, reason: str, record: Record, detail: str = "") -> None:
+        """Log (Kafka Streams' message) and count a dropped record."""
         meta = self.context.record_metadata()
-        log.warning("Skipping record %s. key=[%s] timestamp=[%s] %s topic=[%s] partition=[%s] offset=[%s]",
-                    reason, record.key, record.timestamp, " ".join(map(str, details)),
-                    *(meta or (None, -1, -1)))
+        topic, partition, offset = meta or (None, -1, -1)
+        log.warning("Skipping record %s. topic=[%s] partition=[%s] offset=[%s]%s",
+                    reason, topic, partition, offset, detail)
         self.dropped.record()
 
 
@@ -132,7 +133,8 @@ class KStreamWindowAggregate(_WindowProcessor):
         store = self.store
         for start, window in self.windows.windows_for(timestamp).items():
             if window.end <= close_time:
-                self.drop("for expired window", record, f"window=[{window.start},{window.end})",
+                self.drop("for expired window", record,
+                          f" timestamp=[{timestamp}] window=[{window.start},{window.end}) "
                           f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]")
                 continue
             old = store.fetch(key, start)
@@ -177,7 +179,8 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
                 merged_window = SessionWindow(min(merged_window.start, window.start),
                                               max(merged_window.end, window.end))
         if merged_window.end < close_time:
-            self.drop("for expired window", record, f"window=[{merged_window.start},{merged_window.end}]",
+            self.drop("for expired window", record,
+                      f" timestamp=[{timestamp}] window=[{merged_window.start},{merged_window.end}] "
                       f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]")
             return
         headers = record.headers
