@@ -177,15 +177,17 @@ class EmbeddedBroker:
                 f"port in use: {HOST}:{self._requested_port} is taken by another process; "
                 "choose another port or omit it to use a free one"
             )
-        attempts = 1 if self._requested_port is not None else 3
-        for attempt in range(attempts):
-            self.port = self._requested_port or free_port()
-            try:
-                return self._spawn_and_wait(binary)
-            except BrokerError:
-                if attempt + 1 == attempts or not port_in_use(self.port):
-                    raise
-        raise AssertionError("unreachable")
+        # A free port can be taken between our probe and Tansu's bind: retry twice on that race.
+        if self._requested_port is None:
+            for _ in range(2):
+                self.port = free_port()
+                try:
+                    return self._spawn_and_wait(binary)
+                except BrokerError:
+                    if not port_in_use(self.port):
+                        raise
+        self.port = self._requested_port or free_port()
+        return self._spawn_and_wait(binary)
 
     def _spawn_and_wait(self, binary: str) -> BrokerInfo:
         # Step 3: spawn

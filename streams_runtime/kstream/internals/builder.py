@@ -83,6 +83,9 @@ class InternalStreamsBuilder:
         self.root = RootNode()
         self.nodes: list[GraphNode] = []
         self.table_source_count = 0
+        #: join repartition node per stream graph node, so a re-keyed stream joined twice
+        #: writes one repartition topic (as Kafka Streams' KStreamImpl.repartitionNode does)
+        self.join_repartition_nodes: dict[int, GraphNode] = {}
 
     # ------------------------------------------------------------------ naming
     def new_processor_name(self, prefix: str) -> str:

@@ -50,7 +50,7 @@ def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde:
     value_serde = value_serde if value_serde is not None else stream.value_serde
     node = create_repartitioned_source(internal, prefix, key_serde, value_serde)  # burns indexes either way
     # Kafka Streams re-uses a stream's join repartition when its topic prefix is the stream's own name.
-    cache = internal.__dict__.setdefault("join_repartition_nodes", {})
+    cache = internal.join_repartition_nodes
     cached = cache.get(id(stream._node))
     if cached is not None and prefix == stream.name:
         node = cached
