@@ -61,6 +61,9 @@ from streams_runtime.state import (
 )
 from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed, WindowedSerdes
 
+# --- issue 5: state restore (no client library needed) ---
+from streams_runtime.processor.restore_listener import StateRestoreListener
+
 __all__ = [
     "Branched",
     "BranchedKStream",
@@ -124,4 +127,28 @@ __all__ = [
     "WindowStore",
     "Windowed",
     "WindowedSerdes",
+    # issue 5: the runtime (imported lazily: the test driver needs no client library)
+    "KafkaStreams",
+    "KafkaStreamsState",
+    "StreamThreadExceptionResponse",
+    "TaskMetadata",
+    "ThreadMetadata",
+    "StateRestoreListener",
 ]
+
+_RUNTIME_NAMES = {
+    "KafkaStreams": "KafkaStreams",
+    "KafkaStreamsState": "State",
+    "StreamThreadExceptionResponse": "StreamThreadExceptionResponse",
+    "TaskMetadata": "TaskMetadata",
+    "ThreadMetadata": "ThreadMetadata",
+}
+
+
+def __getattr__(name: str):
+    """Lazy import of the runtime's public names (``from streams_runtime import KafkaStreams``)."""
+    if name in _RUNTIME_NAMES:
+        from streams_runtime import kafka_streams
+
+        return getattr(kafka_streams, _RUNTIME_NAMES[name])
+    raise AttributeError(f"module 'streams_runtime' has no attribute {name!r}")

@@ -13,13 +13,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from streams_runtime.kafka.profile import client_config
 
 __all__ = [
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "PARTITION_EOF",
     "Consumer",
+    "KafkaError",
     "KafkaException",
     "Message",
     "Producer",
@@ -28,7 +41,9 @@ __all__ = [
     "create_admin",
     "create_consumer",
     "create_producer",
+    "create_restore_consumer",
     "create_topics",
+    "describe_topic_configs",
     "partition_counts",
     "wait_for_metadata",
 ]
@@ -54,6 +69,35 @@ def create_consumer(
     """A consumer with the shared profile; ``overrides`` win over it."""
     role = "low_latency_consumer" if low_latency else "consumer"
     config = client_config(role, bootstrap_servers, {"group.id": group_id, **(overrides or {})})
+    return Consumer(config)
+
+
+#: Error code of the event a consumer with ``enable.partition.eof`` emits at a partition's end.
+PARTITION_EOF = KafkaError._PARTITION_EOF  # noqa: SLF001 (librdkafka names its local codes with "_")
+
+#: Restore throughput: bigger fetches per partition than the processing profile.
+_RESTORE_FETCH_BYTES = 8 * 1024 * 1024
+
+
+def create_restore_consumer(bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> Consumer:
+    """The restore consumer of a StoreChangelogReader: manual ``assign`` only, never commits.
+
+    ``enable.partition.eof`` makes the consumer emit an event when a fetch reaches a partition's
+    high watermark: that is how the reader learns a changelog's TRUE end offset (D1: Tansu's
+    ListOffsets-latest is the last batch's base offset + 1). librdkafka insists on a
+    ``group.id``; this one is never joined and nothing is committed under it.
+    """
+    config = client_config(
+        "low_latency_consumer",
+        bootstrap_servers,
+        {
+            "group.id": "streams-runtime-restore",
+            "enable.partition.eof": True,
+            "enable.auto.offset.store": False,
+            "max.partition.fetch.bytes": _RESTORE_FETCH_BYTES,
+            **(overrides or {}),
+        },
+    )
     return Consumer(config)
 
 
@@ -147,3 +191,25 @@ def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float
     if mismatches:
         raise ValueError("topic partition counts differ: " + "; ".join(mismatches))
     return [s.name for s in missing]
+
+
+def describe_topic_configs(
+    admin: AdminClient, topics: Iterable[str], timeout: float = 10.0
+) -> dict[str, dict[str, str]]:
+    """Topic-level configs the broker reports for each of ``topics`` (name -> {key: value}).
+
+    Apache Kafka reports every config, defaults included; Tansu reports only the ones set when the
+    topic was created, so a key missing here means "the broker's default". Pass existing topics only.
+
+    :raises KafkaException: when the broker refuses the request for a topic.
+    """
+    names = list(topics)
+    if not names:
+        return {}
+    futures = admin.describe_configs(
+        [ConfigResource(ResourceType.TOPIC, name) for name in names], request_timeout=timeout
+    )
+    return {
+        resource.name: {key: e.value for key, e in future.result(timeout).items() if e.value is not None}
+        for resource, future in futures.items()
+    }

@@ -63,6 +63,7 @@ class ProcessorContextImpl(ProcessorContext):
         self._stores: dict[str, Any] = {}
         self._global_stores: dict[str, Any] = {}
         self.registered: dict[str, tuple[Any, Any, str | None]] = {}
+        self.state_manager: Any = None
         self._node: Any = None
         self._record: Record | None = None
         self._topic: str | None = None
@@ -173,10 +174,20 @@ class ProcessorContextImpl(ProcessorContext):
         return dict(self._stores)
 
     # StateStoreContext ------------------------------------------------------------------
+    def set_state_manager(self, state_manager: Any) -> None:
+        """Route store registrations to the task's ProcessorStateManager (the live runtime).
+
+        Without one (the TopologyTestDriver) registrations are only recorded in ``registered``.
+        """
+        self.state_manager = state_manager
+        state_manager.bind_context(self)
+
     def register(
         self, store: Any, restore_callback: Callable[..., None], *, changelog_topic: str | None = None
     ) -> None:
         self.registered[store.name] = (store, restore_callback, changelog_topic)
+        if self.state_manager is not None:
+            self.state_manager.register(store, restore_callback, changelog_topic)
 
     def changelog_topic(self, store_name: str) -> str:
         return changelog_topic_name(self.application_id, store_name)

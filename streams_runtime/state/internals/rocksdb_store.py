@@ -235,10 +235,34 @@ class RocksDBStore(AbstractBytesStore):
         describes exactly the data stored with it; a batch lost in a crash is replayed from
         the previous offset, and replay is idempotent (last write wins per key).
 
+        Hot path of restore (one call per changelog batch): the records go straight into the
+        WriteBatch; only when rocksdict rejects one (not ``bytes``) is the batch rebuilt through
+        the checked path, which converts ``bytearray``/``memoryview`` and raises ``TypeError``
+        for the rest. Nothing is written before the whole batch is accepted.
+
         :param records: ``(key, value_or_None)`` or ``(key, value, timestamp)``, in store format.
         :param changelog_offset: the offset of the batch's last record (``None``: keep the old one).
         """
-        super().restore_batch(records, changelog_offset)
+        self._check_open()
+        records = records if isinstance(records, list) else list(records)
+        batch = WriteBatch(raw_mode=True)
+        put, delete = batch.put, batch.delete
+        try:
+            for record in records:
+                value = record[1]
+                if value is None:
+                    delete(record[0])
+                else:
+                    put(record[0], value)
+        except (KeyError, ValueError):
+            super().restore_batch(records, changelog_offset)
+            return
+        if changelog_offset is not None:
+            put(_OFFSET_KEY, _encode_offset(changelog_offset), self._offsets)
+        try:
+            self._db.write(batch)
+        except Exception as exc:
+            raise ProcessorStateError(f"could not write to RocksDB store {self.name}: {exc}") from exc
 
     def commit_offset(self, changelog_offset: int) -> None:
         """Record that the store's data reflects the changelog up to ``changelog_offset``.

@@ -81,6 +81,16 @@ def test_should_keep_offset_when_restoring_without_one(context):
     store.close()
 
 
+def test_should_restore_non_bytes_records_through_the_checked_path_without_partial_writes(context):
+    store = open_store(context)
+    store.restore_batch([(b"a", b"1"), (bytearray(b"b"), memoryview(b"2"))], changelog_offset=4)
+    assert store.get(b"b") == b"2" and store.committed_offset() == 4
+    with pytest.raises(TypeError):
+        store.restore_batch([(b"c", b"3"), ("not-bytes", b"4")], changelog_offset=9)
+    assert store.get(b"c") is None and store.committed_offset() == 4  # nothing of the batch written
+    store.close()
+
+
 def test_should_commit_offset_for_processed_writes(context):
     store = open_store(context)
     store.put(b"a", b"1")

@@ -1,0 +1,309 @@
+"""KafkaStreams: the client that runs a Topology with ``num_stream_threads`` StreamThreads.
+
+Instances sharing an ``application_id`` form one application: their threads join one
+coordination group and the assignor spreads the tasks over them (D2). Public front of the
+runtime in :mod:`streams_runtime.processor.internals` (StreamThread, TaskManager, ...).
+
+Client states (the edges in ``_TRANSITIONS``; any other transition raises)::
+
+                 +--------------+
+         +<----- | CREATED      | -----start()-----+
+         |       +--------------+                  v
+         |                                 +-------------+  a thread (re)balances
+         |          +--------------------> | REBALANCING | <-----------------+
+         |          |                      +-------------+                   |
+         |          |                        |       |  all threads RUNNING  |
+         |          |                        |       +---------------> +-----------+
+         |          |                        |                         | RUNNING   |
+         v          |                        v                         +-----------+
+    +------------------+  close()      (both states)  a thread died,       |
+    | PENDING_SHUTDOWN | <----------------------------- SHUTDOWN_CLIENT/...-+
+    +------------------+                                     |
+         | threads stopped                                   v
+         v                                          +---------------+   threads
+    +-------------+                                 | PENDING_ERROR | ---stopped--> ERROR
+    | NOT_RUNNING |                                 +---------------+
+    +-------------+
+
+Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embedded one);
+2. check source topics, co-partitioning, create/verify internal topics (fails before any thread
+runs); 3. start the threads (each joins the group; the client is REBALANCING until every thread
+runs its restored tasks).
+
+A thread that dies with an exception goes to the uncaught-exception handler (default:
+SHUTDOWN_CLIENT): REPLACE_THREAD starts a new thread in its place; SHUTDOWN_CLIENT stops every
+thread of this client and ends in ERROR; SHUTDOWN_APPLICATION does the same here and logs that
+the other instances must be stopped by their operators (no group-wide signal yet).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from streams_runtime.config import StreamsConfig, as_config
+from streams_runtime.errors import StreamsError
+from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
+from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
+from streams_runtime.processor.task_id import TaskId
+
+log = logging.getLogger("streams_runtime")
+
+
+class State(enum.Enum):
+    CREATED = "CREATED"
+    REBALANCING = "REBALANCING"
+    RUNNING = "RUNNING"
+    PENDING_SHUTDOWN = "PENDING_SHUTDOWN"
+    NOT_RUNNING = "NOT_RUNNING"
+    PENDING_ERROR = "PENDING_ERROR"
+    ERROR = "ERROR"
+
+    def is_running_or_rebalancing(self) -> bool:
+        return self in (State.RUNNING, State.REBALANCING)
+
+
+_TRANSITIONS = {
+    State.CREATED: {State.REBALANCING, State.PENDING_SHUTDOWN},
+    State.REBALANCING: {State.RUNNING, State.PENDING_SHUTDOWN, State.PENDING_ERROR},
+    State.RUNNING: {State.REBALANCING, State.PENDING_SHUTDOWN, State.PENDING_ERROR},
+    State.PENDING_SHUTDOWN: {State.NOT_RUNNING},
+    State.NOT_RUNNING: set(),
+    State.PENDING_ERROR: {State.ERROR},
+    State.ERROR: set(),
+}
+
+
+class StreamThreadExceptionResponse(enum.Enum):
+    REPLACE_THREAD = "REPLACE_THREAD"
+    SHUTDOWN_CLIENT = "SHUTDOWN_CLIENT"
+    SHUTDOWN_APPLICATION = "SHUTDOWN_APPLICATION"
+
+
+@dataclass(frozen=True)
+class TaskMetadata:
+    task_id: TaskId
+    topic_partitions: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class ThreadMetadata:
+    thread_name: str
+    thread_state: str
+    active_tasks: frozenset[TaskMetadata]
+    standby_tasks: frozenset[TaskMetadata] = frozenset()
+
+
+class KafkaStreams:
+    """See the module docstring. ``KafkaStreams(topology, {"application_id": "app", ...})``."""
+
+    def __init__(self, topology: Any, config: StreamsConfig | Mapping[str, Any]) -> None:
+        self.config = as_config(config)
+        if not self.config["application_id"]:
+            raise StreamsError("config 'application_id' must be set to run a topology")
+        self.topology = topology
+        self.process_id = str(uuid.uuid4())
+        self._state = State.CREATED
+        self._lock = threading.RLock()
+        self._listener: Callable[[State, State], None] | None = None
+        self._handler: Callable[[BaseException], StreamThreadExceptionResponse] | None = None
+        self._threads: list[StreamThread] = []
+        self._next_index = 1
+        self._broker: contextlib.ExitStack | None = None
+        self._setup: RuntimeSetup | None = None
+        self.errors: list[BaseException] = []
+
+    # ------------------------------------------------------------------ state
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def set_state_listener(self, listener: Callable[[State, State], None]) -> None:
+        """``listener(new_state, old_state)``, called on every client state change."""
+        self._require(State.CREATED, "set a state listener")
+        self._listener = listener
+
+    def set_uncaught_exception_handler(
+        self, handler: Callable[[BaseException], StreamThreadExceptionResponse]
+    ) -> None:
+        self._require(State.CREATED, "set an uncaught exception handler")
+        self._handler = handler
+
+    def _require(self, state: State, action: str) -> None:
+        if self._state is not state:
+            raise StreamsError(f"can only {action} in state {state.name}, the client is {self._state.name}")
+
+    def _set_state(self, target: State) -> bool:
+        with self._lock:
+            old = self._state
+            if old is target:
+                return False
+            if target not in _TRANSITIONS[old]:
+                raise StreamsError(f"KafkaStreams: illegal transition {old.name} -> {target.name}")
+            self._state = target
+        log.info("KafkaStreams %s: state %s -> %s", self.process_id, old.name, target.name)
+        if self._listener is not None:
+            self._listener(target, old)
+        return True
+
+    def _on_thread_state(self, thread: StreamThread, old: str, new: str) -> None:
+        with self._lock:
+            if not self._state.is_running_or_rebalancing():
+                return
+            alive = [t for t in self._threads if t.is_alive_member()]
+            if alive and all(t.state == RUNNING for t in alive):
+                self._set_state(State.RUNNING)
+            elif any(t.state != RUNNING for t in alive):
+                self._set_state(State.REBALANCING)
+
+    # ------------------------------------------------------------------ start / close
+    def start(self) -> None:
+        """The start steps of the module docstring; raises if topics are missing or mismatched."""
+        self._require(State.CREATED, "start")
+        stack = contextlib.ExitStack()
+        try:
+            # Step 1
+            given = self.config.originals()
+            bootstrap = given.get("bootstrap_servers")
+            if not bootstrap:
+                from streams_runtime.kafka.broker import bootstrap_or_embedded
+
+                bootstrap = stack.enter_context(bootstrap_or_embedded(None))
+            # Step 2
+            self._setup = RuntimeSetup.prepare(self.topology, self.config, bootstrap, self.process_id)
+        except BaseException:
+            stack.close()
+            raise
+        self._broker = stack
+        # Step 3
+        self._set_state(State.REBALANCING)
+        with self._lock:
+            for _ in range(self.config["num_stream_threads"]):
+                self._new_thread().start()
+
+    def _new_thread(self) -> StreamThread:
+        thread = StreamThread(self._setup, self._next_index, self._on_thread_state, self._on_thread_death)
+        self._next_index += 1
+        self._threads.append(thread)
+        return thread
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Stop every thread (committing their tasks); True if all stopped within ``timeout`` s."""
+        with self._lock:
+            if self._state in (State.CREATED, State.REBALANCING, State.RUNNING):
+                self._set_state(State.PENDING_SHUTDOWN)
+            elif self._state in (State.NOT_RUNNING, State.ERROR):
+                return True
+        stopped = self._stop_threads(timeout)
+        with self._lock:
+            if self._state is State.PENDING_SHUTDOWN:
+                self._set_state(State.NOT_RUNNING)
+        return stopped
+
+    def _stop_threads(self, timeout: float | None) -> bool:
+        threads = [t for t in self._threads if t is not threading.current_thread()]
+        for thread in threads:
+            thread.shutdown()
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join(timeout)
+        stopped = all(not t.is_alive() for t in threads)
+        if self._setup is not None:
+            self._setup.close()
+        if self._broker is not None:
+            self._broker.close()
+            self._broker = None
+        return stopped
+
+    def __enter__(self) -> KafkaStreams:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ thread failures
+    def _on_thread_death(self, thread: StreamThread) -> None:
+        with self._lock:
+            if thread in self._threads:
+                self._threads.remove(thread)
+            error = thread.error
+            if error is None or not self._state.is_running_or_rebalancing():
+                return
+            self.errors.append(error)
+        response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT
+        if self._handler is not None:
+            try:
+                response = self._handler(error)
+            except Exception:
+                log.exception("the uncaught exception handler raised; shutting the client down")
+        log.error("stream thread %s died (%s); response %s", thread.name, error, response.name)
+        if response is StreamThreadExceptionResponse.REPLACE_THREAD:
+            with self._lock:
+                if self._state.is_running_or_rebalancing():
+                    self._new_thread().start()
+            return
+        if response is StreamThreadExceptionResponse.SHUTDOWN_APPLICATION:
+            log.error("SHUTDOWN_APPLICATION: this client stops; other instances of %s must be stopped "
+                      "by their operators (no group-wide shutdown signal yet)", self.config["application_id"])
+        with self._lock:
+            if not self._set_state_if(State.PENDING_ERROR):
+                return
+        threading.Thread(target=self._finish_error, name="kafka-streams-error-shutdown", daemon=True).start()
+
+    def _set_state_if(self, target: State) -> bool:
+        if target in _TRANSITIONS[self._state]:
+            return self._set_state(target)
+        return False
+
+    def _finish_error(self) -> None:
+        self._stop_threads(None)
+        self._set_state(State.ERROR)
+
+    # ------------------------------------------------------------------ runtime changes
+    def add_stream_thread(self) -> str | None:
+        """Start one more thread; its name, or None when the client is not running."""
+        with self._lock:
+            if not self._state.is_running_or_rebalancing():
+                return None
+            thread = self._new_thread()
+            thread.start()
+            return thread.name
+
+    def remove_stream_thread(self, timeout: float | None = None) -> str | None:
+        """Stop the newest running thread (its tasks move through a rebalance); its name or None."""
+        with self._lock:
+            if not self._state.is_running_or_rebalancing():
+                return None
+            alive = [t for t in self._threads if t.is_alive_member()]
+            if not alive:
+                return None
+            thread = alive[-1]
+        thread.shutdown()
+        thread.join(timeout)
+        return thread.name
+
+    def metadata_for_local_threads(self) -> list[ThreadMetadata]:
+        """One ThreadMetadata per live thread: its state and active tasks with their partitions."""
+        with self._lock:
+            threads = [t for t in self._threads if t.state != DEAD]
+        return [
+            ThreadMetadata(
+                t.name, t.state,
+                frozenset(TaskMetadata(task, parts) for task, parts in t.active_tasks.items()),
+            )
+            for t in threads
+        ]
+
+    def clean_up(self) -> None:
+        """Delete this application's local state directory; only while not running."""
+        if self._state.is_running_or_rebalancing() or self._state is State.PENDING_SHUTDOWN:
+            raise StreamsError(f"clean_up() needs a stopped client; the client is {self._state.name}")
+        root = RuntimeSetup.state_root(self.config)
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,362 @@
+"""StoreChangelogReader: restores the stores of a thread's tasks from their changelog topics.
+
+Owner: one StreamThread; it owns the restore consumer (created on first need through
+:func:`streams_runtime.kafka.clients.create_restore_consumer`: manual assign, never commits) and
+borrows each task's ProcessorStateManager from ``register`` until ``unregister``. Called only
+from the thread's loop, so it needs no locks; ``restore`` is step-wise (one poll per call) so a
+thread can process its ready tasks between steps.
+
+Each changelog partition moves ``PROBING -> RESTORING -> COMPLETED`` (or straight from
+PROBING to COMPLETED when its store is current); a task is done when all of its are.
+
+Restore protocol, one step per :meth:`restore` call:
+
+1. Probe: list each newly registered changelog's offsets (log start, "latest") and assign it at
+   ``latest - 1``; the EOF event after the first fetch carries the TRUE end (the fetch's high
+   watermark). ListOffsets-latest is never trusted as the end (D1: on Tansu it is the last
+   batch's base offset + 1); it only places the probe at or before the true end. Explicit
+   offsets, not ``OFFSET_END``/``OFFSET_BEGINNING``: librdkafka resolves those with a delay.
+2. Poll one batch from the restore consumer.
+3. Apply the batch: records of RESTORING changelogs go, converted into store format, into the
+   store's restore callback together with the batch's last offset (RocksDB writes data and
+   offset in one WriteBatch); the state manager and the listener hear of each batch.
+4. Start tasks whose probes are all back: when a changelog ends below the local checkpoint (a
+   fresh broker behind old local state, D1) or its checkpoint fell below the log start, log a
+   WARNING, wipe the task's state and restore it from the beginning; otherwise seek each
+   changelog to ``checkpoint + 1`` (or the beginning). Changelogs already at their end are
+   COMPLETED without reading a record: a task whose state is current restores nothing.
+5. Complete changelogs that reached their end (last record or EOF), unassign them; tasks whose
+   changelogs are all COMPLETED get their checkpoint written and are returned.
+
+Records beyond the end probed in step 1 (only possible if someone else writes the changelog
+meanwhile) are applied too: newer changelog data never makes a store wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams_runtime.errors import ProcessorStateError
+from streams_runtime.kafka import clients
+from streams_runtime.processor.restore_listener import StateRestoreListener
+
+__all__ = ["StateRestoreListener", "StoreChangelogReader"]
+
+log = logging.getLogger("streams_runtime.state")
+
+PROBING, RESTORING, COMPLETED = "PROBING", "RESTORING", "COMPLETED"
+DEFAULT_MAX_BATCH_RECORDS = 10_000
+LIST_OFFSETS_TIMEOUT_S = 10.0
+
+ChangelogPartition = tuple[str, int]
+
+
+@dataclass
+class _Changelog:
+    tp: ChangelogPartition
+    meta: Any
+    state: str = PROBING
+    end: int | None = None
+    low: int = 0
+    start: int = 0
+    restored: int = 0
+
+
+@dataclass
+class _TaskRestore:
+    manager: Any
+    changelogs: dict[ChangelogPartition, _Changelog]
+    started: bool = False
+    done: bool = False
+    began_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def restored(self) -> int:
+        return sum(c.restored for c in self.changelogs.values())
+
+
+class StoreChangelogReader:
+    """Restores registered tasks step by step; see the module docstring.
+
+    :param bootstrap_servers: the cluster of the changelog topics.
+    :param consumer_overrides: librdkafka settings for the restore consumer.
+    :param restore_listener: receives start/batch/end of every changelog restored.
+    :param max_batch_records: records polled per step (and at most per store batch).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        consumer_overrides: dict[str, Any] | None = None,
+        restore_listener: StateRestoreListener | None = None,
+        max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    ) -> None:
+        self._bootstrap_servers = bootstrap_servers
+        self._overrides = dict(consumer_overrides or {})
+        self._listener = restore_listener or StateRestoreListener()
+        self._max_batch = max_batch_records
+        self._consumer: Any = None
+        self._tasks: dict[Any, _TaskRestore] = {}
+        self._by_tp: dict[ChangelogPartition, tuple[Any, _Changelog]] = {}
+        self._to_probe: list[_Changelog] = []
+        self._assigned: set[ChangelogPartition] = set()
+
+    def set_restore_listener(self, listener: StateRestoreListener | None) -> None:
+        self._listener = listener or StateRestoreListener()
+
+    # ------------------------------------------------------------------ registration
+    def register(self, state_manager: Any) -> None:
+        """Start restoring the task of ``state_manager`` (after its stores initialized)."""
+        task_id = state_manager.task_id
+        if task_id in self._tasks:
+            raise ProcessorStateError(f"task {task_id} is already registered for restoration")
+        changelogs = {tp: _Changelog(tp, meta) for tp, meta in state_manager.changelog_metadata().items()}
+        for tp in changelogs:
+            if tp in self._by_tp:
+                raise ProcessorStateError(f"changelog {tp[0]}-{tp[1]} is already restored for another task")
+        self._tasks[task_id] = _TaskRestore(state_manager, changelogs)
+        for tp, changelog in changelogs.items():
+            self._by_tp[tp] = (task_id, changelog)
+            self._to_probe.append(changelog)
+
+    def unregister(self, task_id: Any) -> None:
+        """Stop restoring ``task_id`` (task closed or revoked); idempotent."""
+        entry = self._tasks.pop(task_id, None)
+        if entry is None:
+            return
+        for tp in entry.changelogs:
+            self._by_tp.pop(tp, None)
+        self._to_probe = [c for c in self._to_probe if c.tp not in entry.changelogs]
+        self._unassign([tp for tp in entry.changelogs if tp in self._assigned])
+
+    def is_restoring(self, task_id: Any) -> bool:
+        entry = self._tasks.get(task_id)
+        return entry is not None and not entry.done
+
+    def restored_count(self, task_id: Any) -> int:
+        """Records restored for ``task_id`` since it was registered."""
+        entry = self._tasks.get(task_id)
+        return 0 if entry is None else entry.restored
+
+    def close(self) -> None:
+        """Close the restore consumer; registered tasks are forgotten."""
+        self._tasks.clear()
+        self._by_tp.clear()
+        self._to_probe.clear()
+        self._assigned.clear()
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
+
+    # ------------------------------------------------------------------ the protocol
+    def restore(self, timeout_s: float = 0.0) -> set[Any]:
+        """Run one restore step, blocking at most about ``timeout_s`` in the poll.
+
+        :returns: the ids of the tasks that finished restoring in this call (each reported once;
+            a task with nothing to restore is reported by the first call after ``register``).
+        """
+        # Step 1
+        if self._to_probe:
+            probes, self._to_probe = self._to_probe, []
+            self._assign([(c.tp, self._probe_offset(c)) for c in probes])
+        eofs: dict[ChangelogPartition, int] = {}
+        # Step 2
+        if any(c.state != COMPLETED for _, c in self._by_tp.values()):
+            messages = self._consumer.consume(self._max_batch, timeout_s)
+            # Step 3
+            self._apply(messages, eofs)
+        for tp, offset in eofs.items():
+            self._on_eof(tp, offset)
+        # Step 4
+        for task_id, entry in self._tasks.items():
+            if not entry.started and all(c.end is not None for c in entry.changelogs.values()):
+                self._start(task_id, entry)
+        # Step 5
+        finished = set()
+        for task_id, entry in self._tasks.items():
+            if (
+                not entry.done
+                and entry.started
+                and all(c.state == COMPLETED for c in entry.changelogs.values())
+            ):
+                entry.done = True
+                entry.manager.checkpoint()
+                finished.add(task_id)
+                log.info(
+                    "task %s: restoration complete, %d records restored in %.2fs",
+                    task_id,
+                    entry.restored,
+                    time.monotonic() - entry.began_at,
+                )
+        return finished
+
+    def _apply(self, messages: list[Any], eofs: dict[ChangelogPartition, int]) -> None:
+        """Step 3: split off the events, group the records per changelog, restore each group."""
+        data = [m for m in messages if m.error() is None]
+        if len(data) != len(messages):
+            for message in messages:
+                if message.error() is not None:
+                    self._on_error(message, eofs)
+        if not data:
+            return
+        if len(self._assigned) == 1:  # the common case: no grouping needed
+            (tp,) = self._assigned
+            first, last = data[0], data[-1]
+            batches = (
+                {tp: data}
+                if (first.topic(), first.partition()) == tp == (last.topic(), last.partition())
+                else _group(data)
+            )
+        else:
+            batches = _group(data)
+        for tp, batch in batches.items():
+            found = self._by_tp.get(tp)
+            if found is not None and found[1].state == RESTORING:
+                self._restore_batch(found[1], batch)
+
+    def _restore_batch(self, changelog: _Changelog, batch: list[Any]) -> None:
+        meta = changelog.meta
+        if batch[0].offset() < changelog.start:  # left over from before the seek: drop
+            batch = [m for m in batch if m.offset() >= changelog.start]
+            if not batch:
+                return
+        if meta.timestamped:
+            convert = meta.converter
+            records = [convert(m.key(), m.value(), m.timestamp()[1]) for m in batch]
+        else:
+            records = [(m.key(), m.value()) for m in batch]
+        last = batch[-1].offset()
+        meta.restore_callback(records, last)
+        self._tasks[self._by_tp[changelog.tp][0]].manager.restored(changelog.tp, last)
+        changelog.restored += len(records)
+        self._listener.on_batch_restored(changelog.tp, meta.name, last, len(records))
+        if last + 1 >= changelog.end:
+            changelog.end = max(changelog.end, last + 1)
+            self._complete([changelog])
+
+    def _on_error(self, message: Any, eofs: dict[ChangelogPartition, int]) -> None:
+        error = message.error()
+        if error.code() == clients.PARTITION_EOF:
+            eofs[(message.topic(), message.partition())] = message.offset()
+            return
+        where = f"{message.topic()}-{message.partition()}" if message.topic() else "the restore consumer"
+        if error.fatal() or message.topic() is not None:
+            raise ProcessorStateError(f"restoring from {where} failed: {error}")
+        log.warning("restore consumer: %s", error)
+
+    def _on_eof(self, tp: ChangelogPartition, offset: int) -> None:
+        found = self._by_tp.get(tp)
+        if found is None:
+            return
+        changelog = found[1]
+        if changelog.state == PROBING and changelog.end is None:
+            changelog.end = offset
+        elif changelog.state == RESTORING:
+            changelog.end = offset
+            self._complete([changelog])
+
+    def _start(self, task_id: Any, entry: _TaskRestore) -> None:
+        """Step 4 for one task: fresh-broker check, then seek or complete each changelog."""
+        entry.started = True
+        changelogs = list(entry.changelogs.values())
+        stale = [
+            c for c in changelogs if c.meta.offset is not None and not c.low <= c.meta.offset + 1 <= c.end
+        ]
+        if stale:
+            for c in stale:
+                log.warning(
+                    "task %s: %s; wiping the task's local state and restoring it from the beginning",
+                    task_id,
+                    _stale_reason(c),
+                )
+            entry.manager.wipe_state()
+            metadata = entry.manager.changelog_metadata()
+            for c in changelogs:
+                c.meta = metadata[c.tp]
+        seeks, done = [], []
+        for c in changelogs:
+            c.start = c.low if c.meta.offset is None else c.meta.offset + 1
+            if c.start >= c.end:
+                done.append(c)
+                continue
+            c.state = RESTORING
+            seeks.append((c.tp, c.start))
+            self._listener.on_restore_start(c.tp, c.meta.name, c.start, c.end)
+        self._unassign([tp for tp, _ in seeks])
+        self._assign(seeks)
+        self._complete(done)
+
+    def _complete(self, changelogs: list[_Changelog]) -> None:
+        """Step 5 for changelogs at their end."""
+        unassign = []
+        for c in changelogs:
+            if c.state == RESTORING:
+                self._listener.on_restore_end(c.tp, c.meta.name, c.restored)
+                unassign.append(c.tp)
+            elif c.state == PROBING:
+                unassign.append(c.tp)
+            c.state = COMPLETED
+        self._unassign(unassign)
+
+    # ------------------------------------------------------------------ consumer plumbing
+    def _restore_consumer(self) -> Any:
+        if self._consumer is None:
+            self._consumer = clients.create_restore_consumer(self._bootstrap_servers, self._overrides)
+        return self._consumer
+
+    def _probe_offset(self, changelog: _Changelog) -> int:
+        """Step 1 for one changelog: its log start, and where to fetch to see its true end."""
+        tp = clients.TopicPartition(*changelog.tp)
+        try:
+            low, latest = self._restore_consumer().get_watermark_offsets(tp, timeout=LIST_OFFSETS_TIMEOUT_S)
+        except clients.KafkaException as exc:
+            raise ProcessorStateError(
+                f"cannot list the offsets of changelog {changelog.tp[0]}-{changelog.tp[1]}: {exc}"
+            ) from exc
+        changelog.low = max(0, low)
+        return max(changelog.low, latest - 1)
+
+    def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
+        if not positions:
+            return
+        self._restore_consumer().incremental_assign(
+            [clients.TopicPartition(t, p, o) for (t, p), o in positions]
+        )
+        self._assigned.update(tp for tp, _ in positions)
+
+    def _unassign(self, tps: list[ChangelogPartition]) -> None:
+        if tps and self._consumer is not None:
+            self._consumer.incremental_unassign([clients.TopicPartition(t, p) for t, p in tps])
+            self._assigned.difference_update(tps)
+
+
+def _stale_reason(c: _Changelog) -> str:
+    where = f"changelog {c.tp[0]}-{c.tp[1]}"
+    if c.meta.offset + 1 > c.end:
+        return (
+            f"fresh broker? {where} ends at offset {c.end} but the local state of store {c.meta.name} "
+            f"is at offset {c.meta.offset}: the broker lost data the local state still has (a restarted "
+            f"in-memory broker or a re-created topic)"
+        )
+    return (
+        f"{where} starts at offset {c.low}, after the local state of store {c.meta.name} (offset "
+        f"{c.meta.offset}): the records in between were deleted"
+    )
+
+
+def _group(messages: list[Any]) -> dict[ChangelogPartition, list[Any]]:
+    """Records per changelog partition, in order (runs of one partition are the norm)."""
+    batches: dict[ChangelogPartition, list[Any]] = {}
+    run_tp: Any = None
+    run: list[Any] = []
+    for message in messages:
+        tp = (message.topic(), message.partition())
+        if tp != run_tp:
+            run_tp = tp
+            run = batches.setdefault(tp, [])
+        run.append(message)
+    return batches

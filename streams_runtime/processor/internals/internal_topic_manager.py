@@ -1,0 +1,86 @@
+"""InternalTopicManager: check the source topics and create/verify the internal topics at start.
+
+Called once by KafkaStreams.start(), before any thread starts. Steps of :func:`prepare_topics`:
+  1. read every topic's partition count with one all-topics metadata request (a request naming a
+     missing topic would create it on Tansu, D1);
+  2. every user source topic must exist, else :class:`MissingSourceTopicError` names the missing;
+  3. task counts per sub-topology from the source partition counts; co-partitioned sources with
+     different counts stop the start with a TopologyError naming the topics and their counts;
+  4. partition counts of the internal topics: a repartition topic has its fixed count or the
+     largest task count of the sub-topologies writing it; a changelog has its sub-topology's task
+     count;
+  5. create the missing internal topics with their configs and verify the partition count of
+     every existing one; a mismatch stops the start naming topic, expected and found counts.
+Returns the partition count of every topic the threads read (sources and repartition topics).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from streams_runtime.errors import StreamsError, TopologyError
+from streams_runtime.kafka.clients import TopicSpec, create_topics, partition_counts
+from streams_runtime.processor.internals import topology_info
+from streams_runtime.processor.internals.assignment import MissingSourceTopicError
+
+log = logging.getLogger("streams_runtime.processor")
+
+
+class InternalTopicMismatchError(StreamsError):
+    """An existing internal topic has a different partition count than the topology needs."""
+
+
+def prepare_topics(admin: Any, builder: Any, replication_factor: int) -> dict[str, int]:
+    """The steps of the module docstring; ``builder`` is the topology's InternalTopologyBuilder."""
+    infos = topology_info.sub_topologies(builder)
+    internal = topology_info.internal_topics(builder)
+    user_sources = sorted({t for i in infos for t in i.source_topics if t not in internal})
+    # Step 1
+    existing = partition_counts(admin, list(user_sources) + list(internal))
+    # Step 2
+    missing = [t for t in user_sources if t not in existing]
+    if missing:
+        raise MissingSourceTopicError(
+            f"source topics of application {builder.application_id} do not exist: {missing}; create "
+            f"them before starting"
+        )
+    # Step 3
+    sources = {t: existing[t] for t in user_sources}
+    try:
+        tasks = topology_info.task_counts(builder, sources)
+    except TopologyError as exc:
+        raise TopologyError(f"cannot start application {builder.application_id}: {exc}") from exc
+    # Step 4
+    wanted: dict[str, int] = {}
+    for name, config in builder.internal_topics.items():
+        real = builder.decorate(name)
+        if config.number_of_partitions is not None:
+            wanted[real] = config.number_of_partitions
+        else:
+            writers = [i.id for i in infos if real in i.repartition_sink_topics]
+            wanted[real] = max(tasks[w] for w in writers) if writers else max(tasks.values())
+    for info in infos:
+        for topic in info.changelog_topics.values():
+            wanted[topic] = tasks[info.id]
+    # Step 5
+    specs = [
+        TopicSpec(topic, count, replication_factor, internal[topic].configs())
+        for topic, count in sorted(wanted.items())
+    ]
+    try:
+        created = create_topics(admin, specs)
+    except ValueError as exc:
+        raise InternalTopicMismatchError(
+            f"cannot start application {builder.application_id}: internal {exc}"
+        ) from exc
+    if created:
+        log.info("created internal topics %s", created)
+    counts = dict(sources)
+    counts.update({t: n for t, n in wanted.items() if t in _read_topics(infos)})
+    return counts
+
+
+def _read_topics(infos: Any) -> set[str]:
+    return {t for i in infos for t in i.source_topics}
+

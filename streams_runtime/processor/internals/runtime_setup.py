@@ -1,0 +1,101 @@
+"""RuntimeSetup: what every StreamThread of one KafkaStreams client shares, computed once at start.
+
+Created by KafkaStreams.start() (after the internal topics are verified) and owned by the client;
+threads only read it, and call its factories (record cache, changelog reader) for their own
+instances. The StateDirectory is the one shared mutable piece (it is thread-safe: R2's contract).
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.clients import create_admin
+from streams_runtime.processor.internals import topology_info
+from streams_runtime.processor.internals.assignment import SubtopologySources
+from streams_runtime.processor.internals.internal_topic_manager import prepare_topics
+from streams_runtime.processor.internals.state_directory import StateDirectory
+from streams_runtime.processor.internals.topology_info import SubtopologyInfo
+
+#: consumer.* overrides that set the coordination member's session, with the member's defaults
+_MEMBER_KEYS = {"session.timeout.ms": ("session_timeout_ms", 10_000),
+                "heartbeat.interval.ms": ("heartbeat_interval_ms", 1_000)}
+
+
+@dataclass
+class RuntimeSetup:
+    config: Any
+    bootstrap_servers: str
+    process_id: str
+    builder: Any
+    subtopologies: dict[int, SubtopologyInfo]
+    subtopology_sources: list[SubtopologySources]
+    partition_counts: dict[str, int]
+    changelog_topics: frozenset[str]
+    state_directory: StateDirectory
+    member_settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def client_id(self) -> str:
+        return f"{self.config['application_id']}-{self.process_id[:8]}"
+
+    @property
+    def stateful(self) -> bool:
+        return bool(self.changelog_topics) or any(i.stores for i in self.subtopologies.values())
+
+    @staticmethod
+    def state_root(config: Any) -> pathlib.Path:
+        return pathlib.Path(config["state_dir"]) / config["application_id"]
+
+    @classmethod
+    def prepare(cls, topology: Any, config: Any, bootstrap_servers: str, process_id: str) -> RuntimeSetup:
+        """Validate the topology against the cluster and create its internal topics (see there)."""
+        builder = topology.internal_builder
+        app_id = config["application_id"]
+        if builder.application_id is None:
+            builder.application_id = app_id
+        elif builder.application_id != app_id:
+            raise StreamsError(f"the topology was built for application {builder.application_id!r}, "
+                               f"the config says {app_id!r}")
+        if any(entry.is_global for entry in builder.stores.values()):
+            raise StreamsError("global stores (GlobalKTable) are not supported by the runtime yet")
+        builder.validate()
+        admin = create_admin(bootstrap_servers, config.client_configs("admin."))
+        counts = prepare_topics(admin, builder, config["replication_factor"])
+        infos = {i.id: i for i in topology_info.sub_topologies(builder)}
+        sources = [
+            SubtopologySources(i.id, tuple(i.source_topics), tuple(tuple(g) for g in i.copartition_groups),
+                               stateful=bool(i.stores))
+            for i in infos.values()
+        ]
+        changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
+        overrides = config.client_configs("consumer.")
+        member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
+        return cls(config, bootstrap_servers, process_id, builder, infos, sources, counts, changelogs,
+                   StateDirectory(config["state_dir"], app_id), member)
+
+    # ------------------------------------------------------------------ per-thread factories
+    def new_cache(self) -> Any:
+        max_bytes = self.config["statestore_cache_max_bytes"] // self.config["num_stream_threads"]
+        if max_bytes <= 0:
+            return None
+        from streams_runtime.state.internals.record_cache import ThreadCache
+
+        return ThreadCache(max_bytes)
+
+    def new_changelog_reader(self) -> Any:
+        if not self.stateful:
+            return None
+        from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+
+        overrides: Mapping[str, Any] = self.config.client_configs("restore_consumer.")
+        return StoreChangelogReader(self.bootstrap_servers, consumer_overrides=overrides or None)
+
+    def task_offset_sums(self) -> dict[Any, int]:
+        return self.state_directory.task_offset_sums()
+
+    def close(self) -> None:
+        self.state_directory.close()

@@ -1,0 +1,224 @@
+"""StreamThread: one Python thread running poll, restore, process, punctuate, commit.
+
+Created and owned by a KafkaStreams client. Each thread owns one confluent consumer (manual
+``assign()``, ``group.id = application_id`` so input offsets are committed there), one
+RecordCollector (its producer), one StoreChangelogReader (its restore consumer), one record cache
+and a TaskManager; it is one member of the coordination group through a GroupMember (D2).
+
+Lifecycle (the edges in ``_TRANSITIONS``; any other transition raises)::
+
+    CREATED --start--> STARTING --first assignment--> PARTITIONS_ASSIGNED <--rebalance--+
+       |                  |                             | (all tasks restored)          |
+       |                  |                             v                               |
+       |                  |                          RUNNING ---------------------------+
+       |                  |                             |
+       +------------------+------- shutdown / error ----+--> PENDING_SHUTDOWN --> DEAD
+
+Membership: the GroupMember runs its own driver thread (kafka-python's join, sync and heartbeat
+never wait on processing). A delivered TaskChange is handed to this thread, which applies it at
+the top of its next loop iteration; the driver waits until it is applied, so the member never
+reports as revoked a task this thread still runs.
+
+Loop, one iteration:
+  1. apply a pending assignment change (revoked tasks: commit, close; assigned: create);
+  2. one restore step while tasks restore (RESTORING tasks become RUNNING);
+  3. consume a batch of records and hand them to their tasks' queues;
+  4. process every buffered record of every processable task, punctuating on stream time;
+  5. punctuate on wall-clock time; serve the producer's delivery reports (once);
+  6. commit when ``commit_interval_ms`` has passed or a processor asked for it.
+An exception anywhere ends the loop: tasks are closed dirty (not committed) and the client's
+uncaught-exception policy is applied to :attr:`StreamThread.error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.clients import create_consumer
+from streams_runtime.kafka.membership import GroupMember, TaskChange
+from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.task_manager import TaskManager
+
+log = logging.getLogger("streams_runtime.processor")
+
+CREATED, STARTING, PARTITIONS_ASSIGNED, RUNNING = "CREATED", "STARTING", "PARTITIONS_ASSIGNED", "RUNNING"
+PENDING_SHUTDOWN, DEAD = "PENDING_SHUTDOWN", "DEAD"
+_TRANSITIONS = {
+    CREATED: {STARTING, PENDING_SHUTDOWN},
+    STARTING: {PARTITIONS_ASSIGNED, PENDING_SHUTDOWN},
+    PARTITIONS_ASSIGNED: {PARTITIONS_ASSIGNED, RUNNING, PENDING_SHUTDOWN},
+    RUNNING: {PARTITIONS_ASSIGNED, PENDING_SHUTDOWN},
+    PENDING_SHUTDOWN: {DEAD},
+    DEAD: set(),
+}
+CONSUME_BATCH = 2000
+
+
+class StreamThread(threading.Thread):
+    """See the module docstring. ``runtime`` is the client's shared, read-only setup."""
+
+    def __init__(self, runtime: Any, index: int, on_state: Callable[[StreamThread, str, str], None],
+                 on_death: Callable[[StreamThread], None]) -> None:
+        super().__init__(name=f"{runtime.client_id}-StreamThread-{index}", daemon=True)
+        self.index = index
+        self.state = CREATED
+        self.error: BaseException | None = None
+        self.active_tasks: dict[Any, tuple[tuple[str, int], ...]] = {}
+        self._runtime = runtime
+        self._on_state = on_state
+        self._on_death = on_death
+        self._state_lock = threading.Lock()
+        self._stop_requested = threading.Event()
+        self._changes: deque[tuple[TaskChange, threading.Event]] = deque()
+
+    # ------------------------------------------------------------------ state
+    def _set_state(self, target: str) -> None:
+        with self._state_lock:
+            old = self.state
+            if target not in _TRANSITIONS[old]:
+                raise StreamsError(f"stream thread {self.name}: illegal transition {old} -> {target}")
+            self.state = target
+        self._on_state(self, old, target)
+
+    def is_alive_member(self) -> bool:
+        return self.state not in (PENDING_SHUTDOWN, DEAD)
+
+    def shutdown(self) -> None:
+        """Ask the loop to stop; :meth:`join` waits for it."""
+        self._stop_requested.set()
+
+    # ------------------------------------------------------------------ membership hand-over
+    def _on_change(self, change: TaskChange) -> None:
+        """Called by the GroupMember: on this thread when closing, else on the member's driver."""
+        if threading.current_thread() is self:
+            self._apply(change)
+            return
+        applied = threading.Event()
+        self._changes.append((change, applied))
+        while not applied.wait(0.05):
+            if self._stop_requested.is_set() or not self.is_alive():
+                return
+
+    def _apply(self, change: TaskChange) -> None:
+        """Step 1."""
+        if change.current.error.name != "NONE":
+            current = change.current
+            raise StreamsError(f"assignment failed: {current.error.name}: {current.error_message}")
+        clean = not change.lost and self.error is None
+        self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean)
+        self.active_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.tasks}
+        if self.state in (STARTING, PARTITIONS_ASSIGNED, RUNNING):
+            self._set_state(PARTITIONS_ASSIGNED)
+
+    # ------------------------------------------------------------------ setup and loop
+    def _setup(self) -> None:
+        rt = self._runtime
+        config = rt.config
+        self._consumer = create_consumer(
+            rt.bootstrap_servers, config["application_id"],
+            {"client.id": f"{self.name}-consumer", **config.client_configs("consumer."),
+             **config.client_configs("main_consumer.")},
+        )
+        self._collector = RecordCollector(
+            rt.bootstrap_servers, f"{self.name}-producer", config.client_configs("producer."),
+            rt.changelog_topics, config["default_production_exception_handler"] == "continue",
+        )
+        self._reader = rt.new_changelog_reader()
+        self._tasks = TaskManager(
+            builder=rt.builder, subtopologies=rt.subtopologies, partition_counts=rt.partition_counts,
+            config=config, consumer=self._consumer, collector=self._collector, metrics=StreamsMetrics(),
+            cache=rt.new_cache(), wall_clock=_wall_clock_ms, state_directory=rt.state_directory,
+            changelog_reader=self._reader,
+        )
+        self._member = GroupMember(
+            bootstrap_servers=rt.bootstrap_servers, application_id=config["application_id"],
+            process_id=rt.process_id, subtopologies=rt.subtopology_sources, thread_count=1,
+            endpoint=config["application_server"] or None, task_offset_sums=rt.task_offset_sums,
+            on_change=self._on_change, **rt.member_settings,
+        )
+
+    def run(self) -> None:
+        try:
+            self._set_state(STARTING)
+            self._setup()
+            self._member.start()
+            self._loop()
+        except BaseException as exc:  # the client's uncaught-exception policy decides
+            self.error = exc
+            log.error("stream thread %s failed: %s: %s", self.name, type(exc).__name__, exc)
+        finally:
+            self._shutdown()
+
+    def _loop(self) -> None:
+        config = self._runtime.config
+        commit_interval = config["commit_interval_ms"]
+        poll_s = config["poll_ms"] / 1000
+        tasks, collector, consume = self._tasks, self._collector, self._consumer.consume
+        changes, member = self._changes, self._member
+        last_commit = _wall_clock_ms()
+        while not self._stop_requested.is_set():
+            while changes:  # Step 1
+                change, applied = changes.popleft()
+                try:
+                    self._apply(change)
+                finally:
+                    applied.set()
+            if member.driver_error is not None:
+                raise StreamsError(f"group membership failed: {member.driver_error}") from member.driver_error
+            if tasks.restoring:  # Step 2
+                tasks.restore(0.01)
+            elif self.state == PARTITIONS_ASSIGNED:
+                self._set_state(RUNNING)
+            messages = consume(CONSUME_BATCH, 0.0 if tasks.restoring else poll_s)  # Step 3
+            if messages:
+                tasks.add_records(messages)
+            now = _wall_clock_ms()
+            tasks.process(now)  # Step 4
+            tasks.punctuate()  # Step 5
+            collector.poll()
+            if now - last_commit >= commit_interval or tasks.commit_requested():  # Step 6
+                tasks.commit()
+                last_commit = now
+
+    def _shutdown(self) -> None:
+        if self.state != PENDING_SHUTDOWN:
+            self._set_state(PENDING_SHUTDOWN)
+        self._stop_requested.set()
+        for step in (self._close_member, self._close_tasks, self._close_clients):
+            try:
+                step()
+            except Exception as exc:
+                log.exception("stream thread %s: error during shutdown", self.name)
+                if self.error is None:
+                    self.error = exc
+        self.active_tasks = {}
+        self._set_state(DEAD)
+        self._on_death(self)
+
+    def _close_member(self) -> None:
+        member = getattr(self, "_member", None)
+        if member is not None:
+            member.close()  # revokes every task through _on_change, on this thread
+
+    def _close_tasks(self) -> None:
+        if getattr(self, "_tasks", None) is not None:
+            self._tasks.close_all(clean=self.error is None)
+
+    def _close_clients(self) -> None:
+        if getattr(self, "_collector", None) is not None:
+            self._collector.close()
+        if getattr(self, "_reader", None) is not None:
+            self._reader.close()
+        if getattr(self, "_consumer", None) is not None:
+            self._consumer.close()
+
+
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
