@@ -80,6 +80,21 @@ class _StringSerde(Serde):
         super().__init__("Serdes.String")
         self._encoding = encoding
 
+    # serialize/deserialize: the exact-type fast paths of the hot path, then the general rule.
+    def serialize(self, topic: str, data: Any) -> bytes | None:
+        if type(data) is str:
+            return data.encode(self._encoding)
+        if data is None:
+            return None
+        return self._serialize(topic, data)
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if type(data) is bytes:
+            return data.decode(self._encoding)
+        if data is None:
+            return None
+        return self._deserialize(topic, data)
+
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, str):
             raise TypeError(f"expected str, got {type(data).__name__}")
@@ -109,6 +124,20 @@ class _FixedWidthIntSerde(Serde):
         super().__init__(name)
         self._width = width
 
+    def serialize(self, topic: str, data: Any) -> bytes | None:
+        if type(data) is int:
+            return data.to_bytes(self._width, "big", signed=True)
+        if data is None:
+            return None
+        return self._serialize(topic, data)
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if data is None:
+            return None
+        if len(data) != self._width:
+            raise ValueError(f"expected {self._width} bytes, got {len(data)}")
+        return int.from_bytes(data, "big", signed=True)
+
     def _serialize(self, topic: str, data: Any) -> bytes:
         if isinstance(data, bool) or not isinstance(data, int):
             raise TypeError(f"expected int, got {type(data).__name__}")
@@ -137,12 +166,16 @@ class _DoubleSerde(Serde):
         return self._FORMAT.unpack(data)[0]
 
 
+# What json.dumps(data, separators=(",", ":"), ensure_ascii=False) builds on every call.
+_JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 class _JsonSerde(Serde):
     def __init__(self) -> None:
         super().__init__("Serdes.Json")
 
     def _serialize(self, topic: str, data: Any) -> bytes:
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return _JSON_ENCODER.encode(data).encode("utf-8")
 
     def _deserialize(self, topic: str, data: bytes) -> Any:
         return json.loads(bytes(data).decode("utf-8"))
@@ -233,7 +266,8 @@ def serialize_or_raise(serde: Serde, topic: str, side: str, data: Any) -> bytes 
     :param data: the object to serialize.
     :raises SerializationError: naming topic, side and serde, with the serde's error as cause.
     """
-    _check_side(side)
+    if side != "key" and side != "value":
+        _check_side(side)
     try:
         return serde.serialize(topic, data)
     except Exception as exc:  # the serde may raise anything: wrap it with where it happened
@@ -251,7 +285,8 @@ def deserialize_or_raise(serde: Serde, topic: str, side: str, data: bytes | None
     :param data: the bytes to decode.
     :raises SerializationError: naming topic, side and serde, with the serde's error as cause.
     """
-    _check_side(side)
+    if side != "key" and side != "value":
+        _check_side(side)
     try:
         return serde.deserialize(topic, data)
     except Exception as exc:

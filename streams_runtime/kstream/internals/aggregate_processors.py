@@ -70,8 +70,12 @@ class _AggregateProcessor(Processor):
         return False
 
     def put_and_forward(self, record: Record, new_agg: Any, old_agg: Any, timestamp: int) -> None:
-        self.store.put(record.key, ValueAndTimestamp.make(new_agg, timestamp))
-        self.forwarder.maybe_forward(
+        self.store.put(record.key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
+        forwarder = self.forwarder
+        if forwarder.cached:
+            # The cache flush forwards (TupleForwarder.maybe_forward would drop the record).
+            return
+        forwarder.maybe_forward(
             Record(
                 record.key,
                 Change(new_agg, old_agg if self.send_old_values else None),
@@ -93,14 +97,18 @@ class KStreamAggregate(_AggregateProcessor):
         self.aggregator = aggregator
 
     def process(self, record: Record) -> None:
-        if self.skip(record):
+        key = record.key
+        if (key is None or record.value is None) and self.skip(record):
             return
-        old = self.store.get(record.key)
+        old = self.store.get(key)
+        timestamp = record.timestamp
         if old is None:
-            old_agg, timestamp = self.initializer(), record.timestamp
+            old_agg = self.initializer()
         else:
-            old_agg, timestamp = old.value, max(record.timestamp, old.timestamp)
-        self.put_and_forward(record, self.aggregator(record.key, record.value, old_agg), old_agg, timestamp)
+            old_agg = old.value
+            if old.timestamp > timestamp:
+                timestamp = old.timestamp
+        self.put_and_forward(record, self.aggregator(key, record.value, old_agg), old_agg, timestamp)
 
 
 class KStreamReduce(_AggregateProcessor):

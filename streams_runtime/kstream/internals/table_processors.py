@@ -39,13 +39,13 @@ class TupleForwarder:
         context.set_current_node(self.node)
         try:
             rc = context.record_context()
-            ts = new.timestamp if new is not None else (timestamp if timestamp is not None else rc.timestamp)
             headers = rc.headers if rc is not None else ()
-            change = Change(
-                None if new is None else new.value,
-                None if old is None or not self.send_old_values else old.value,
-            )
-            context.forward(Record(key, change, ts, headers))
+            if new is not None:
+                ts, new_value = new.timestamp, new.value
+            else:
+                ts, new_value = (timestamp if timestamp is not None else rc.timestamp), None
+            old_value = None if old is None or not self.send_old_values else old.value
+            context.forward(Record(key, Change(new_value, old_value), ts, headers))
         finally:
             context.set_current_node(previous)
 

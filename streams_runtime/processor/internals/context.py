@@ -69,6 +69,11 @@ class ProcessorContextImpl(ProcessorContext):
         self._topic: str | None = None
         self._partition = -1
         self._offset = -1
+        # (record, RecordContext) of the last record_context() answer; reused while the record
+        # (and so topic, partition and offset, which change only together with it) is the same
+        # object with the same timestamp and headers.
+        self._record_context_memo: tuple[Any, RecordContext] | None = None
+        self._changelog_topics: dict[str, str] = {}
 
     # ------------------------------------------------------------------ forwarding (hot path)
     def forward(self, record: Record, child_name: str | None = None) -> None:
@@ -98,6 +103,7 @@ class ProcessorContextImpl(ProcessorContext):
 
     # ------------------------------------------------------------------ record metadata
     def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
+        self._record_context_memo = None
         self._topic = topic
         self._partition = partition
         self._offset = offset
@@ -132,9 +138,18 @@ class ProcessorContextImpl(ProcessorContext):
         record = self._record
         if record is None:
             return None
-        return RecordContext(self._topic, self._partition, self._offset, record.timestamp, record.headers)
+        memo = self._record_context_memo
+        if memo is not None and memo[0] is record:
+            context = memo[1]
+            # Records are mutable: reuse only while timestamp and headers are unchanged.
+            if context.timestamp == record.timestamp and context.headers is record.headers:
+                return context
+        context = RecordContext(self._topic, self._partition, self._offset, record.timestamp, record.headers)
+        self._record_context_memo = (record, context)
+        return context
 
     def set_record_context(self, record_context: Any) -> None:
+        self._record_context_memo = None
         if record_context is None:
             self._topic, self._partition, self._offset, self._record = None, -1, -1, None
             return
@@ -197,8 +212,11 @@ class ProcessorContextImpl(ProcessorContext):
     ) -> None:
         if headers is None:
             headers = self._record.headers if self._record is not None else ()
+        topic = self._changelog_topics.get(store_name)
+        if topic is None:
+            topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
         self._collector.send(
-            changelog_topic_name(self.application_id, store_name),
+            topic,
             key,
             value,
             tuple(headers),

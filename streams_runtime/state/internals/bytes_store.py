@@ -145,8 +145,13 @@ class AbstractBytesStore(AbstractInnerStore):
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Write ``value`` under ``key``; ``None`` deletes the key."""
-        self._check_open()
-        self._put(check_key(key), check_value(value))
+        if not self._open:
+            self._check_open()
+        if type(key) is not bytes:
+            key = check_key(key)
+        if value is not None and type(value) is not bytes:
+            value = check_value(value)
+        self._put(key, value)
 
     def put_if_absent(self, key: bytes, value: bytes | None) -> bytes | None:
         """Write only when ``key`` has no value; return the existing value (or ``None``)."""

@@ -83,43 +83,43 @@ class CachingKeyValueStore(WrappedKeyValueStore):
     # -- flushing ----------------------------------------------------------------------------
 
     def _flush_entries(self, entries: list[DirtyEntry]) -> None:
-        for entry in entries:
-            self._put_and_maybe_forward(entry)
+        # Steps 3 and 6 once per batch: each entry sets its own record context before it is
+        # written and forwarded, so restoring the previous one between entries is unobservable;
+        # it is restored after the last entry (or the first failure).
+        context = self.context
+        current = context.record_context()
+        try:
+            for entry in entries:
+                self._put_and_maybe_forward(entry)
+        finally:
+            context.set_record_context(current)
 
     def _put_and_maybe_forward(self, entry: DirtyEntry) -> None:
-        if self._listener is None:
-            self._with_record_context(entry, lambda: self.wrapped.put(entry.key, entry.new_value))
-            return
+        wrapped = self.wrapped
         new_value = entry.new_value
+        listener = self._listener
+        if listener is None:
+            self.context.set_record_context(entry.entry.record_context)
+            wrapped.put(entry.key, new_value)
+            return
         # Step 1
         old_value = None
         if new_value is None or self._send_old_values:
-            old_value = self.wrapped.get(entry.key)
+            old_value = wrapped.get(entry.key)
         # Step 2
         if new_value is None and old_value is None:
             return
-
-        def write_and_forward() -> None:
-            # Step 4
-            self.wrapped.put(entry.key, new_value)
-            # Step 5
-            self._listener(
-                entry.key,
-                new_value,
-                old_value if self._send_old_values else None,
-                entry.entry.timestamp,
-            )
-
-        # Steps 3 and 6
-        self._with_record_context(entry, write_and_forward)
-
-    def _with_record_context(self, entry: DirtyEntry, action: Any) -> None:
-        current = self.context.record_context()
+        # Step 3
         self.context.set_record_context(entry.entry.record_context)
-        try:
-            action()
-        finally:
-            self.context.set_record_context(current)
+        # Step 4
+        wrapped.put(entry.key, new_value)
+        # Step 5
+        listener(
+            entry.key,
+            new_value,
+            old_value if self._send_old_values else None,
+            entry.entry.timestamp,
+        )
 
     def flush(self) -> None:
         """Flush this store's dirty entries downwards, then flush the layers below."""
@@ -143,8 +143,18 @@ class CachingKeyValueStore(WrappedKeyValueStore):
 
     def get(self, key: bytes) -> bytes | None:
         """The cached value (or cached delete), else the store's value (then cached clean)."""
-        self._check_open()
-        return self._get(check_key(key))
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            self._check_open()
+        if type(key) is not bytes:
+            key = check_key(key)
+        entry = cache.get(self._namespace, key)
+        if entry is not None:
+            return entry.value
+        raw = self.wrapped.get(key)
+        if raw is not None:
+            cache.put(self._namespace, key, LRUCacheEntry(raw))
+        return raw
 
     def _get(self, key: bytes) -> bytes | None:
         entry = self._cache.get(self._namespace, key)
@@ -192,8 +202,16 @@ class CachingKeyValueStore(WrappedKeyValueStore):
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Cache the write as a dirty entry (``None`` = cached delete)."""
-        self._check_open()
-        self._put(check_key(key), check_value(value))
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            self._check_open()
+        if type(key) is not bytes:
+            key = check_key(key)
+        if type(value) is not bytes:
+            value = check_value(value)
+        cache.put(
+            self._namespace, key, LRUCacheEntry(value, True, self.context.record_context())
+        )
 
     def _put(self, key: bytes, value: bytes | None) -> None:
         entry = LRUCacheEntry(value, is_dirty=True, record_context=self.context.record_context())

@@ -10,7 +10,12 @@ Concerns, and nothing else:
   :class:`SerializationError` naming that topic, the side and the serde. A serde left ``None``
   is taken from the app config (``default_key_serde`` / ``default_value_serde``) at ``init``.
 * metrics: each operation's rate and latency, and the store size (:class:`StoreMetrics`).
-  Scans are timed from open to close, like Kafka Streams' metered iterators.
+  Scans are timed from open to close, like Kafka Streams' metered iterators. Latencies are
+  measured only at ``metrics_recording_level`` ``debug``/``trace``; at ``info`` (the default)
+  operations are counted (total, rate) without a clock read around each one.
+
+Hot path: ``get``/``put`` call the serdes directly, inside one ``try`` per call, instead of
+through :func:`serialize_or_raise`; a failure is wrapped exactly as that function does.
 
 The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
 The serde resolution, (de)serialization and timing live in :class:`MeteredStoreMixin`, which
@@ -23,8 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from streams_runtime.errors import InvalidStateStoreError, StreamsConfigError
-from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
+from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
+from streams_runtime.serdes import Serde, serialize_or_raise
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
@@ -41,6 +46,15 @@ def _config_value(app_configs: Any, key: str) -> Any:
     if callable(getter):
         return getter(key)
     return getattr(app_configs, key, None)
+
+
+_TIMED_LEVELS = ("debug", "trace")
+
+
+def _serde_error(serde: Any, topic: str, side: str, cause: Exception, operation: str) -> SerializationError:
+    """The :class:`SerializationError` serialize_or_raise / deserialize_or_raise would raise."""
+    name = getattr(serde, "name", None) or type(serde).__name__
+    return SerializationError(topic=topic, side=side, serde=name, cause=cause, operation=operation)
 
 
 def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
@@ -84,6 +98,8 @@ class MeteredStoreMixin:
         self.value_serde: Serde | None = None
         self.topic = ""
         self.store_metrics: StoreMetrics | None = None
+        self._timing = False  # measure latencies (metrics_recording_level debug/trace)
+        self._sensors: dict[str, Any] = {}
 
     def init(self, context: Any, root: Any = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
@@ -95,6 +111,9 @@ class MeteredStoreMixin:
         self.store_metrics = StoreMetrics(
             context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
         )
+        self._sensors = self.store_metrics.sensors
+        level = _config_value(getattr(context, "app_configs", None), "metrics_recording_level")
+        self._timing = str(level).lower() in _TIMED_LEVELS
         self.wrapped.init(context, root if root is not None else self)
 
     def _wrap_value_serde(self, serde: Serde) -> Serde:
@@ -107,20 +126,41 @@ class MeteredStoreMixin:
     def _key_bytes(self, key: Any) -> bytes:
         if key is None:
             raise TypeError("key cannot be None")
-        return serialize_or_raise(self.key_serde, self.topic, "key", key)
+        serde = self.key_serde
+        try:
+            return serde.serialize(self.topic, key)
+        except Exception as exc:
+            raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
 
     def _value_bytes(self, value: Any) -> bytes | None:
-        return serialize_or_raise(self.value_serde, self.topic, "value", value)
+        serde = self.value_serde
+        try:
+            return serde.serialize(self.topic, value)
+        except Exception as exc:
+            raise _serde_error(serde, self.topic, "value", exc, "serialize") from exc
 
     def _key_from(self, data: bytes) -> Any:
-        return deserialize_or_raise(self.key_serde, self.topic, "key", data)
+        serde = self.key_serde
+        try:
+            return serde.deserialize(self.topic, data)
+        except Exception as exc:
+            raise _serde_error(serde, self.topic, "key", exc, "deserialize") from exc
 
     def _value_from(self, data: bytes | None) -> Any:
-        return deserialize_or_raise(self.value_serde, self.topic, "value", data)
+        serde = self.value_serde
+        try:
+            return serde.deserialize(self.topic, data)
+        except Exception as exc:
+            raise _serde_error(serde, self.topic, "value", exc, "deserialize") from exc
 
     def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
         if self.store_metrics is None:
             raise InvalidStateStoreError(f"store {self.name} is not initialized")
+        if not self._timing:
+            try:
+                return action()
+            finally:
+                self._sensors[operation].record_count()
         start = self._clock_ns()
         try:
             return action()
@@ -154,11 +194,49 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
 
     # -- operations --------------------------------------------------------------------------
 
+    # get and put are the per-record path of every aggregation: one frame each when latencies
+    # are not measured (the same steps, in the same order, as the timed path).
     def get(self, key: Any) -> Any:
-        return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        if self._timing or self.store_metrics is None:
+            return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        try:
+            if key is None:
+                raise TypeError("key cannot be None")
+            serde = self.key_serde
+            try:
+                raw = serde.serialize(self.topic, key)
+            except Exception as exc:
+                raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
+            raw = self.wrapped.get(raw)
+            serde = self.value_serde
+            try:
+                return serde.deserialize(self.topic, raw)
+            except Exception as exc:
+                raise _serde_error(serde, self.topic, "value", exc, "deserialize") from exc
+        finally:
+            self._sensors["get"].record_count()
 
     def put(self, key: Any, value: Any) -> None:
-        self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
+        if self._timing or self.store_metrics is None:
+            self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
+            return
+        try:
+            if key is None:
+                raise TypeError("key cannot be None")
+            topic = self.topic
+            serde = self.key_serde
+            try:
+                key_bytes = serde.serialize(topic, key)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
+            serde = self.value_serde
+            try:
+                value_bytes = serde.serialize(topic, value)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "value", exc, "serialize") from exc
+            self.wrapped.put(key_bytes, value_bytes)
+        finally:
+            self._sensors["put"].record_count()
 
     def put_if_absent(self, key: Any, value: Any) -> Any:
         return self._timed(
@@ -213,7 +291,10 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
 
         def close() -> None:
             inner.close()
-            metrics.record(operation, self._clock_ns() - start)
+            if self._timing:
+                metrics.record(operation, self._clock_ns() - start)
+            else:
+                metrics.sensors[operation].record_count()
 
         typed = ((self._key_from(k), self._value_from(v)) for k, v in inner)
         return StoreIterator(typed, on_close=close)
@@ -226,7 +307,19 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         """
 
         def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
-            listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
+            topic = self.topic
+            serde = self.key_serde
+            try:
+                typed_key = serde.deserialize(topic, key)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "key", exc, "deserialize") from exc
+            serde = self.value_serde
+            try:
+                typed_new = serde.deserialize(topic, new)
+                typed_old = serde.deserialize(topic, old)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "value", exc, "deserialize") from exc
+            listener(typed_key, typed_new, typed_old, timestamp)
 
         return self.wrapped.set_flush_listener(typed_listener, send_old_values)
 

@@ -45,7 +45,10 @@ class _Metered(MeteredStoreMixin):
 
         def close() -> None:
             inner.close()
-            metrics.record("fetch", self._clock_ns() - start)
+            if self._timing:
+                metrics.record("fetch", self._clock_ns() - start)
+            else:
+                metrics.sensors["fetch"].record_count()
 
         typed = ((typed_key(k), self._value_from(v)) for k, v in inner)
         return StoreIterator(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from streams_runtime.errors import StreamsError
@@ -64,14 +64,22 @@ class LRUCacheEntry:
     value: bytes | None
     is_dirty: bool = False
     record_context: Any = None
+    # The size charged for this entry (key included) while it is held by a NamedCache; set by
+    # NamedCache.put, so an overwrite or a delete never recomputes it.
+    charged: int = field(default=0, init=False, repr=False, compare=False)
 
     def size_bytes(self) -> int:
         """Estimated memory of the value and its context (key excluded)."""
-        size = ENTRY_OVERHEAD_BYTES + (len(self.value) if self.value is not None else 0)
+        value = self.value
+        size = ENTRY_OVERHEAD_BYTES if value is None else ENTRY_OVERHEAD_BYTES + len(value)
         context = self.record_context
         if context is not None:
-            size += len(getattr(context, "topic", None) or "")
-            size += _headers_size(getattr(context, "headers", None))
+            topic = getattr(context, "topic", None)
+            if topic:
+                size += len(topic)
+            headers = getattr(context, "headers", None)
+            if headers:
+                size += _headers_size(headers)
         return size
 
     @property
@@ -97,13 +105,18 @@ class NamedCache:
 
     Invariants: ``_lru`` holds every entry, least recently used first; ``_keys`` is the sorted
     list of the same keys; ``_dirty`` holds the dirty keys in last-write order;
-    ``_size_bytes`` is the sum of :func:`_node_size` over ``_lru``.
+    ``_size_bytes`` is the sum of :func:`_node_size` over ``_lru``, each entry's size computed
+    once, when it is put, and kept in its ``charged`` field; every change of ``_size_bytes`` is
+    applied to the owning :class:`ThreadCache`'s total too, so the bound check after a put is
+    O(1) however many stores share the cache.
 
     :param name: ``"<task_id>-<store_name>"``.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, owner: ThreadCache | None = None) -> None:
         self.name = name
+        # The ThreadCache whose byte total this cache's size changes are added to.
+        self._owner = owner
         self._lru: OrderedDict[bytes, LRUCacheEntry] = OrderedDict()
         self._keys: list[bytes] = []
         self._dirty: dict[bytes, None] = {}
@@ -145,18 +158,26 @@ class NamedCache:
         """Add or replace the entry of ``key`` and mark it most recently used."""
         if not entry.is_dirty and key in self._dirty:
             raise StreamsError(f"cannot put a clean entry into cache {self.name}: the key has a dirty entry")
-        old = self._lru.get(key)
+        lru = self._lru
+        old = lru.get(key)
+        size = len(key) + entry.size_bytes()  # _node_size(key, entry)
         if old is not None:
             self.overwrites += 1
-            self._size_bytes -= _node_size(key, old)
-            self._lru.move_to_end(key)
+            delta = size - old.charged
+            lru.move_to_end(key)
         else:
             bisect.insort(self._keys, key)
-        self._lru[key] = entry
-        self._size_bytes += _node_size(key, entry)
+            delta = size
+        entry.charged = size
+        lru[key] = entry
+        self._size_bytes += delta
+        if self._owner is not None:
+            self._owner._size_bytes += delta
         if entry.is_dirty:
-            self._dirty.pop(key, None)
-            self._dirty[key] = None
+            dirty = self._dirty
+            if key in dirty:
+                del dirty[key]
+            dirty[key] = None
 
     def delete(self, key: bytes) -> LRUCacheEntry | None:
         """Remove ``key`` from the cache without flushing it; return its entry."""
@@ -165,7 +186,9 @@ class NamedCache:
             return None
         del self._keys[bisect.bisect_left(self._keys, key)]
         self._dirty.pop(key, None)
-        self._size_bytes -= _node_size(key, entry)
+        self._size_bytes -= entry.charged
+        if self._owner is not None:
+            self._owner._size_bytes -= entry.charged
         return entry
 
     def evict(self) -> None:
@@ -222,6 +245,8 @@ class NamedCache:
         self._lru.clear()
         self._keys.clear()
         self._dirty.clear()
+        if self._owner is not None:
+            self._owner._size_bytes -= self._size_bytes
         self._size_bytes = 0
         self.listener = None
 
@@ -241,6 +266,8 @@ class ThreadCache:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self._max_bytes = max_bytes
         self._caches: dict[str, NamedCache] = {}
+        # The sum of the named caches' sizes, kept up to date by the named caches themselves.
+        self._size_bytes = 0
         self.puts = self.gets = self.evicts = self.flushes = 0
 
     @staticmethod
@@ -266,8 +293,12 @@ class ThreadCache:
     def put(self, namespace: str, key: bytes, entry: LRUCacheEntry) -> None:
         """Add or replace an entry, then evict from ``namespace`` while over the bound."""
         self.puts += 1
-        self._named(namespace).put(key, entry)
-        self._maybe_evict(namespace)
+        cache = self._caches.get(namespace)
+        if cache is None:
+            cache = self._named(namespace)
+        cache.put(key, entry)
+        if self._size_bytes > self._max_bytes:
+            self._maybe_evict(namespace)
 
     def put_if_absent(self, namespace: str, key: bytes, entry: LRUCacheEntry) -> LRUCacheEntry | None:
         """Put only when ``key`` is not cached; return the cached entry (or ``None``)."""
@@ -331,7 +362,7 @@ class ThreadCache:
 
     def size_bytes(self) -> int:
         """The estimated bytes held over all stores."""
-        return sum(cache.size_bytes() for cache in self._caches.values())
+        return self._size_bytes
 
     def resize(self, max_bytes: int) -> None:
         """Change the bound; when shrinking, evict round-robin over the stores until within it."""
@@ -351,7 +382,7 @@ class ThreadCache:
     def _named(self, namespace: str) -> NamedCache:
         cache = self._caches.get(namespace)
         if cache is None:
-            cache = self._caches[namespace] = NamedCache(namespace)
+            cache = self._caches[namespace] = NamedCache(namespace, self)
         return cache
 
     def _maybe_evict(self, namespace: str) -> None:

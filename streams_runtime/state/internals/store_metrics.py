@@ -6,6 +6,11 @@ Names follow Kafka Streams' state-store metrics (``put-rate``, ``get-latency-avg
 latencies in milliseconds and rates in operations per second over a sliding window.
 
 Invariant: recording is O(1) and memory is bounded (one counter per second of the window).
+
+Latencies are measured only when ``metrics_recording_level`` is ``debug`` or ``trace`` (as in
+Kafka Streams, where store metrics are debug-level): at ``info`` the metered stores count each
+operation (:meth:`Sensor.record_count`: total and rate) without reading a clock around it, and
+the latency metrics stay 0.
 """
 
 from __future__ import annotations
@@ -44,19 +49,27 @@ class Sensor:
         self._created = clock()
         self._buckets: deque[list[int]] = deque()
         self.count = 0
+        self.timed = 0  # the operations counted with a latency (record), of count
         self.total_latency_ns = 0
         self.max_latency_ns = 0
 
     def record(self, latency_ns: int) -> None:
         """Count one operation that took ``latency_ns``."""
-        self.count += 1
+        self.timed += 1
         self.total_latency_ns += latency_ns
-        self.max_latency_ns = max(self.max_latency_ns, latency_ns)
+        if latency_ns > self.max_latency_ns:
+            self.max_latency_ns = latency_ns
+        self.record_count()
+
+    def record_count(self) -> None:
+        """Count one operation whose latency was not measured (rate and total only)."""
+        self.count += 1
         second = int(self._clock())
-        if self._buckets and self._buckets[-1][0] == second:
-            self._buckets[-1][1] += 1
+        buckets = self._buckets
+        if buckets and buckets[-1][0] == second:
+            buckets[-1][1] += 1
         else:
-            self._buckets.append([second, 1])
+            buckets.append([second, 1])
             self._expire(second)
 
     def _expire(self, second: int) -> None:
@@ -71,8 +84,8 @@ class Sensor:
         return sum(count for _, count in self._buckets) / span
 
     def latency_avg_ms(self) -> float:
-        """Mean latency in milliseconds (0.0 before the first operation)."""
-        return self.total_latency_ns / self.count / 1e6 if self.count else 0.0
+        """Mean latency in milliseconds of the timed operations (0.0 before the first one)."""
+        return self.total_latency_ns / self.timed / 1e6 if self.timed else 0.0
 
     def latency_max_ms(self) -> float:
         """Max latency in milliseconds."""

@@ -9,6 +9,7 @@ needs, decided by the outermost store of the stack (``timestamped`` attribute).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
 ]
 
 TIMESTAMP_BYTES = 8
+_TIMESTAMP = struct.Struct(">q")  # the same bytes as int.to_bytes(8, "big", signed=True)
 
 RecordConverter = Callable[[bytes, "bytes | None", int], "tuple[bytes, bytes | None]"]
 
@@ -50,6 +52,35 @@ class ValueAndTimestampSerde(Serde):
     def __init__(self, value_serde: Serde) -> None:
         super().__init__(f"ValueAndTimestamp({getattr(value_serde, 'name', type(value_serde).__name__)})")
         self.value_serde = value_serde
+
+    # serialize/deserialize: the whole operation in one frame (the hot path of every
+    # timestamped store); the same checks, results and exceptions as _serialize/_deserialize.
+    def serialize(self, topic: str, data: Any) -> bytes | None:
+        if data is None:
+            return None
+        if type(data) is not ValueAndTimestamp and not isinstance(data, ValueAndTimestamp):
+            raise TypeError(f"expected ValueAndTimestamp, got {type(data).__name__}")
+        raw = self.value_serde.serialize(topic, data.value)
+        if raw is None:
+            raise ValueError("the value serde returned None for a non-None value")
+        timestamp = data.timestamp
+        if type(timestamp) is not int:
+            return raw_value_to_timestamped(raw, timestamp)
+        try:
+            return _TIMESTAMP.pack(timestamp) + raw
+        except struct.error:
+            return raw_value_to_timestamped(raw, timestamp)  # raises what it always raised
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if data is None:
+            return None
+        if type(data) is not bytes:
+            data = bytes(data)
+        if len(data) < TIMESTAMP_BYTES:
+            raise ValueError(f"a timestamped value has at least 8 bytes, got {len(data)}")
+        return ValueAndTimestamp(
+            self.value_serde.deserialize(topic, data[TIMESTAMP_BYTES:]), _TIMESTAMP.unpack_from(data)[0]
+        )
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, ValueAndTimestamp):
