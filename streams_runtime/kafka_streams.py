@@ -114,6 +114,7 @@ class KafkaStreams:
         self._lock = threading.RLock()
         self._listener: Callable[[State, State], None] | None = None
         self._handler: Callable[[BaseException], StreamThreadExceptionResponse] | None = None
+        self._restore_listener: Any = None
         self._threads: list[StreamThread] = []
         self._next_index = 1
         self._broker: contextlib.ExitStack | None = None
@@ -135,6 +136,12 @@ class KafkaStreams:
     ) -> None:
         self._require(State.CREATED, "set an uncaught exception handler")
         self._handler = handler
+
+    def set_global_state_restore_listener(self, listener: Any) -> None:
+        """A :class:`~streams_runtime.StateRestoreListener` hearing every changelog restore of
+        every thread of this client (called on the restoring stream thread)."""
+        self._require(State.CREATED, "set a state restore listener")
+        self._restore_listener = listener
 
     def _require(self, state: State, action: str) -> None:
         if self._state is not state:
@@ -178,6 +185,7 @@ class KafkaStreams:
                 bootstrap = stack.enter_context(bootstrap_or_embedded(None))
             # Step 2
             self._setup = RuntimeSetup.prepare(self.topology, self.config, bootstrap, self.process_id)
+            self._setup.restore_listener = self._restore_listener
         except BaseException:
             stack.close()
             raise

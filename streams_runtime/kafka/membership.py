@@ -28,7 +28,14 @@ Steps of a rebalance, as this member sees it:
      (revoked tasks first, then assigned), and only then records it as what the member runs.
   5. If the assignment asks for it, the member rejoins soon (a hand-off is pending: after
      ``handoff_rejoin_delay_ms``) or after ``probing_rebalance_interval_ms`` (warm-ups).
-Closing revokes every task through the callback, then leaves the group (no session wait).
+Closing revokes every task through the callback, finishes a rebalance this member is in the
+middle of (joined, not yet synced: bounded by the session timeout), then leaves the group (no
+session wait) -- unless it is the group's leader: Tansu keeps a leader that leaves while the
+group is rebalancing (another member left or joined just before) as the leader of the forming
+generation, so no one computes the assignment again and every later SyncGroup fails with
+REBALANCE_IN_PROGRESS, forever. A leader therefore closes without LeaveGroup and the group drops
+it when its session expires (Tansu clears the leader on that path), as Kafka Streams' members
+never leave on close anyway.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from typing import Any
 
 from kafka import KafkaConsumer
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from kafka.coordinator.base import MemberState
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsError
@@ -108,6 +116,19 @@ class _CoordinationConsumer(KafkaConsumer):
 
     def request_rejoin(self) -> None:
         self._coordinator.request_rejoin()
+
+    def rebalancing(self) -> bool:
+        """This member is between JoinGroup and the end of SyncGroup (kafka-python's REBALANCING)."""
+        return self._coordinator.state is MemberState.REBALANCING
+
+    def is_leader(self) -> bool:
+        """This member computed the assignment of the generation it is in."""
+        return bool(self._coordinator._is_leader)  # noqa: SLF001 (no public accessor)
+
+    def close_without_leaving(self, timeout_ms: int) -> None:
+        """Close without LeaveGroup: the group drops this member when its session expires."""
+        self._coordinator.maybe_leave_group = lambda *args, **kwargs: None
+        self.close(autocommit=False, timeout_ms=timeout_ms)
 
 
 class _StreamsPartitionAssignor(AbstractPartitionAssignor):
@@ -201,6 +222,7 @@ class GroupMember:
         self._rejoin_deadline: float | None = None
         self._driver: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._session_timeout_ms = session_timeout_ms
         self.driver_error: BaseException | None = None
         profile = client_config("consumer", bootstrap_servers)
         config: dict[str, Any] = {
@@ -335,7 +357,20 @@ class GroupMember:
         with self._lock:
             self._current = AssignmentInfo()
             self._lock.notify_all()
-        self._consumer.close(autocommit=False, timeout_ms=int(timeout * 1000))
+        self._finish_rebalance(min(timeout, self._session_timeout_ms / 1000))
+        if self._consumer.is_leader():
+            self._consumer.close_without_leaving(timeout_ms=int(timeout * 1000))
+        else:
+            self._consumer.close(autocommit=False, timeout_ms=int(timeout * 1000))
+
+    def _finish_rebalance(self, timeout: float) -> None:
+        """Before leaving: complete a join this member is in (see the module docstring); the
+        assignment it brings is parked and dropped (nothing is delivered after close)."""
+        deadline = time.monotonic() + timeout
+        while self._consumer.rebalancing() and time.monotonic() < deadline:
+            self._consumer.poll(timeout_ms=50)
+        with self._lock:
+            self._pending = None
 
     def _drive(self) -> None:
         try:

@@ -12,6 +12,7 @@ from typing import Any
 
 from streams_runtime import KafkaStreams, KafkaStreamsState
 from streams_runtime.kafka.clients import (
+    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
@@ -106,6 +107,59 @@ def read_latest_until(bootstrap: str, topic: str, partitions: int, decode: Calla
     deadline = time.monotonic() + timeout
     try:
         while latest != expected and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, 0.2):
+                if msg.error() is None:
+                    key, value = decode(msg)
+                    latest[key] = value
+    finally:
+        consumer.close()
+    return latest
+
+
+def produce_to(bootstrap: str, topic: str, records: Iterable[tuple[bytes, bytes | None, int]]) -> int:
+    """Produce ``(key, value, partition)`` records to explicit partitions; returns how many."""
+    producer = create_producer(bootstrap)
+    n = 0
+    for key, value, partition in records:
+        producer.produce(topic, value, key, partition=partition)
+        n += 1
+        if n % 10000 == 0:
+            producer.poll(0)
+    remaining = producer.flush(30)
+    assert remaining == 0
+    return n
+
+
+def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 20.0) -> int:
+    """How many records ``topic`` holds: read every partition to its true end (EOF, D1)."""
+    consumer = create_consumer(bootstrap, f"counter-{time.monotonic_ns()}",
+                               {"enable.partition.eof": True}, low_latency=True)
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    n, at_end = 0, set()
+    deadline = time.monotonic() + timeout
+    try:
+        while len(at_end) < partitions:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic}: no EOF on partitions {set(range(partitions)) - at_end}")
+            for msg in consumer.consume(1000, 0.2):
+                if msg.error() is None:
+                    n += 1
+                elif msg.error().code() == PARTITION_EOF:
+                    at_end.add(msg.partition())
+    finally:
+        consumer.close()
+    return n
+
+
+def latest_until(bootstrap: str, topic: str, partitions: int, decode: Callable[[Any], tuple[Any, Any]],
+                 done: Callable[[dict], bool], timeout: float = 45.0) -> dict:
+    """Read ``topic`` keeping the latest value per key until ``done(latest)`` (or the timeout)."""
+    consumer = create_consumer(bootstrap, f"reader-{time.monotonic_ns()}", low_latency=True)
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    latest: dict = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while not done(latest) and time.monotonic() < deadline:
             for msg in consumer.consume(1000, 0.2):
                 if msg.error() is None:
                     key, value = decode(msg)

@@ -37,6 +37,7 @@ class RuntimeSetup:
     changelog_topics: frozenset[str]
     state_directory: StateDirectory
     member_settings: dict[str, Any] = field(default_factory=dict)
+    restore_listener: Any = None  # the client's StateRestoreListener, given to every reader
 
     @property
     def client_id(self) -> str:
@@ -92,7 +93,8 @@ class RuntimeSetup:
         from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
 
         overrides: Mapping[str, Any] = self.config.client_configs("restore_consumer.")
-        return StoreChangelogReader(self.bootstrap_servers, consumer_overrides=overrides or None)
+        return StoreChangelogReader(self.bootstrap_servers, consumer_overrides=overrides or None,
+                                    restore_listener=self.restore_listener)
 
     def task_offset_sums(self) -> dict[Any, int]:
         return self.state_directory.task_offset_sums()

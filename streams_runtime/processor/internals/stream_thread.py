@@ -21,7 +21,8 @@ reports as revoked a task this thread still runs.
 
 Loop, one iteration:
   1. apply a pending assignment change (revoked tasks: commit, close; assigned: create);
-  2. one restore step while tasks restore (RESTORING tasks become RUNNING);
+  2. one restore step while tasks restore or wait for a state directory lock held by their
+     previous owner (retried each loop; RESTORING tasks become RUNNING);
   3. consume a batch of records and hand them to their tasks' queues;
   4. process every buffered record of every processable task, punctuating on stream time;
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
@@ -113,9 +114,13 @@ class StreamThread(threading.Thread):
             raise StreamsError(f"assignment failed: {current.error.name}: {current.error_message}")
         clean = not change.lost and self.error is None
         self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean)
-        self.active_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.tasks}
+        self._publish_tasks()
         if self.state in (STARTING, PARTITIONS_ASSIGNED, RUNNING):
             self._set_state(PARTITIONS_ASSIGNED)
+
+    def _publish_tasks(self) -> None:
+        """The task metadata read by other threads: the tasks created (restoring or running)."""
+        self.active_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.tasks}
 
     # ------------------------------------------------------------------ setup and loop
     def _setup(self) -> None:
@@ -173,10 +178,11 @@ class StreamThread(threading.Thread):
             if member.driver_error is not None:
                 raise StreamsError(f"group membership failed: {member.driver_error}") from member.driver_error
             if tasks.restoring:  # Step 2
-                tasks.restore(0.01)
+                if tasks.restore(0.01):
+                    self._publish_tasks()
             elif self.state == PARTITIONS_ASSIGNED:
                 self._set_state(RUNNING)
-            messages = consume(CONSUME_BATCH, 0.0 if tasks.restoring else poll_s)  # Step 3
+            messages = consume(CONSUME_BATCH, 0.0 if tasks.reading_changelogs else poll_s)  # Step 3
             if messages:
                 tasks.add_records(messages)
             now = _wall_clock_ms()

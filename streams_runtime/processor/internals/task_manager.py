@@ -173,17 +173,28 @@ class TaskManager:
     # ------------------------------------------------------------------ restore
     @property
     def restoring(self) -> bool:
+        """Some task is not running yet: restoring, or waiting for its state directory lock."""
         return bool(self._restoring or self._awaiting_lock)
 
-    def restore(self, timeout_s: float) -> None:
-        """One restore step; tasks whose stores are current start running."""
+    @property
+    def reading_changelogs(self) -> bool:
+        """Some task restores now (the thread polls its input without waiting meanwhile)."""
+        return bool(self._restoring)
+
+    def restore(self, timeout_s: float) -> bool:
+        """One restore step: retry the locks of waiting tasks, then restore; tasks whose stores are
+        current start running. Returns True when a waiting task got its lock (the thread's task
+        metadata changed)."""
+        waiting = len(self._awaiting_lock)
         for task_id in list(self._awaiting_lock):
             self._create_task(task_id)
-        if not self._restoring:
-            return
-        for task_id in self._reader.restore(timeout_s=timeout_s):
-            if task_id in self._restoring:
-                self._start_running(task_id)
+        created = len(self._awaiting_lock) < waiting
+        if self._restoring:
+            for task_id in self._reader.restore(timeout_s=timeout_s):
+                if task_id in self._restoring:
+                    self._start_running(task_id)
+        return created
+
 
     # ------------------------------------------------------------------ processing (hot path)
     def add_records(self, messages: list[Any]) -> None:

@@ -1,0 +1,322 @@
+"""The worker launcher: run one topology as N instances (processes) x M stream threads.
+
+    streams-runtime worker --app mypkg.app:app --instances 3 --threads 2
+
+The app convention: ``--app module:attr`` names a function taking no argument that returns
+``(topology, config)`` -- a :class:`~streams_runtime.Topology` and a config mapping that holds at
+least ``application_id`` -- or returns a bare Topology built with a config
+(``builder.build({"application_id": ...})``). The attribute may also be such a pair or Topology
+itself. The module is imported from the current directory first, as ``python -m`` would::
+
+    def app() -> tuple[Topology, dict]:
+        builder = StreamsBuilder()
+        ...
+        return builder.build({"application_id": "payments"}), {"application_id": "payments"}
+
+Steps of :func:`run_worker` (the launcher process):
+  1. load the app once to learn its topology and config;
+  2. find Kafka: ``--bootstrap-servers``, the app config's ``bootstrap_servers``,
+     ``$BOOTSTRAP_SERVERS``, the recorded broker, else an embedded broker living as long as the
+     launcher (so all instances share it);
+  3. read the partition counts of the user source topics and print the parallelism math
+     (:mod:`streams_runtime.parallelism`); a missing source topic stops here, naming it;
+  4. start N instance processes (:mod:`streams_runtime.worker_instance`), each running one
+     KafkaStreams with M threads in its own state dir ``<state_dir>/instance-<i>``;
+  5. wait: an instance that exits on its own is reported with its exit code (the survivors take
+     its tasks over); when none is left the launcher exits 1;
+  6. on SIGTERM/SIGINT: send SIGTERM to every instance (each closes its KafkaStreams), wait for
+     them, kill any that outlive the close timeout, and exit 0 when every instance closed cleanly
+     (1 when one failed or was killed).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streams_runtime.config import StreamsConfig
+from streams_runtime.errors import StreamsError
+from streams_runtime.parallelism import ParallelismPlan, plan_parallelism
+from streams_runtime.processor.topology import Topology
+
+#: The KafkaStreams class the instances run; the launcher's ``runtime`` argument replaces it.
+DEFAULT_RUNTIME = "streams_runtime.kafka_streams:KafkaStreams"
+#: Each instance publishes its client state and thread tasks here, in its state dir.
+STATUS_FILE = "status.json"
+
+
+class WorkerError(StreamsError):
+    """The worker cannot start: a bad ``--app``, a missing source topic, a bad count."""
+
+
+@dataclass(frozen=True)
+class AppDefinition:
+    """What ``--app`` names: the topology and the user's config (keys as given)."""
+
+    topology: Topology
+    config: dict[str, Any]
+
+    @property
+    def application_id(self) -> str:
+        return str(self.config["application_id"])
+
+
+def import_attr(spec: str) -> Any:
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise WorkerError(f"--app must look like 'module:attr', got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise WorkerError(f"cannot import module {module_name!r} of --app {spec!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise WorkerError(f"module {module_name!r} has no attribute {attr!r} (--app {spec!r})") from None
+    return target
+
+
+def load_app(spec: str) -> AppDefinition:
+    """Import ``module:attr`` and turn it into an :class:`AppDefinition` (convention above).
+
+    :raises WorkerError: naming what is wrong with the spec or what the attribute returned.
+    """
+    made = import_attr(spec)
+    if callable(made) and not isinstance(made, Topology):
+        made = made()
+    if isinstance(made, Topology):
+        topology, config = made, made.config
+    elif isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], Topology):
+        topology, config = made
+    else:
+        raise WorkerError(
+            f"--app {spec!r} must return a Topology or a (Topology, config) pair, got {type(made).__name__}"
+        )
+    if isinstance(config, StreamsConfig):
+        config = config.originals()
+    config = dict(config or {})
+    if not config.get("application_id"):
+        raise WorkerError(f"--app {spec!r}: the config has no 'application_id'")
+    return AppDefinition(topology, config)
+
+
+def user_source_topics(topology: Topology) -> list[str]:
+    """Source topics that the user owns (internal repartition topics excluded), sorted."""
+    internal = set(topology.internal_topics())
+    return sorted({t for t in topology.source_topics() if t not in internal})
+
+
+def plan_for(
+    topology: Topology, partitions: Mapping[str, int], instances: int, threads: int
+) -> ParallelismPlan:
+    """The parallelism plan of ``topology`` for the partition counts of its user source topics.
+
+    :raises WorkerError: when a source topic has no partition count (it does not exist).
+    """
+    missing = [t for t in user_source_topics(topology) if t not in partitions]
+    if missing:
+        raise WorkerError(
+            f"source topic(s) {', '.join(missing)} do not exist; create them before starting the worker"
+        )
+    return plan_parallelism(topology.task_counts(partitions), instances, threads)
+
+
+class WorkerLauncher:
+    """Starts, watches and stops the instance processes of one app (steps 4-6 of the module).
+
+    Owned by the launcher process; the instances are its child processes, each in the launcher's
+    process group (a terminal's Ctrl-C reaches them too; both paths end in the same clean close).
+
+    :param say: where progress lines go (default: print with a ``[worker]`` prefix).
+    """
+
+    def __init__(
+        self,
+        app_spec: str,
+        *,
+        instances: int,
+        threads: int,
+        bootstrap_servers: str,
+        state_dir: str | os.PathLike[str],
+        runtime: str = DEFAULT_RUNTIME,
+        close_timeout: float = 30.0,
+        verbose: bool = False,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        if instances < 1 or threads < 1:
+            raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
+        self.app_spec = app_spec
+        self.instances = instances
+        self.threads = threads
+        self.bootstrap_servers = bootstrap_servers
+        self.state_dir = Path(state_dir)
+        self.runtime = runtime
+        self.close_timeout = close_timeout
+        self.verbose = verbose
+        self._say = say or (lambda line: print(f"[worker] {line}", flush=True))
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+        self.exit_codes: dict[int, int] = {}
+        self._stopping = threading.Event()
+
+    def command(self, index: int) -> list[str]:
+        """The command line of instance ``index``."""
+        cmd = [
+            sys.executable, "-m", "streams_runtime.worker_instance",
+            "--app", self.app_spec,
+            "--instance", str(index),
+            "--threads", str(self.threads),
+            "--bootstrap-servers", self.bootstrap_servers,
+            "--state-dir", str(self.state_dir / f"instance-{index}"),
+            "--runtime", self.runtime,
+            "--close-timeout", str(self.close_timeout),
+        ]
+        return cmd + (["--verbose"] if self.verbose else [])
+
+    def start(self) -> None:
+        """Start every instance process."""
+        for index in range(self.instances):
+            (self.state_dir / f"instance-{index}" / STATUS_FILE).unlink(missing_ok=True)
+            process = subprocess.Popen(self.command(index), cwd=os.getcwd())
+            self.processes[index] = process
+            state = self.state_dir / f"instance-{index}"
+            self._say(f"instance {index} started (pid {process.pid}, state {state})")
+
+    def statuses(self) -> dict[int, dict[str, Any]]:
+        """Instance -> its last published ``{"pid", "state", "threads": {name: [task ids]}}``.
+
+        Instances that have published nothing yet (or whose file is mid-replace) are left out.
+        """
+        found: dict[int, dict[str, Any]] = {}
+        for index in self.processes:
+            try:
+                found[index] = json.loads((self.state_dir / f"instance-{index}" / STATUS_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+        return found
+
+    def alive(self) -> list[int]:
+        return [i for i, p in self.processes.items() if i not in self.exit_codes and p.poll() is None]
+
+    def reap(self) -> dict[int, int]:
+        """Collect instances that exited since the last call; report each with its exit code."""
+        gone: dict[int, int] = {}
+        for index, process in self.processes.items():
+            if index in self.exit_codes or process.poll() is None:
+                continue
+            code = process.returncode
+            self.exit_codes[index] = code
+            gone[index] = code
+            if not self._stopping.is_set():
+                self._say(f"instance {index} (pid {process.pid}) died with exit code {code}")
+        return gone
+
+    def stop(self) -> bool:
+        """Close every live instance (SIGTERM, then SIGKILL after the close timeout).
+
+        :returns: True when every instance that was still running exited with code 0.
+        """
+        self._stopping.set()
+        self.reap()
+        running = self.alive()
+        for index in running:
+            self.processes[index].send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.close_timeout + 5
+        clean = True
+        for index in running:
+            process = self.processes[index]
+            try:
+                code = process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait()
+                self._say(f"instance {index} (pid {process.pid}) did not close in time; killed")
+            self.exit_codes[index] = code
+            if code == 0:
+                self._say(f"instance {index} closed cleanly")
+            else:
+                clean = False
+                self._say(f"instance {index} exited with code {code} while closing")
+        return clean
+
+    def request_stop(self) -> None:
+        """Ask :meth:`wait_until_stopped` to stop the instances (signal-handler safe)."""
+        self._stopping.set()
+
+    def wait_until_stopped(self, poll_s: float = 0.2) -> int:
+        """Watch the instances until a stop is requested or none is left; return the exit code."""
+        while not self._stopping.is_set():
+            self.reap()
+            if not self.alive():
+                self._say("no instance is left running")
+                return 1
+            self._stopping.wait(poll_s)
+        failed_before = any(code != 0 for code in self.exit_codes.values())
+        clean = self.stop()
+        return 0 if clean and not failed_before else 1
+
+    def run_until_signal(self) -> int:
+        """Start the instances, stop them on SIGTERM/SIGINT; return the launcher's exit code."""
+
+        def on_signal(signum: int, frame: Any) -> None:
+            self.request_stop()
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.start()
+            code = self.wait_until_stopped()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        self._say("stopped" if code == 0 else f"stopped with exit code {code}")
+        return code
+
+
+def run_worker(
+    app_spec: str,
+    *,
+    instances: int = 1,
+    threads: int = 1,
+    bootstrap_servers: str | None = None,
+    state_dir: str | None = None,
+    runtime: str = DEFAULT_RUNTIME,
+    verbose: bool = False,
+) -> int:
+    """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code."""
+    from streams_runtime.kafka.broker import bootstrap_or_embedded, runtime_home
+    from streams_runtime.kafka.clients import create_admin, partition_counts
+
+    # Step 1
+    app = load_app(app_spec)
+    if instances < 1 or threads < 1:
+        raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
+    state = state_dir or app.config.get("state_dir") or str(runtime_home() / "state")
+    # Step 2
+    with bootstrap_or_embedded(bootstrap_servers or app.config.get("bootstrap_servers")) as servers:
+        print(f"[worker] app {app.application_id} from {app_spec}; Kafka at {servers}", flush=True)
+        # Step 3
+        topics = user_source_topics(app.topology)
+        counts = partition_counts(create_admin(servers), topics)
+        plan = plan_for(app.topology, counts, instances, threads)
+        sources = ", ".join(f"{t} ({counts[t]} partitions)" for t in topics)
+        print(f"[worker] source topics: {sources}", flush=True)
+        for line in plan.report():
+            print(f"[worker] {line}", flush=True)
+        # Steps 4-6
+        launcher = WorkerLauncher(
+            app_spec, instances=instances, threads=threads, bootstrap_servers=servers,
+            state_dir=state, runtime=runtime, verbose=verbose,
+        )
+        return launcher.run_until_signal()
