@@ -1,7 +1,11 @@
 """The ``streams-runtime`` command.
 
     streams-runtime broker start|stop|status   manage the embedded broker (state in .streams-runtime/)
-    streams-runtime demo [--keep-running]      the platform's main job on the embedded default
+    streams-runtime demo [--keep-running] [--with-airflow [--airflow-port P]]
+                                               the main job: broker, 2 workers, producer, live results
+                                               (and Airflow standalone + the provisioning DAG)
+    streams-runtime worker --app module:attr [--instances N] [--threads M]
+                                               run a topology as N processes x M stream threads
 
 Exit codes: 0 success, 1 a clear error was printed, 2 bad usage.
 """
@@ -77,6 +81,24 @@ def _demo(args: argparse.Namespace) -> int:
         bootstrap_servers=args.bootstrap_servers,
         records=args.records,
         keep_running=args.keep_running,
+        instances=args.instances,
+        threads=args.threads,
+        timeout=args.timeout,
+        with_airflow=args.with_airflow,
+        airflow_port=args.airflow_port,
+    )
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from streams_runtime.worker import run_worker
+
+    return run_worker(
+        args.app,
+        instances=args.instances,
+        threads=args.threads,
+        bootstrap_servers=args.bootstrap_servers,
+        state_dir=args.state_dir,
+        verbose=args.verbose,
     )
 
 
@@ -97,7 +119,22 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
     demo.add_argument("--records", type=int, default=1000, help="demo records to produce (default 1000)")
     demo.add_argument("--keep-running", action="store_true", help="keep producing until Ctrl-C")
+    demo.add_argument("--instances", type=int, default=2, help="worker instances (default 2)")
+    demo.add_argument("--threads", type=int, default=2, help="stream threads per instance (default 2)")
+    demo.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for results (default 90)")
+    demo.add_argument("--with-airflow", action="store_true",
+                      help="also start `airflow standalone` on loopback and run the provisioning DAG")
+    demo.add_argument("--airflow-port", type=int, default=None,
+                      help="Airflow API/UI port (default: a free one)")
     demo.set_defaults(func=_demo)
+
+    worker = commands.add_parser("worker", help="run a topology as N instances x M stream threads")
+    worker.add_argument("--app", required=True, help="module:attr of a function returning (Topology, config)")
+    worker.add_argument("--instances", type=int, default=1, help="worker processes (default 1)")
+    worker.add_argument("--threads", type=int, default=1, help="stream threads per instance (default 1)")
+    worker.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
+    worker.add_argument("--state-dir", default=None, help="state root; instance i uses <dir>/instance-<i>")
+    worker.set_defaults(func=_worker)
     return parser
 
 

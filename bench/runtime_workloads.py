@@ -1,0 +1,175 @@
+"""One measured run of bench/runtime_throughput.py, in its own process.
+
+Called by the harness as ``python bench/runtime_workloads.py '<json spec>'``; prints one JSON
+line: ``seconds`` (ready-to-consume until every input offset is committed), ``cpu_s`` (user +
+system time of the whole process over that span), ``peak_rss_mb`` and, with ``profile``, a
+cProfile summary of every thread.
+
+The framework runs build the topologies below and run them on one KafkaStreams client with one
+stream thread; completion is observed by polling the committed offsets of the application's
+group (a few requests a second, negligible next to the work).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import json
+import pstats
+import resource
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+
+from bench import hand_loops  # noqa: E402
+from streams_runtime import Consumed, Materialized, Produced, Serdes, StreamsBuilder  # noqa: E402
+from streams_runtime.kafka.profile import client_config  # noqa: E402
+
+
+def stateless_topology(source: str, output: str, app_id: str) -> Any:
+    """filter(amount > 30) -> map_values(enrich) -> to, JSON in and out."""
+    builder = StreamsBuilder()
+    (
+        builder.stream(source, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        .filter(lambda key, value: hand_loops.keep(value))
+        .map_values(hand_loops.enrich)
+        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+    )
+    return builder.build({"application_id": app_id})
+
+
+def stateful_topology(source: str, output: str, app_id: str) -> Any:
+    """group_by_key -> count on RocksDB (changelog on, cache on) -> to_stream -> to."""
+    builder = StreamsBuilder()
+    (
+        builder.stream(source, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        .group_by_key()
+        .count(materialized=Materialized.as_("bench-counts"))
+        .to_stream()
+        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Long()))
+    )
+    return builder.build({"application_id": app_id})
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class _ThreadProfiles:
+    """cProfile in every stream thread started after :meth:`install` (threading.setprofile hook).
+
+    Only threads named ``*StreamThread*`` are profiled: the membership (heartbeat) threads spend
+    their time waiting and would bury the processing path under ``epoll``/``sleep`` entries.
+    """
+
+    def __init__(self) -> None:
+        self.profiles: list[cProfile.Profile] = []
+
+    def install(self) -> None:
+        def first_call(frame: Any, event: str, arg: Any) -> None:
+            if "StreamThread" not in threading.current_thread().name:
+                sys.setprofile(None)
+                return
+            profile = cProfile.Profile()
+            self.profiles.append(profile)
+            profile.enable()  # replaces this hook for the rest of the thread
+
+        threading.setprofile(first_call)
+
+    def summary(self, top: int = 30) -> str:
+        for profile in self.profiles:
+            profile.disable()
+        if not self.profiles:
+            return "(no thread was profiled)"
+        out = io.StringIO()
+        stats = pstats.Stats(self.profiles[0], stream=out)
+        for profile in self.profiles[1:]:
+            stats.add(profile)
+        stats.strip_dirs().sort_stats("tottime").print_stats(top)
+        stats.sort_stats("cumulative").print_stats(top)
+        return out.getvalue()
+
+
+def _committed_done(consumer: Consumer, topic: str, ends: dict[int, int]) -> bool:
+    committed = consumer.committed([TopicPartition(topic, p) for p in ends], timeout=5)
+    return all(tp.offset >= ends[tp.partition] for tp in committed)
+
+
+def run_framework(spec: dict) -> dict:
+    """Run the workload's topology on KafkaStreams until every input offset is committed."""
+    from streams_runtime.kafka_streams import KafkaStreams
+
+    app_id = spec["group"]
+    make = stateless_topology if spec["workload"].startswith("stateless") else stateful_topology
+    topology = make(spec["input"], spec["output"], app_id)
+    config = {
+        "application_id": app_id,
+        "bootstrap_servers": spec["servers"],
+        "num_stream_threads": 1,
+        "commit_interval_ms": spec["commit_ms"],
+        "state_dir": spec["state_dir"],
+    }
+    ends = {int(p): n for p, n in spec["ends"].items()}
+    watcher = Consumer(client_config("consumer", spec["servers"], {"group.id": app_id}))
+    profiles = _ThreadProfiles()
+    if spec.get("profile"):
+        profiles.install()
+    streams = KafkaStreams(topology, config)
+    running = threading.Event()
+    streams.set_state_listener(
+        lambda new, old: running.set() if str(getattr(new, "name", new)) == "RUNNING" else None
+    )
+    streams.start()
+    if not running.wait(120):
+        raise RuntimeError(f"KafkaStreams did not reach RUNNING in 120 s (state {streams.state})")
+    started, cpu0 = time.perf_counter(), _cpu()
+    while not _committed_done(watcher, spec["input"], ends):
+        if str(getattr(streams.state, "name", streams.state)) in ("ERROR", "NOT_RUNNING", "PENDING_ERROR"):
+            raise RuntimeError(f"KafkaStreams stopped: {streams.state}")
+        time.sleep(0.1)
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu0
+    summary = profiles.summary() if spec.get("profile") else None
+    streams.close(timeout=30)
+    watcher.close()
+    return {"seconds": seconds, "cpu_s": cpu, "profile": summary}
+
+
+def run_hand(spec: dict) -> dict:
+    """Run the workload's hand loop (bench/hand_loops.py)."""
+    ends = {int(p): n for p, n in spec["ends"].items()}
+    interval = spec["commit_ms"] / 1000
+    if spec["workload"].startswith("stateless"):
+        timing = hand_loops.stateless_loop(spec["servers"], spec["group"], spec["input"], spec["output"],
+                                           ends, interval)
+    else:
+        Path(spec["state_dir"]).mkdir(parents=True, exist_ok=True)
+        timing = hand_loops.stateful_loop(spec["servers"], spec["group"], spec["input"], spec["output"],
+                                          spec["changelog"], ends, interval, spec["state_dir"] + "/db")
+    return timing
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM; ru_maxrss would include the parent's peak before exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> int:
+    spec = json.loads(sys.argv[1])
+    result = run_framework(spec) if spec["workload"].endswith("framework") else run_hand(spec)
+    result["peak_rss_mb"] = peak_rss_mb()
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""What the demo produced and what the workers report, and the table that compares them.
+
+- :class:`Ledger`: the expected per-user count and total (in cents) of every payment in the
+  input topic, built from what was already there (a reused broker) plus what the demo produces;
+- :class:`ResultsView`: the latest ``{"count", "total_cents"}`` per user read from the results
+  topic (the app's output), refreshed by :meth:`ResultsView.poll`;
+- :func:`table`: the per-user table printed live and at the end.
+
+Invariant checked at the end of a bounded run: for every user, the latest result equals the
+ledger (count and cents). A result above the ledger means a payment was counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams_runtime.kafka.clients import TopicPartition, create_consumer
+
+_PARTITION_EOF = -191  # librdkafka's _PARTITION_EOF error code
+
+
+@dataclass
+class Ledger:
+    """Expected results: user -> payments and cents."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    cents: dict[str, int] = field(default_factory=dict)
+
+    def add(self, payment: Mapping[str, Any]) -> None:
+        user = payment["user"]
+        self.counts[user] = self.counts.get(user, 0) + 1
+        self.cents[user] = self.cents.get(user, 0) + round(payment["amount"] * 100)
+
+    @property
+    def payments(self) -> int:
+        return sum(self.counts.values())
+
+    def expected(self) -> dict[str, dict[str, int]]:
+        return {u: {"count": n, "total_cents": self.cents[u]} for u, n in self.counts.items()}
+
+
+def read_payments(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 30.0) -> list[dict]:
+    """Every payment already in ``topic``, read to partition EOF (D1: ListOffsets is not trusted)."""
+    group = f"demo-ledger-{time.monotonic_ns()}"
+    consumer = create_consumer(bootstrap_servers, group, {"enable.partition.eof": True}, low_latency=True)
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    seen: list[dict] = []
+    at_end: set[int] = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while len(at_end) < partitions:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not read {topic} to its end within {timeout}s")
+            for msg in consumer.consume(num_messages=1000, timeout=0.2):
+                if msg.error():
+                    if msg.error().code() != _PARTITION_EOF:
+                        raise RuntimeError(f"reading {topic}: {msg.error()}")
+                    at_end.add(msg.partition())
+                    continue
+                at_end.discard(msg.partition())
+                seen.append(json.loads(msg.value()))
+    finally:
+        consumer.close()
+    return seen
+
+
+class ResultsView:
+    """The latest result per user on the results topic (read from the beginning)."""
+
+    def __init__(self, bootstrap_servers: str, topic: str, partitions: int) -> None:
+        group = f"demo-results-{time.monotonic_ns()}"
+        self._consumer = create_consumer(bootstrap_servers, group, low_latency=True)
+        self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self.latest: dict[str, dict[str, int]] = {}
+        self.updates = 0
+
+    def poll(self, timeout: float = 0.2) -> int:
+        """Read what arrived; return how many result records came."""
+        n = 0
+        for msg in self._consumer.consume(num_messages=1000, timeout=timeout):
+            if msg.error():
+                continue
+            self.latest[msg.key().decode()] = json.loads(msg.value())
+            n += 1
+        self.updates += n
+        return n
+
+    def reflected(self) -> int:
+        """Payments the results account for so far."""
+        return sum(r["count"] for r in self.latest.values())
+
+    def compare(self, ledger: Ledger) -> tuple[bool, list[str]]:
+        """:func:`compare` of the latest results with ``ledger``."""
+        return compare(self.latest, ledger)
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def compare(latest: Mapping[str, Mapping[str, int]], ledger: Ledger) -> tuple[bool, list[str]]:
+    """(every user's result equals the ledger, descriptions of users counted above the ledger)."""
+    expected = ledger.expected()
+    over = [
+        f"{u}: {r['count']} counted, {expected.get(u, {}).get('count', 0)} produced"
+        for u, r in latest.items()
+        if r["count"] > expected.get(u, {}).get("count", 0)
+    ]
+    return dict(latest) == expected, over
+
+
+def table(results: Mapping[str, Mapping[str, int]], users: Iterable[str] | None = None) -> str:
+    """The per-user table: payments and total spend."""
+    rows = [f"  {'user':<8} {'payments':>8} {'total':>10}"]
+    for user in sorted(users if users is not None else results):
+        r = results.get(user, {"count": 0, "total_cents": 0})
+        rows.append(f"  {user:<8} {r['count']:>8} {r['total_cents'] / 100:>10.2f}")
+    return "\n".join(rows)

@@ -1,0 +1,219 @@
+"""The platform's main job (``make demo`` / ``streams-runtime demo``): broker, workers, data, results.
+
+Steps of :func:`run_demo`:
+  1. use the configured cluster, or start the embedded broker (a fresh embedded broker means the
+     demo's old local state is stale: it is removed first);
+  2. create ``demo-payments`` and ``demo-user-totals`` (4 partitions each) explicitly;
+  3. start the ledger from the payments already in the topic (none on a fresh broker);
+  4. print the parallelism math and start two worker instances (processes) running the demo
+     application (:mod:`streams_runtime.demo.app`) through the worker launcher; wait (bounded)
+     until both are RUNNING and every task is owned, so the work is really split;
+  5. produce the demo payments (JSON, keyed by user) and add them to the ledger;
+  6. watch the results topic, printing progress live, until every user's latest result equals
+     the ledger (count and total): OK, exit 0; a user counted above the ledger, a deadline, every
+     worker gone or Ctrl-C: FAILED, exit 1;
+  7. with ``keep_running``: keep producing and printing live per-user results until Ctrl-C;
+  8. close the workers (each closes its KafkaStreams), then stop the broker.
+
+With ``with_airflow`` (``--with-airflow``), ``airflow standalone`` starts next to the workers
+(:mod:`streams_runtime.demo.airflow_standalone`); after step 6 the UI address and login are
+printed and the provisioning DAG runs through the REST API; Airflow stops before the workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import threading
+import time
+from typing import Any
+
+from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
+from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
+from streams_runtime.kafka.broker import bootstrap_or_embedded, running_broker, runtime_home
+from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+from streams_runtime.worker import WorkerLauncher, load_app, plan_for
+
+APP_SPEC = "streams_runtime.demo.app:app"
+USERS = [f"user-{i}" for i in range(5)]
+
+
+def say(line: str) -> None:
+    print(f"[demo] {line}", flush=True)
+
+
+def _payments(rng: random.Random, n: int, start: int) -> list[dict[str, Any]]:
+    return [
+        {"payment_id": start + i, "user": rng.choice(USERS), "amount": round(rng.uniform(1, 100), 2)}
+        for i in range(n)
+    ]
+
+
+def _produce(producer: Any, batch: list[dict[str, Any]], ledger: Ledger) -> None:
+    for payment in batch:
+        producer.produce(PAYMENTS_TOPIC, key=payment["user"].encode(), value=json.dumps(payment).encode())
+        ledger.add(payment)
+    remaining = producer.flush(30)
+    if remaining:
+        raise RuntimeError(f"{remaining} demo records were not delivered within 30 s")
+
+
+def _wait_for_workers(launcher: WorkerLauncher, total_tasks: int, stop: threading.Event,
+                      timeout: float = 45.0) -> None:
+    """Step 4: wait until every instance is RUNNING with tasks and all tasks are owned (bounded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stop.is_set() and launcher.alive():
+        statuses = launcher.statuses()
+        tasks = {i: sorted(t for ts in s["threads"].values() for t in ts) for i, s in statuses.items()}
+        if (
+            len(statuses) == launcher.instances
+            and all(s["state"] == "RUNNING" for s in statuses.values())
+            and all(tasks.values())
+            and sum(len(t) for t in tasks.values()) == total_tasks
+        ):
+            owners = "; ".join(f"instance {i}: {' '.join(t)}" for i, t in sorted(tasks.items()))
+            say(f"workers running: {owners}")
+            return
+        time.sleep(0.1)
+    say(f"workers not all running with tasks after {timeout:.0f}s; producing anyway")
+
+
+def _watch(view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: threading.Event,
+           timeout: float) -> bool:
+    """Step 6: True once the results equal the ledger; prints progress about once a second."""
+    started = time.monotonic()
+    next_report = started + 1.0
+    while True:
+        view.poll(0.2)
+        matches, over = view.compare(ledger)
+        if matches:
+            elapsed = time.monotonic() - started
+            say(f"all {ledger.payments} payments reflected in the results after {elapsed:.1f}s")
+            print(table(view.latest), flush=True)
+            say(f"OK: final per-user counts equal the produced payments "
+                f"({ledger.payments} payments, {len(ledger.counts)} users)")
+            return True
+        if over:
+            say("FAILED: counted more payments than were produced: " + "; ".join(over))
+            return False
+        launcher.reap()
+        if not launcher.alive():
+            say("FAILED: every worker instance exited")
+            return False
+        now = time.monotonic()
+        if stop.is_set() or now - started > timeout:
+            reason = "interrupted" if stop.is_set() else f"timed out after {timeout:.0f}s"
+            say(f"FAILED: {reason} with {view.reflected()}/{ledger.payments} payments reflected")
+            print(table(view.latest, ledger.counts), flush=True)
+            return False
+        if now >= next_report:
+            say(f"{view.reflected()}/{ledger.payments} payments reflected in the results so far")
+            next_report = now + 1.0
+
+
+def _run_until_interrupted(producer: Any, view: ResultsView, ledger: Ledger, rng: random.Random,
+                           stop: threading.Event) -> None:
+    """Step 7: 50 payments a second, live results, until Ctrl-C."""
+    say("running until Ctrl-C ...")
+    rounds = 0
+    while not stop.is_set():
+        _produce(producer, _payments(rng, 50, ledger.payments), ledger)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and not stop.is_set():
+            view.poll(0.1)
+        busiest = max(view.latest.items(), key=lambda kv: kv[1]["count"], default=None)
+        top = f"; busiest: {busiest[0]} ({busiest[1]['count']})" if busiest else ""
+        say(f"{ledger.payments} payments so far, {view.reflected()} reflected in the results{top}")
+        rounds += 1
+        if rounds % 5 == 0:
+            print(table(view.latest), flush=True)
+    say("interrupted; stopping")
+
+
+def run_demo(
+    bootstrap_servers: str | None = None,
+    records: int = 1000,
+    keep_running: bool = False,
+    *,
+    instances: int = 2,
+    threads: int = 2,
+    timeout: float = 90.0,
+    with_airflow: bool = False,
+    airflow_port: int | None = None,
+) -> int:
+    """Run the demo (steps in the module docstring); return the process exit code."""
+    rng = random.Random(42)
+    stop = threading.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in signals}
+    state_dir = runtime_home() / "state" / "demo"
+    fresh = not (bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS") or running_broker())
+    ok = False
+    try:
+        # Step 1
+        with bootstrap_or_embedded(bootstrap_servers) as servers:
+            say(f"Kafka at {servers} (logs and state under {runtime_home()})")
+            if fresh and state_dir.exists():
+                shutil.rmtree(state_dir)
+            # Step 2
+            admin = create_admin(servers)
+            topics = [TopicSpec(PAYMENTS_TOPIC, PARTITIONS), TopicSpec(RESULTS_TOPIC, PARTITIONS)]
+            created = create_topics(admin, topics)
+            say(f"topics {PAYMENTS_TOPIC} -> {RESULTS_TOPIC} ({PARTITIONS} partitions each) "
+                f"{'created' if created else 'exist'}")
+            # Step 3
+            ledger = Ledger()
+            for payment in read_payments(servers, PAYMENTS_TOPIC, PARTITIONS):
+                ledger.add(payment)
+            if ledger.payments:
+                say(f"{ledger.payments} payments from earlier runs are already in {PAYMENTS_TOPIC}")
+            # Step 4
+            plan = plan_for(load_app(APP_SPEC).topology, {PAYMENTS_TOPIC: PARTITIONS}, instances, threads)
+            say(f"app {APPLICATION_ID}: {instances} worker instances x {threads} threads")
+            for line in plan.report():
+                say(f"  {line}")
+            launcher = WorkerLauncher(APP_SPEC, instances=instances, threads=threads,
+                                      bootstrap_servers=servers, state_dir=state_dir)
+            launcher.start()
+            _wait_for_workers(launcher, plan.total_tasks, stop)
+            view = ResultsView(servers, RESULTS_TOPIC, PARTITIONS)
+            producer = create_producer(servers, {"partitioner": "murmur2_random"})
+            airflow = None
+            try:
+                if with_airflow:  # next to the workers; stopped in step 8
+                    from streams_runtime.demo.airflow_standalone import AirflowStandalone
+
+                    airflow = AirflowStandalone(servers, port=airflow_port).start()
+                    say(f"airflow standalone starting at {airflow.url} (log {airflow.log_file})")
+                # Step 5
+                before = ledger.payments
+                _produce(producer, _payments(rng, records, before), ledger)
+                say(f"produced {ledger.payments - before} payments for {len(USERS)} users")
+                # Step 6
+                ok = _watch(view, ledger, launcher, stop, timeout)
+                if ok and airflow is not None:
+                    from streams_runtime.demo.airflow_standalone import demo_provision
+
+                    ok = demo_provision(airflow, say, stop.is_set)
+                # Step 7
+                if ok and keep_running:
+                    _run_until_interrupted(producer, view, ledger, rng, stop)
+            finally:
+                # Step 8
+                view.close()
+                if airflow is not None:
+                    say("stopping Airflow ...")
+                    if not airflow.stop():
+                        say("Airflow did not stop on SIGINT; it was terminated")
+                say("closing the workers ...")
+                if not launcher.stop():
+                    ok = False
+                del producer, admin
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    say("stopped cleanly" if ok else "stopped")
+    return 0 if ok else 1
