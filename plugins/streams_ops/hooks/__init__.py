@@ -1,0 +1,1 @@
+"""Hooks: an Airflow Connection in, a ready client out."""

@@ -1,0 +1,1 @@
+"""Operators: template fields in ``__init__``, the work in ``execute``."""

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Start, scale, stop and check stream worker instances on one machine.
+#
+#   scripts/workers.sh start N [M]   start N instances of $APP with M stream threads each (default 1)
+#   scripts/workers.sh scale N       add or stop instances until N run (new ones use $THREADS)
+#   scripts/workers.sh status        one line per instance: pid, alive or dead, log file
+#   scripts/workers.sh stop          SIGTERM every instance (each closes its KafkaStreams), wait
+#
+# Every instance is one `streams-runtime worker --instances 1` process sharing the application id,
+# so the group assigns tasks across them (scaling out is just starting another one). Each has
+#   PID file  $STREAMS_RUNTIME_HOME/workers/<i>.pid
+#   log       $STREAMS_RUNTIME_HOME/logs/worker-<i>.log
+#   state     $STATE_DIR/worker-<i>   (kept across restarts, so a restart restores little)
+# Kafka: $BOOTSTRAP_SERVERS, else the broker recorded by `streams-runtime broker start` (started
+# here when none runs, so all instances share one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export STREAMS_RUNTIME_HOME=${STREAMS_RUNTIME_HOME:-$ROOT/.streams-runtime}
+APP=${APP:-streams_runtime.demo.app:app}
+THREADS=${THREADS:-1}
+STATE_DIR=${STATE_DIR:-$STREAMS_RUNTIME_HOME/state}
+CLI=${CLI:-$ROOT/.venv/bin/streams-runtime}
+PIDS=$STREAMS_RUNTIME_HOME/workers
+LOGS=$STREAMS_RUNTIME_HOME/logs
+STOP_TIMEOUT=${STOP_TIMEOUT:-60}
+mkdir -p "$PIDS" "$LOGS"
+
+alive() { [ -f "$PIDS/$1.pid" ] && kill -0 "$(cat "$PIDS/$1.pid")" 2>/dev/null; }
+running() { for f in "$PIDS"/*.pid; do [ -e "$f" ] || continue; i=$(basename "$f" .pid); alive "$i" && echo "$i"; done | sort -n; }
+count() { running | wc -l | tr -d ' '; }
+
+ensure_broker() {
+  if [ -z "${BOOTSTRAP_SERVERS:-}" ] && ! "$CLI" broker status >/dev/null 2>&1; then
+    "$CLI" broker start
+  fi
+}
+
+start_one() {
+  local i=$1
+  nohup "$CLI" worker --app "$APP" --instances 1 --threads "$THREADS" \
+    --state-dir "$STATE_DIR/worker-$i" >>"$LOGS/worker-$i.log" 2>&1 &
+  echo $! >"$PIDS/$i.pid"
+  echo "worker $i started (pid $!, $THREADS threads, log $LOGS/worker-$i.log)"
+}
+
+stop_one() {
+  local i=$1 pid
+  pid=$(cat "$PIDS/$i.pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq $((STOP_TIMEOUT * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "worker $i (pid $pid) did not stop in ${STOP_TIMEOUT}s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$PIDS/$i.pid"
+  echo "worker $i stopped"
+}
+
+scale_to() {
+  local want=$1 have next
+  have=$(count)
+  while [ "$have" -lt "$want" ]; do
+    next=1; while [ -f "$PIDS/$next.pid" ] && alive "$next"; do next=$((next + 1)); done
+    start_one "$next"; have=$((have + 1))
+  done
+  while [ "$have" -gt "$want" ]; do
+    stop_one "$(running | tail -n 1)"; have=$((have - 1))
+  done
+}
+
+case "${1:-}" in
+  start)
+    [ -n "${2:-}" ] || { echo "usage: $0 start N [M]" >&2; exit 2; }
+    THREADS=${3:-$THREADS}; ensure_broker; scale_to "$2" ;;
+  scale)
+    [ -n "${2:-}" ] || { echo "usage: $0 scale N" >&2; exit 2; }
+    ensure_broker; scale_to "$2" ;;
+  status)
+    n=0
+    for f in "$PIDS"/*.pid; do
+      [ -e "$f" ] || continue; i=$(basename "$f" .pid); n=$((n + 1))
+      if alive "$i"; then state=running; else state=dead; fi
+      echo "worker $i: pid $(cat "$f") $state, log $LOGS/worker-$i.log"
+    done
+    echo "$(count) of $n recorded workers running"
+    [ "$(count)" -eq "$n" ] ;;
+  stop)
+    for i in $(running); do stop_one "$i"; done
+    rm -f "$PIDS"/*.pid ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

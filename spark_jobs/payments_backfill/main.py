@@ -1,0 +1,293 @@
+"""Entry point of the payments backfill: :func:`run_backfill` and its command line.
+
+Called by the Airflow backfill DAG (imported inside the task, never at the DAG's top level), by
+the CLI below, and by the tests. Borrows a SparkSession (the active one, or a local one it
+creates); owns the consumer of the read, the producer of the publish and the report files.
+
+Steps of :func:`run_backfill`, in order -- nothing leaves the job before the suite passed:
+
+  1. resolve the interval ``[start, end)`` and its id; check the publish topic exists (fail fast);
+  2. plan the offset ranges once and pin them, so every Spark action reads the same snapshot
+     (Tansu has no ``offsets_for_times``, D1: the whole topic range is read and the records outside
+     the interval are dropped on the executors);
+  3. parse the payments in the interval and count them (the source count);
+  4. compute the per-user windowed spend;
+  5. validate it with the Great Expectations suite and write the report; a failure raises
+     :class:`BackfillValidationError` here, so nothing is written and nothing is published;
+  6. write Parquet under ``<output_dir>/interval_id=<id>/``, overwriting only that partition
+     (dynamic partition overwrite): re-running an interval replaces it and leaves the others;
+  7. publish the rows to ``publish_topic``, if given, through ``streams_runtime.kafka.clients``.
+
+Publishing is at-least-once: a re-run publishes the interval again (downstream consumers key by
+``(user, window_start)``; a compacted topic keeps the latest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs.kafka_source import FORMAT, pinned_offsets, plan_ranges
+from spark_jobs.payments_backfill.expectations import ValidationReport, validate_windowed_spend
+from spark_jobs.payments_backfill.transform import HOUR_MS, in_interval, parse_payments, windowed_spend
+from spark_jobs.session import session_or_local
+from streams_runtime.kafka.clients import create_admin, create_producer, partition_counts
+
+__all__ = ["BackfillValidationError", "interval_id", "main", "run_backfill", "to_epoch_ms"]
+
+PARTITION_COLUMN = "interval_id"
+
+log = logging.getLogger(__name__)
+
+
+class BackfillValidationError(RuntimeError):
+    """The expectation suite failed: nothing was written or published; the report is on disk."""
+
+    def __init__(self, report: ValidationReport) -> None:
+        super().__init__(
+            f"validation failed ({len(report.failed)} expectations): {'; '.join(report.failed)}; "
+            f"report: {report.report_summary}"
+        )
+        self.failed = report.failed
+        self.report_json = str(report.report_json)
+        self.report_summary = str(report.report_summary)
+
+
+def to_epoch_ms(value: datetime | str | int) -> int:
+    """Epoch milliseconds of a datetime (naive means UTC), an ISO-8601 string, or an int (ms)."""
+    if isinstance(value, bool):
+        raise TypeError(f"not a time: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a datetime, an ISO string or epoch ms, got {type(value).__name__}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1000)
+
+
+def interval_id(start_ms: int, end_ms: int) -> str:
+    """``20240101T000000Z_20240101T010000Z``: the Parquet partition value and report folder name."""
+
+    def fmt(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
+
+    return f"{fmt(start_ms)}_{fmt(end_ms)}"
+
+
+def _publish(bootstrap_servers: str, topic: str, rows: list[Any]) -> int:
+    """Send each result row keyed by user, value JSON with epoch-ms window bounds; wait for delivery."""
+    producer = create_producer(bootstrap_servers)
+    failures: list[str] = []
+
+    def on_delivery(error: Any, _msg: Any) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    for row in rows:
+        value = {
+            "user": row["user"],
+            "window_start": int(row["window_start_ms"]),
+            "window_end": int(row["window_end_ms"]),
+            "count": int(row["count"]),
+            "total_amount": float(row["total_amount"]),
+        }
+        producer.produce(
+            topic, key=row["user"].encode(), value=json.dumps(value).encode(), on_delivery=on_delivery
+        )
+        producer.poll(0)
+    remaining = producer.flush(30)
+    if remaining or failures:
+        raise RuntimeError(
+            f"publish to {topic}: {remaining} undelivered, {len(failures)} failed: {failures[:3]}"
+        )
+    return len(rows)
+
+
+class _StepClock:
+    """Seconds spent per step, for the log and the result (what a slow backfill spent its time on)."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def lap(self, step: str) -> None:
+        now = time.monotonic()
+        self.timings[step] = round(now - self._last, 3)
+        self._last = now
+        log.info("backfill step %s took %.2fs", step, self.timings[step])
+
+
+def run_backfill(
+    bootstrap_servers: str,
+    topic: str,
+    output_dir: str | Path,
+    interval_start: datetime | str | int,
+    interval_end: datetime | str | int,
+    publish_topic: str | None = None,
+    report_dir: str | Path | None = None,
+    *,
+    window_ms: int = HOUR_MS,
+    spark: SparkSession | None = None,
+) -> dict[str, Any]:
+    """Recompute, validate, write and (optionally) publish one interval (steps in the module docstring).
+
+    :param interval_start: inclusive start on the record timestamp: datetime, ISO string or epoch ms.
+    :param interval_end: exclusive end, same forms.
+    :param publish_topic: an existing topic to publish the result to once the suite passed.
+    :param report_dir: where the validation report goes; default ``<output_dir>/_validation/<id>``.
+    :param window_ms: the tumbling window size.
+    :param spark: the session to use; default the active one, else a new local one.
+    :returns: a JSON-friendly summary (see ``/work/notes/spark-status.md`` for its keys).
+    :raises BackfillValidationError: when the suite failed (the report is on disk).
+    :raises ValueError: for an empty or inverted interval, or a missing topic.
+    """
+    clock = _StepClock()
+    # Step 1
+    start_ms, end_ms = to_epoch_ms(interval_start), to_epoch_ms(interval_end)
+    if end_ms <= start_ms:
+        raise ValueError(f"empty interval: start {interval_start} is not before end {interval_end}")
+    ident = interval_id(start_ms, end_ms)
+    output_dir = Path(output_dir)
+    report_dir = Path(report_dir) if report_dir is not None else output_dir / "_validation" / ident
+    if publish_topic and publish_topic not in partition_counts(
+        create_admin(bootstrap_servers), [publish_topic]
+    ):
+        raise ValueError(f"publish topic {publish_topic!r} does not exist; provision it first")
+    spark = spark or session_or_local()
+    clock.lap("1-session")
+    # Step 2
+    ranges = plan_ranges(bootstrap_servers, topic)
+    starting, ending = pinned_offsets(ranges)
+    raw = (
+        spark.read.format(FORMAT)
+        .option("bootstrap_servers", bootstrap_servers)
+        .option("topic", topic)
+        .option("starting_offsets", starting)
+        .option("ending_offsets", ending)
+        .option("starting_timestamp", str(start_ms))
+        .option("ending_timestamp", str(end_ms))
+        .load()
+    )
+    # Step 3
+    payments: DataFrame = in_interval(parse_payments(raw), start_ms, end_ms).cache()
+    result: DataFrame | None = None
+    try:
+        source_count = payments.count()
+        clock.lap("2,3-read")
+        # Step 4
+        result = windowed_spend(payments, window_ms).cache()
+        rows = result.count()
+        clock.lap("4-transform")
+        # Step 5
+        run_meta = {
+            "topic": topic,
+            "interval_id": ident,
+            "interval_start_ms": start_ms,
+            "interval_end_ms": end_ms,
+            "window_ms": window_ms,
+            "source_records": source_count,
+            "result_rows": rows,
+            "source_offsets": {str(r.partition): [r.start, r.end] for r in ranges},
+        }
+        report = validate_windowed_spend(result, source_count, report_dir, run_meta)
+        clock.lap("5-validate")
+        if not report.success:
+            raise BackfillValidationError(report)
+        # Step 6
+        (
+            result.withColumn(PARTITION_COLUMN, F.lit(ident))
+            .write.mode("overwrite")
+            .option("partitionOverwriteMode", "dynamic")
+            .partitionBy(PARTITION_COLUMN)
+            .parquet(str(output_dir))
+        )
+        clock.lap("6-write")
+        # Step 7
+        published = 0
+        if publish_topic:
+            outgoing = result.select(
+                "user",
+                F.unix_millis("window_start").alias("window_start_ms"),
+                F.unix_millis("window_end").alias("window_end_ms"),
+                "count",
+                "total_amount",
+            ).collect()
+            published = _publish(bootstrap_servers, publish_topic, outgoing)
+        clock.lap("7-publish")
+    finally:
+        payments.unpersist()
+        if result is not None:
+            result.unpersist()
+    return {
+        "status": "passed",
+        **run_meta,
+        "rows": rows,
+        "output_path": str(output_dir / f"{PARTITION_COLUMN}={ident}"),
+        "report_json": str(report.report_json),
+        "report_summary": str(report.report_summary),
+        "publish_topic": publish_topic,
+        "published": published,
+        "timings_s": clock.timings,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: run one interval, print the result as JSON; exit 0 passed, 2 validation failed."""
+    parser = argparse.ArgumentParser(
+        prog="python -m spark_jobs.payments_backfill.main", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--bootstrap-servers", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--interval-start", required=True, help="ISO-8601 (UTC if no offset) or epoch ms")
+    parser.add_argument("--interval-end", required=True, help="exclusive; ISO-8601 or epoch ms")
+    parser.add_argument("--publish-topic")
+    parser.add_argument("--report-dir")
+    parser.add_argument("--window-ms", type=int, default=HOUR_MS)
+    args = parser.parse_args(argv)
+
+    def when(text: str) -> int | str:
+        return int(text) if text.isdigit() else text
+
+    try:
+        result = run_backfill(
+            args.bootstrap_servers,
+            args.topic,
+            args.output_dir,
+            when(args.interval_start),
+            when(args.interval_end),
+            publish_topic=args.publish_topic,
+            report_dir=args.report_dir,
+            window_ms=args.window_ms,
+        )
+    except BackfillValidationError as exc:
+        print(
+            json.dumps(
+                {
+                    "status": "failed",
+                    "failed": exc.failed,
+                    "report_json": exc.report_json,
+                    "report_summary": exc.report_summary,
+                },
+                indent=2,
+            )
+        )
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

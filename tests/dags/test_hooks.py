@@ -1,0 +1,130 @@
+"""KafkaAdminHook (Connection -> clients) and StreamsWorkerHook (JSON over HTTP with clear errors)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+def set_conn(monkeypatch, conn_id: str, conn: dict) -> str:
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(conn))
+    return conn_id
+
+
+@pytest.mark.parametrize(
+    ("conn", "expected"),
+    [
+        ({"conn_type": "kafka", "extra": {"bootstrap_servers": "a:1,b:2"}}, "a:1,b:2"),
+        ({"conn_type": "kafka", "extra": {"bootstrap.servers": "c:3"}}, "c:3"),
+        ({"conn_type": "kafka", "host": "kafka.local", "port": 9092}, "kafka.local:9092"),
+    ],
+    ids=["extra", "provider-style-extra", "host-port"],
+)
+def test_kafka_hook_reads_the_bootstrap_servers_from_the_connection(monkeypatch, conn, expected) -> None:
+    from streams_ops.hooks.kafka_admin import KafkaAdminHook
+
+    assert KafkaAdminHook(set_conn(monkeypatch, "k1", conn)).bootstrap_servers == expected
+
+
+def test_kafka_hook_says_what_is_missing(monkeypatch) -> None:
+    from streams_ops.hooks.kafka_admin import KafkaAdminHook, KafkaConnectionError
+
+    hook = KafkaAdminHook(set_conn(monkeypatch, "k2", {"conn_type": "kafka"}))
+    with pytest.raises(KafkaConnectionError, match="'k2' names no Kafka cluster"):
+        _ = hook.bootstrap_servers
+
+
+@pytest.mark.kafka
+def test_kafka_hook_builds_clients_with_the_profile_and_recognises_tansu(kafka_conn) -> None:
+    from streams_ops.hooks.kafka_admin import KafkaAdminHook
+
+    hook = KafkaAdminHook(kafka_conn)
+    assert hook.is_embedded_broker() is True
+    ok, message = hook.test_connection()
+    assert ok and "1 broker(s)" in message
+    consumer = hook.get_consumer("hook-test")
+    consumer.close()
+
+
+# ---- StreamsWorkerHook -------------------------------------------------------------------------------
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client timed out first
+            pass
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/state"):
+            self._send(200, json.dumps({"state": "RUNNING", "path": self.path}).encode())
+        elif self.path == "/slow":
+            time.sleep(1.0)
+            self._send(200, b"{}")
+        elif self.path == "/html":
+            self._send(200, b"<html>no</html>", "text/html")
+        else:
+            self._send(500, b'{"error": "store not found"}')
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self._send(200, json.dumps({"echo": json.loads(body)}).encode())
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    set_conn(monkeypatch, "w1", {"conn_type": "http", "host": "127.0.0.1", "port": server.server_port})
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+def test_worker_hook_gets_and_posts_json(worker) -> None:
+    from streams_ops.hooks.streams_worker import StreamsWorkerHook
+
+    hook = StreamsWorkerHook("w1", timeout=0.5)
+    assert hook.base_url == f"http://127.0.0.1:{worker}"
+    assert hook.get_json("/state", {"store": "counts"}) == {"state": "RUNNING", "path": "/state?store=counts"}
+    assert hook.post_json("tasks/0_1/pause", {"wipe": True}) == {"echo": {"wipe": True}}
+
+
+def test_worker_hook_errors_name_the_call_and_the_cause(worker) -> None:
+    from streams_ops.hooks.streams_worker import StreamsWorkerError, StreamsWorkerHook
+
+    hook = StreamsWorkerHook("w1", timeout=0.3)
+    with pytest.raises(StreamsWorkerError, match=r"GET .*/missing -> HTTP 500: .*store not found") as error:
+        hook.get_json("missing")
+    assert error.value.status == 500
+    with pytest.raises(StreamsWorkerError, match=r"GET .*/slow timed out after 0.3s"):
+        hook.get_json("slow")
+    with pytest.raises(StreamsWorkerError, match="not JSON"):
+        hook.get_json("html")
+
+
+def test_worker_hook_reports_a_refused_connection_and_a_missing_host(monkeypatch) -> None:
+    from streams_ops.hooks.streams_worker import StreamsWorkerError, StreamsWorkerHook
+
+    set_conn(monkeypatch, "w2", {"conn_type": "http", "extra": {"base_url": "http://127.0.0.1:9/api/"}})
+    hook = StreamsWorkerHook("w2", timeout=0.5)
+    assert hook.base_url == "http://127.0.0.1:9/api"
+    with pytest.raises(StreamsWorkerError, match=r"GET http://127.0.0.1:9/api/state failed: .*refused"):
+        hook.get_json("state")
+    set_conn(monkeypatch, "w3", {"conn_type": "http"})
+    with pytest.raises(StreamsWorkerError, match="no host and no extra 'base_url'"):
+        StreamsWorkerHook("w3").get_json("x")

@@ -1,0 +1,129 @@
+"""The Spark backfill DAG end to end: a range cut into mapped hourly intervals, a known answer,
+and a seeded bad record that fails the suite and publishes nothing.
+
+Runs the colleague's job (``spark_jobs.payments_backfill.main:run_backfill``) inside ``dag.test()``
+on a local SparkSession owned by this module (stopped at its end).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from datetime import UTC, datetime
+
+import pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka]
+
+DAG_ID = "streams_spark_backfill"
+H = 3_600_000
+T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+USERS = ["user-0", "user-1", "user-2"]
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local session for this module; the job borrows it (the active session)."""
+    from spark_jobs.session import local_session
+
+    session = local_session(app_name="streams-ops-dag-tests", master="local[2]", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+def payments(n: int = 60) -> list[tuple[str, dict, int]]:
+    """(user, payment, timestamp ms): one payment every 3 minutes from T0 - 30 min on (3 hours)."""
+    rng = random.Random(11)
+    return [
+        (
+            user,
+            {"payment_id": i, "user": user, "amount": round(rng.uniform(1, 50), 2)},
+            T0 - H // 2 + i * 180_000,
+        )
+        for i in range(n)
+        for user in [rng.choice(USERS)]
+    ]
+
+
+def seed(bootstrap_servers: str, topic: str, records, partitions: int = 2) -> None:
+    from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+
+    create_topics(create_admin(bootstrap_servers), [TopicSpec(topic, partitions)])
+    producer = create_producer(bootstrap_servers)
+    for i, (user, payment, ts) in enumerate(records):
+        producer.produce(
+            topic,
+            key=str(user).encode(),
+            value=json.dumps(payment).encode(),
+            timestamp=ts,
+            partition=i % partitions,
+        )
+    assert producer.flush(30) == 0
+
+
+def known_answer(records, start: int, end: int) -> dict[tuple[str, int], tuple[int, float]]:
+    """(user, window start) -> (count, total), by hand."""
+    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for user, payment, ts in records:
+        if start <= ts < end:
+            groups[(user, ts - ts % H)].append(payment["amount"])
+    return {k: (len(v), round(sum(v), 2)) for k, v in groups.items()}
+
+
+def end_offsets(bootstrap_servers: str, topic: str) -> int:
+    from streams_ops.offsets import EOF_OVERRIDES, true_end_offsets
+
+    from streams_runtime.kafka.clients import create_consumer
+
+    consumer = create_consumer(bootstrap_servers, "backfill-dag-test", EOF_OVERRIDES)
+    try:
+        return sum(true_end_offsets(consumer, topic, 1).values())
+    finally:
+        consumer.close()
+
+
+def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a_bad_record(
+    spark, run_dag, kafka_conn, bootstrap_servers, unique_name, tmp_path
+) -> None:
+    """One run over [T0, T0 + 2h) in hourly chunks: hour 1 matches the known answer and is
+    published; hour 2 holds a negative payment, so its suite fails and it publishes nothing."""
+    from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics
+
+    records = payments()
+    bad = ("mallory", {"payment_id": 999, "user": "mallory", "amount": -40.0}, T0 + H + 60_000)
+    topic, spend, out = unique_name("pay"), unique_name("spend"), tmp_path / "out"
+    seed(bootstrap_servers, topic, [*records, bad])
+    create_topics(create_admin(bootstrap_servers), [TopicSpec(spend, 1)])
+
+    run = run_dag(
+        DAG_ID,
+        range_start=iso(T0),
+        range_end=iso(T0 + 2 * H),
+        chunk_hours=1,
+        topic=topic,
+        output_dir=str(out),
+        publish_topic=spend,
+    )
+
+    assert run.state == "failed"
+    assert run.task_states() == {
+        "output_dir": "success",
+        "plan_intervals": "success",
+        "backfill[0]": "success",
+        "backfill[1]": "failed",
+    }
+    result, want = run.xcom("backfill", map_index=0), known_answer(records, T0, T0 + H)
+    assert result["status"] == "passed"
+    assert (result["interval_start_ms"], result["interval_end_ms"]) == (T0, T0 + H)
+    assert result["source_records"] == sum(count for count, _ in want.values())
+    assert result["rows"] == len(want) == result["published"]
+    assert end_offsets(bootstrap_servers, spend) == result["rows"], "only the passing interval published"
+    written = {p.name for p in out.iterdir() if p.name.startswith("interval_id=")}
+    assert written == {f"interval_id={result['interval_id']}"}, "the failing interval wrote nothing"
+    reports = [json.loads(p.read_text()) for p in (out / "_validation").rglob("validation.json")]
+    assert sorted(r["success"] for r in reports) == [False, True], "the failed report is left for the user"
