@@ -27,8 +27,11 @@ Client states (the edges in ``_TRANSITIONS``; any other transition raises)::
 
 Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embedded one);
 2. check source topics, co-partitioning, create/verify internal topics (fails before any thread
-runs); 3. start the threads (each joins the group; the client is REBALANCING until every thread
-runs its restored tasks).
+runs); 2b. with global stores: start the GlobalStreamThread and wait until it restored every
+global store to the true end of its topic (fails the start otherwise); 3. start the threads (each
+joins the group; the client is REBALANCING until every thread runs its restored tasks). The
+global thread keeps the global stores updated until close(), which stops it after the threads;
+if it dies, the client shuts down (SHUTDOWN_CLIENT, no handler asked), as in Kafka Streams.
 
 A thread that dies with an exception goes to the uncaught-exception handler (default:
 SHUTDOWN_CLIENT): REPLACE_THREAD starts a new thread in its place; SHUTDOWN_CLIENT stops every
@@ -50,6 +53,7 @@ from typing import Any
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import StreamsError
+from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
 from streams_runtime.processor.task_id import TaskId
@@ -119,6 +123,7 @@ class KafkaStreams:
         self._next_index = 1
         self._broker: contextlib.ExitStack | None = None
         self._setup: RuntimeSetup | None = None
+        self._global_thread: GlobalStreamThread | None = None
         self.errors: list[BaseException] = []
 
     # ------------------------------------------------------------------ state
@@ -186,7 +191,14 @@ class KafkaStreams:
             # Step 2
             self._setup = RuntimeSetup.prepare(self.topology, self.config, bootstrap, self.process_id)
             self._setup.restore_listener = self._restore_listener
+            # Step 2b
+            if self._setup.global_topics:
+                self._global_thread = GlobalStreamThread(self._setup, self._on_global_death)
+                self._setup.global_stores = self._global_thread.start_and_restore()
         except BaseException:
+            if self._setup is not None:
+                self._setup.close()
+            self._global_thread = None
             stack.close()
             raise
         self._broker = stack
@@ -222,6 +234,12 @@ class KafkaStreams:
         for thread in threads:
             if thread.ident is not None:
                 thread.join(timeout)
+        gthread = self._global_thread
+        if gthread is not None and gthread is not threading.current_thread():
+            gthread.shutdown()
+            if gthread.ident is not None:
+                gthread.join(timeout)
+            threads.append(gthread)
         stopped = all(not t.is_alive() for t in threads)
         if self._setup is not None:
             self._setup.close()
@@ -261,6 +279,18 @@ class KafkaStreams:
             log.error("SHUTDOWN_APPLICATION: this client stops; other instances of %s must be stopped "
                       "by their operators (no group-wide shutdown signal yet)", self.config["application_id"])
         with self._lock:
+            if not self._set_state_if(State.PENDING_ERROR):
+                return
+        threading.Thread(target=self._finish_error, name="kafka-streams-error-shutdown", daemon=True).start()
+
+    def _on_global_death(self, thread: GlobalStreamThread) -> None:
+        """The global thread stopped: on an error while running, shut the client down."""
+        with self._lock:
+            if thread.error is None or not self._state.is_running_or_rebalancing():
+                return
+            self.errors.append(thread.error)
+            log.error("global stream thread %s died (%s); shutting the client down", thread.name,
+                      thread.error)
             if not self._set_state_if(State.PENDING_ERROR):
                 return
         threading.Thread(target=self._finish_error, name="kafka-streams-error-shutdown", daemon=True).start()
@@ -308,6 +338,11 @@ class KafkaStreams:
             )
             for t in threads
         ]
+
+    def global_store(self, name: str) -> Any:
+        """The global store ``name`` (shared by every task of this client; read it, never write it),
+        or None; available once start() returned."""
+        return self._setup.global_stores.get(name) if self._setup is not None else None
 
     def clean_up(self) -> None:
         """Delete this application's local state directory; only while not running."""

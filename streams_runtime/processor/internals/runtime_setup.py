@@ -38,6 +38,8 @@ class RuntimeSetup:
     state_directory: StateDirectory
     member_settings: dict[str, Any] = field(default_factory=dict)
     restore_listener: Any = None  # the client's StateRestoreListener, given to every reader
+    global_topics: dict[str, int] = field(default_factory=dict)  # global source topic -> partitions
+    global_stores: dict[str, Any] = field(default_factory=dict)  # set once the GlobalStreamThread restored
 
     @property
     def client_id(self) -> str:
@@ -61,11 +63,10 @@ class RuntimeSetup:
         elif builder.application_id != app_id:
             raise StreamsError(f"the topology was built for application {builder.application_id!r}, "
                                f"the config says {app_id!r}")
-        if any(entry.is_global for entry in builder.stores.values()):
-            raise StreamsError("global stores (GlobalKTable) are not supported by the runtime yet")
         builder.validate()
         admin = create_admin(bootstrap_servers, config.client_configs("admin."))
         counts = prepare_topics(admin, builder, config["replication_factor"])
+        global_topics = _global_topic_counts(admin, builder)
         infos = {i.id: i for i in topology_info.sub_topologies(builder)}
         sources = [
             SubtopologySources(i.id, tuple(i.source_topics), tuple(tuple(g) for g in i.copartition_groups),
@@ -76,7 +77,7 @@ class RuntimeSetup:
         overrides = config.client_configs("consumer.")
         member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
         return cls(config, bootstrap_servers, process_id, builder, infos, sources, counts, changelogs,
-                   StateDirectory(config["state_dir"], app_id), member)
+                   StateDirectory(config["state_dir"], app_id), member, global_topics=global_topics)
 
     # ------------------------------------------------------------------ per-thread factories
     def new_cache(self) -> Any:
@@ -101,3 +102,19 @@ class RuntimeSetup:
 
     def close(self) -> None:
         self.state_directory.close()
+
+
+def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
+    """Partition count of every global source topic (read by the GlobalStreamThread); they must exist."""
+    wanted = sorted({builder.decorate(t) for t in builder.global_topics})
+    if not wanted:
+        return {}
+    from streams_runtime.kafka.clients import partition_counts
+    from streams_runtime.processor.internals.assignment import MissingSourceTopicError
+
+    found = partition_counts(admin, wanted)
+    missing = [t for t in wanted if t not in found]
+    if missing:
+        raise MissingSourceTopicError(f"global source topics of application {builder.application_id} do not "
+                                      f"exist: {missing}; create them before starting")
+    return {t: found[t] for t in wanted}

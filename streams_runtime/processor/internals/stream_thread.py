@@ -140,7 +140,7 @@ class StreamThread(threading.Thread):
             builder=rt.builder, subtopologies=rt.subtopologies, partition_counts=rt.partition_counts,
             config=config, consumer=self._consumer, collector=self._collector, metrics=StreamsMetrics(),
             cache=rt.new_cache(), wall_clock=_wall_clock_ms, state_directory=rt.state_directory,
-            changelog_reader=self._reader,
+            changelog_reader=self._reader, global_stores=rt.global_stores,
         )
         self._member = GroupMember(
             bootstrap_servers=rt.bootstrap_servers, application_id=config["application_id"],

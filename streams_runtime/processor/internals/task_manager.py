@@ -50,7 +50,7 @@ class TaskManager:
     def __init__(self, *, builder: Any, subtopologies: Mapping[int, SubtopologyInfo],
                  partition_counts: Mapping[str, int], config: Any, consumer: Any, collector: Any,
                  metrics: Any, cache: Any, wall_clock: Callable[[], int], state_directory: Any,
-                 changelog_reader: Any) -> None:
+                 changelog_reader: Any, global_stores: Mapping[str, Any] | None = None) -> None:
         self._builder = builder
         self._subtopologies = subtopologies
         self._counts = partition_counts
@@ -62,6 +62,7 @@ class TaskManager:
         self._wall_clock = wall_clock
         self._state_directory = state_directory
         self._reader = changelog_reader
+        self._global_stores = dict(global_stores or {})  # shared, read-only (GlobalStreamThread's)
         self._store_builders = {name: entry.builder for name, entry in builder.stores.items()}
         self.tasks: dict[TaskId, StreamTask] = {}
         self._state_managers: dict[TaskId, Any] = {}
@@ -112,7 +113,7 @@ class TaskManager:
             task_dir = sd.task_dir(task_id)
         topology = build_processor_topology(self._builder, info.nodes)
         task = StreamTask(task_id, topology, self._store_builders, self._config, self._collector,
-                          self._metrics, self._cache, self._wall_clock, task_dir)
+                          self._metrics, self._cache, self._wall_clock, task_dir, self._global_stores)
         if stateful:
             from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 

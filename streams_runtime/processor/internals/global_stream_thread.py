@@ -1,0 +1,298 @@
+"""GlobalStreamThread: keeps the global stores (GlobalKTables, ``add_global_store``) of one client.
+
+Created and owned by a KafkaStreams client (one per client, only when the topology has global
+stores). It owns one consumer assigned to ALL partitions of every global source topic (manual
+``assign``, created through :func:`streams_runtime.kafka.clients.create_restore_consumer`: it
+never joins a group and never commits offsets) and one global task (the global nodes of the
+topology, as the TopologyTestDriver builds it). The source topic IS the store's changelog: no
+changelog topic is created or written for a global store, as in Kafka Streams.
+
+Local state: ``<state_dir>/<application_id>/global/`` (the StateDirectory's ``global`` task
+directory, locked by this thread while it runs) holds the persistent global stores and a
+``.checkpoint`` with the last source offset every partition's data reflects. A checkpoint is
+only trusted when every global store is persistent (in-memory stores died with the process).
+
+Start (:meth:`start_and_restore`, called by ``KafkaStreams.start()`` before any stream thread
+starts; it returns when the stores are current or raises):
+
+1. lock the global directory, build and initialize the global task, read the checkpoint;
+2. probe: assign every partition at ``latest - 1`` (ListOffsets-latest only places the probe; it
+   is never trusted as the end, D1) and read until each partition's EOF event: its offset is the
+   TRUE end;
+3. a checkpoint beyond the true end (a fresh broker, D1) or below the log start: log a WARNING,
+   wipe the global state and restore from the beginning; otherwise start at ``checkpoint + 1``;
+4. restore: read every partition from its start to its true end, applying each record through
+   the global processors (what they do on update, so ``add_global_store`` processors and
+   GlobalKTable sources restore alike); flush the stores and write the checkpoint;
+5. only now the stores are handed to the stream tasks (read-only to them, shared by every task
+   of every thread of the client, through ``context.get_state_store``).
+
+Then the thread loop: consume updates, apply them through the global processors, and every
+``commit_interval_ms`` flush the stores and write the checkpoint. An exception ends the loop
+and is reported to the client (``on_death``), which shuts down (as Kafka Streams does when its
+global thread dies). Closing flushes, checkpoints, closes the task and the consumer and unlocks.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka import clients
+from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.nodes import build_processor_topology
+from streams_runtime.processor.internals.task import StreamTask
+from streams_runtime.processor.task_id import TaskId
+from streams_runtime.processor.timestamps import resolve_extractor
+
+log = logging.getLogger("streams_runtime.processor")
+
+GLOBAL_DIR = "global"
+GLOBAL_TASK_ID = TaskId(-1, -1)
+CONSUME_BATCH = 2000
+LIST_OFFSETS_TIMEOUT_S = 10.0
+DEFAULT_RESTORE_TIMEOUT_S = 300.0
+
+TopicPartitionKey = tuple[str, int]
+
+
+class _DroppingCollector:
+    """The global task's collector: global processors write no topics; a dead-letter record of a
+    corrupt global record is logged and dropped (global processing has no producer)."""
+
+    def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
+        log.warning("global stream thread: record for topic %s dropped (global processors write no topics)",
+                    topic)
+
+
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class GlobalStreamThread(threading.Thread):
+    """See the module docstring. ``runtime`` is the client's RuntimeSetup (``global_topics`` set)."""
+
+    def __init__(self, runtime: Any, on_death: Callable[[GlobalStreamThread], None] | None = None) -> None:
+        super().__init__(name=f"{runtime.client_id}-GlobalStreamThread", daemon=True)
+        self._runtime = runtime
+        self._on_death = on_death
+        self._config = runtime.config
+        self._partitions: list[TopicPartitionKey] = sorted(
+            (topic, p) for topic, count in runtime.global_topics.items() for p in range(count))
+        self._stop_requested = threading.Event()
+        self._ready = threading.Event()
+        self._consumer: Any = None
+        self._task: StreamTask | None = None
+        self._locked = False
+        self._positions: dict[TopicPartitionKey, int] = {}  # last offset applied per partition
+        self._checkpointed: dict[TopicPartitionKey, int] = {}
+        self.error: BaseException | None = None
+        self.restored = 0  # records applied during the start-up restore
+
+    # ------------------------------------------------------------------ public
+    @property
+    def stores(self) -> dict[str, Any]:
+        return self._task.stores if self._task is not None else {}
+
+    def start_and_restore(self, timeout_s: float = DEFAULT_RESTORE_TIMEOUT_S) -> dict[str, Any]:
+        """Start the thread and wait until the global stores are current (steps 1-4).
+
+        :returns: the global stores (name -> root store).
+        :raises StreamsError: the restore failed or timed out (the thread is stopped then).
+        """
+        self.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._ready.wait(0.05):
+            if not self.is_alive():
+                break
+            if time.monotonic() > deadline:
+                self.shutdown()
+                self.join(30)
+                raise StreamsError(f"{self.name}: global stores not restored within {timeout_s} s")
+        if not self._ready.is_set():
+            self.join()
+            raise StreamsError(
+                f"{self.name}: restoring the global stores failed: {self.error}") from self.error
+        return self.stores
+
+    def shutdown(self) -> None:
+        self._stop_requested.set()
+
+    # ------------------------------------------------------------------ thread body
+    def run(self) -> None:
+        try:
+            self._initialize()  # Step 1
+            self._restore()  # Steps 2-4
+            self._ready.set()
+            self._loop()
+        except BaseException as exc:
+            self.error = exc
+            log.error("global stream thread %s failed: %s: %s", self.name, type(exc).__name__, exc)
+        finally:
+            self._close()
+            if self._on_death is not None and self._ready.is_set():
+                self._on_death(self)
+
+    def _initialize(self) -> None:
+        sd = self._runtime.state_directory
+        if not sd.lock(GLOBAL_DIR):
+            raise StreamsError(f"the global state directory {sd.task_dir(GLOBAL_DIR)} is locked by another "
+                               f"client or process (give each client its own state_dir)")
+        self._locked = True
+        self._task = self._build_task()
+        overrides = self._config.client_configs("global_consumer.")
+        self._consumer = clients.create_restore_consumer(
+            self._runtime.bootstrap_servers, {"client.id": f"{self.name}-consumer", **overrides})
+
+    def _build_task(self) -> StreamTask:
+        rt = self._runtime
+        builder = rt.builder
+        groups = builder.node_groups().values()
+        nodes = [n for names in groups if builder.is_global_group(names) for n in names]
+        topology = build_processor_topology(builder, nodes)
+        topology.store_names = [n for n, e in builder.stores.items() if e.is_global]
+        store_builders = {name: entry.builder for name, entry in builder.stores.items()}
+        task = StreamTask(GLOBAL_TASK_ID, topology, store_builders, self._config, _DroppingCollector(),
+                          StreamsMetrics(), None, _wall_clock_ms, rt.state_directory.task_dir(GLOBAL_DIR))
+        task.initialize(input_partition=0)
+        extractor = resolve_extractor(self._config["default_timestamp_extractor"], _wall_clock_ms)
+        for topic, partition in self._partitions:
+            if partition != 0:
+                task.add_queue_for(topic, partition, topology.sources_by_topic[topic], extractor)
+        return task
+
+    def _trusted_checkpoint(self) -> dict[TopicPartitionKey, int]:
+        if not all(getattr(s, "persistent", False) for s in self._task.stores.values()):
+            return {}
+        return self._runtime.state_directory.read_checkpoint(GLOBAL_DIR)
+
+    def _restore(self) -> None:
+        consumer = self._consumer
+        # Step 2
+        lows: dict[TopicPartitionKey, int] = {}
+        probes = []
+        for tp in self._partitions:
+            try:
+                low, latest = consumer.get_watermark_offsets(clients.TopicPartition(*tp),
+                                                             timeout=LIST_OFFSETS_TIMEOUT_S)
+            except clients.KafkaException as exc:
+                raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
+            lows[tp] = max(0, low)
+            probes.append(clients.TopicPartition(tp[0], tp[1], max(lows[tp], latest - 1)))
+        consumer.assign(probes)
+        ends: dict[TopicPartitionKey, int] = {}
+        while len(ends) < len(self._partitions):
+            self._check_stop("probing the global topics")
+            for msg in consumer.consume(CONSUME_BATCH, 0.1):
+                err = msg.error()
+                if err is not None:
+                    self._on_error(msg, ends)
+        # Step 3
+        checkpoint = self._trusted_checkpoint()
+        stale = [tp for tp, off in checkpoint.items()
+                 if tp in ends and not lows[tp] <= off + 1 <= ends[tp]]
+        if stale:
+            for tp in stale:
+                log.warning("global topic %s-%d ends at %d (log start %d) but the local global state is at "
+                            "offset %d: fresh broker or deleted records? wiping the global state and "
+                            "restoring it from the beginning",
+                            tp[0], tp[1], ends[tp], lows[tp], checkpoint[tp])
+            self._task.close()
+            self._runtime.state_directory.wipe_task(GLOBAL_DIR)
+            self._task = self._build_task()
+            checkpoint = {}
+        starts = {tp: (checkpoint[tp] + 1 if tp in checkpoint else lows[tp]) for tp in self._partitions}
+        self._positions = {tp: starts[tp] - 1 for tp in self._partitions}
+        # Step 4
+        consumer.assign([clients.TopicPartition(t, p, starts[(t, p)]) for t, p in self._partitions])
+        began = time.monotonic()
+        pending = {tp for tp in self._partitions if starts[tp] < ends[tp]}
+        while pending:
+            self._check_stop("restoring the global stores")
+            eofs: dict[TopicPartitionKey, int] = {}
+            self.restored += self._apply(consumer.consume(CONSUME_BATCH, 0.1), eofs)
+            for tp in list(pending):
+                if self._positions[tp] + 1 >= ends[tp] or eofs.get(tp, -1) >= ends[tp]:
+                    pending.discard(tp)
+        self._checkpoint()
+        log.info("%s: global stores %s restored (%d records in %.2fs)", self.name, sorted(self._task.stores),
+                 self.restored, time.monotonic() - began)
+
+    def _on_error(self, msg: Any, ends: dict[TopicPartitionKey, int] | None = None) -> None:
+        err = msg.error()
+        if err.code() == clients.PARTITION_EOF:
+            if ends is not None:
+                ends.setdefault((msg.topic(), msg.partition()), msg.offset())
+            return
+        if err.fatal() or msg.topic() is not None:
+            raise StreamsError(f"global consumer: {msg.topic()}-{msg.partition()}: {err}")
+        log.warning("global consumer: %s", err)
+
+    def _check_stop(self, doing: str) -> None:
+        if self._stop_requested.is_set():
+            raise StreamsError(f"{self.name}: shut down while {doing}")
+
+    def _apply(self, messages: list[Any], eofs: dict[TopicPartitionKey, int] | None = None) -> int:
+        """Feed records to the global task and process them all; returns how many were fed."""
+        task, positions, n = self._task, self._positions, 0
+        for msg in messages:
+            if msg.error() is not None:
+                self._on_error(msg, eofs)
+                continue
+            tp = (msg.topic(), msg.partition())
+            offset = msg.offset()
+            if offset <= positions.get(tp, -1):
+                continue
+            task.add_record(tp[0], tp[1], offset, msg.timestamp()[1], msg.key(), msg.value(),
+                            msg.headers() or ())
+            positions[tp] = offset
+            n += 1
+        if n:
+            while task.process():
+                pass
+        return n
+
+    def _loop(self) -> None:
+        commit_interval = self._config["commit_interval_ms"]
+        poll_s = self._config["poll_ms"] / 1000
+        last_commit = _wall_clock_ms()
+        while not self._stop_requested.is_set():
+            self._apply(self._consumer.consume(CONSUME_BATCH, poll_s))
+            now = _wall_clock_ms()
+            if now - last_commit >= commit_interval:
+                self._checkpoint()
+                last_commit = now
+
+    def _checkpoint(self) -> None:
+        """Flush the global stores, then record the offsets their data reflects."""
+        self._task.commit()
+        offsets = {tp: off for tp, off in self._positions.items() if off >= 0}
+        if offsets and offsets != self._checkpointed:
+            self._runtime.state_directory.write_checkpoint(GLOBAL_DIR, offsets)
+            self._checkpointed = dict(offsets)
+
+    def _close(self) -> None:
+        task, self._task = self._task, None
+        try:
+            if task is not None:
+                if self.error is None and self._ready.is_set():
+                    self._task = task
+                    self._checkpoint()
+                    self._task = None
+                task.close()
+        except Exception:
+            log.exception("%s: error closing the global task", self.name)
+        finally:
+            consumer, self._consumer = self._consumer, None
+            if consumer is not None:
+                try:
+                    consumer.close()
+                except Exception:
+                    log.exception("%s: error closing the global consumer", self.name)
+            if self._locked:
+                self._runtime.state_directory.unlock(GLOBAL_DIR)
+                self._locked = False
