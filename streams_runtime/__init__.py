@@ -8,6 +8,7 @@ The public surface; import from here::
 from streams_runtime import errors
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
+    ApplicationShutdownRequestedError,
     DeserializationFailedError,
     InvalidStateStoreError,
     NoSuchElementError,
@@ -69,6 +70,7 @@ __all__ = [
     "BranchedKStream",
     "Cancellable",
     "Consumed",
+    "ApplicationShutdownRequestedError",
     "DeserializationFailedError",
     "InvalidStateStoreError",
     "NoSuchElementError",

@@ -77,6 +77,11 @@ class DeserializationFailedError(StreamsError):
     """A source record could not be deserialized and the handler said fail (log_and_fail)."""
 
 
+class ApplicationShutdownRequestedError(StreamsError):
+    """Another instance (or thread) of the application asked every instance to shut down
+    (its uncaught-exception handler answered SHUTDOWN_APPLICATION); this client goes to ERROR."""
+
+
 class TimestampError(StreamsError):
     """The timestamp extractor returned an invalid (negative) timestamp and was told to fail."""
 

@@ -34,9 +34,12 @@ global thread keeps the global stores updated until close(), which stops it afte
 if it dies, the client shuts down (SHUTDOWN_CLIENT, no handler asked), as in Kafka Streams.
 
 A thread that dies with an exception goes to the uncaught-exception handler (default:
-SHUTDOWN_CLIENT): REPLACE_THREAD starts a new thread in its place; SHUTDOWN_CLIENT stops every
-thread of this client and ends in ERROR; SHUTDOWN_APPLICATION does the same here and logs that
-the other instances must be stopped by their operators (no group-wide signal yet).
+SHUTDOWN_CLIENT), called on the dying thread: REPLACE_THREAD starts a new thread in its place;
+SHUTDOWN_CLIENT stops every thread of this client and ends in ERROR; SHUTDOWN_APPLICATION does the
+same for every instance of the application, as in Kafka Streams: before leaving the group the
+dying thread's member rejoins with a shutdown flag in its subscription, the leader answers every
+member with the SHUTDOWN_APPLICATION assignment error, and each client receiving it goes to
+PENDING_ERROR -> ERROR (:class:`ApplicationShutdownRequestedError`, no handler asked).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams_runtime.config import StreamsConfig, as_config
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
 from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
@@ -120,6 +123,7 @@ class KafkaStreams:
         self._handler: Callable[[BaseException], StreamThreadExceptionResponse] | None = None
         self._restore_listener: Any = None
         self._threads: list[StreamThread] = []
+        self._responses: dict[StreamThread, StreamThreadExceptionResponse] = {}
         self._next_index = 1
         self._broker: contextlib.ExitStack | None = None
         self._setup: RuntimeSetup | None = None
@@ -209,7 +213,8 @@ class KafkaStreams:
                 self._new_thread().start()
 
     def _new_thread(self) -> StreamThread:
-        thread = StreamThread(self._setup, self._next_index, self._on_thread_state, self._on_thread_death)
+        thread = StreamThread(self._setup, self._next_index, self._on_thread_state, self._on_thread_death,
+                              self._on_thread_error)
         self._next_index += 1
         self._threads.append(thread)
         return thread
@@ -255,20 +260,38 @@ class KafkaStreams:
         self.close()
 
     # ------------------------------------------------------------------ thread failures
+    def _on_thread_error(self, thread: StreamThread, error: BaseException) -> bool:
+        """On the failing thread, before it leaves the group: decide the response (kept for
+        :meth:`_on_thread_death`); True when the thread must request an application shutdown."""
+        with self._lock:
+            if not self._state.is_running_or_rebalancing():
+                return False
+        response = self._response_to(error)
+        with self._lock:
+            self._responses[thread] = response
+        return response is StreamThreadExceptionResponse.SHUTDOWN_APPLICATION
+
+    def _response_to(self, error: BaseException) -> StreamThreadExceptionResponse:
+        if isinstance(error, ApplicationShutdownRequestedError):  # the application's decision, not ours
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT
+        if self._handler is not None:
+            try:
+                return self._handler(error)
+            except Exception:
+                log.exception("the uncaught exception handler raised; shutting the client down")
+        return StreamThreadExceptionResponse.SHUTDOWN_CLIENT
+
     def _on_thread_death(self, thread: StreamThread) -> None:
         with self._lock:
             if thread in self._threads:
                 self._threads.remove(thread)
+            response = self._responses.pop(thread, None)
             error = thread.error
             if error is None or not self._state.is_running_or_rebalancing():
                 return
             self.errors.append(error)
-        response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT
-        if self._handler is not None:
-            try:
-                response = self._handler(error)
-            except Exception:
-                log.exception("the uncaught exception handler raised; shutting the client down")
+        if response is None:  # failed while shutting down, after its loop ended cleanly
+            response = self._response_to(error)
         log.error("stream thread %s died (%s); response %s", thread.name, error, response.name)
         if response is StreamThreadExceptionResponse.REPLACE_THREAD:
             with self._lock:
@@ -276,8 +299,8 @@ class KafkaStreams:
                     self._new_thread().start()
             return
         if response is StreamThreadExceptionResponse.SHUTDOWN_APPLICATION:
-            log.error("SHUTDOWN_APPLICATION: this client stops; other instances of %s must be stopped "
-                      "by their operators (no group-wide shutdown signal yet)", self.config["application_id"])
+            log.error("SHUTDOWN_APPLICATION: every instance of %s was asked to shut down",
+                      self.config["application_id"])
         with self._lock:
             if not self._set_state_if(State.PENDING_ERROR):
                 return

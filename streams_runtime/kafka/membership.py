@@ -224,6 +224,8 @@ class GroupMember:
         self._stopping = threading.Event()
         self._session_timeout_ms = session_timeout_ms
         self.driver_error: BaseException | None = None
+        #: reported in every later subscription once :meth:`request_shutdown` was called
+        self.shutdown_requested = False
         profile = client_config("consumer", bootstrap_servers)
         config: dict[str, Any] = {
             "bootstrap_servers": bootstrap_servers,
@@ -244,7 +246,10 @@ class GroupMember:
         sums = dict(self._task_offset_sums() if self._task_offset_sums else {})
         with self._lock:
             sums.update({task: LATEST_OFFSET for task in self._current.active_tasks})
-        return SubscriptionInfo(self.process_id, self.endpoint, sums, self.thread_count)
+        return SubscriptionInfo(
+            self.process_id, self.endpoint, sums, self.thread_count,
+            shutdown_requested=self.shutdown_requested,
+        )
 
     @property
     def assignment(self) -> AssignmentInfo:
@@ -335,6 +340,23 @@ class GroupMember:
     def request_rebalance(self) -> None:
         """Rejoin at the next poll (thread count changed, a warm-up caught up early, ...)."""
         self._rejoin_requested = True
+
+    @property
+    def driving(self) -> bool:
+        """The driver thread of :meth:`start` is polling."""
+        return self._driver is not None and self._driver.is_alive()
+
+    def request_shutdown(self, timeout: float) -> bool:
+        """Ask every member of the group to shut down (SHUTDOWN_APPLICATION): rejoin with the
+        shutdown flag in the subscription; True once the leader's answer was delivered here
+        within ``timeout`` s. Needs the driver thread (:meth:`start`) or someone polling."""
+        self.shutdown_requested = True
+        self.request_rebalance()
+        try:
+            self.wait_for(lambda info: info.error is AssignorError.SHUTDOWN_APPLICATION, timeout)
+        except TimeoutError:
+            return False
+        return True
 
     def wait_for(self, predicate: Callable[[AssignmentInfo], bool], timeout: float) -> AssignmentInfo:
         """Block until the delivered assignment satisfies ``predicate``; raise TimeoutError otherwise."""

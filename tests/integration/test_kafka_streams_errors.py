@@ -2,15 +2,18 @@
 
 dead_letter: a corrupt record lands in the DLQ (with the error headers) and processing continues;
 log_and_fail: the thread stops with a clear error and the uncaught-exception policy is applied
-(REPLACE_THREAD first, then SHUTDOWN_CLIENT -> ERROR).
+(REPLACE_THREAD first, then SHUTDOWN_CLIENT -> ERROR); SHUTDOWN_APPLICATION stops every instance
+of the application (each goes PENDING_ERROR -> ERROR).
 """
 
 from __future__ import annotations
 
 import struct
 import threading
+import time
 
 from streams_runtime import (
+    ApplicationShutdownRequestedError,
     Consumed,
     DeserializationFailedError,
     KafkaStreams,
@@ -104,3 +107,50 @@ def test_should_stop_the_thread_and_apply_the_uncaught_exception_policy_with_log
     # As in Kafka Streams, the queue deserializes its next head when the record before it is
     # taken, so the record just before the corrupt one fails with it (and is never committed).
     assert {struct.unpack(">i", m.value())[0] for m in out} == {i * 10 for i in range(GOOD_BEFORE - 1)}
+
+
+def test_should_shut_down_every_instance_when_the_handler_answers_shutdown_application(
+        bootstrap_servers, unique_name, tmp_path):
+    source, sink, app = unique_name("in"), unique_name("out"), unique_name("app")
+    make_topics(bootstrap_servers, **{source: 2, sink: 2})
+    seen: list[BaseException] = []
+    reached_error = [threading.Event(), threading.Event()]
+    states: list[list[KafkaStreamsState]] = [[], []]
+
+    def handler(exc: BaseException) -> StreamThreadExceptionResponse:
+        seen.append(exc)
+        return StreamThreadExceptionResponse.SHUTDOWN_APPLICATION
+
+    clients = []
+    for i in range(2):
+        config = streams_config(bootstrap_servers, app, tmp_path / f"i{i}")
+        streams = KafkaStreams(_topology(source, sink), config)
+        streams.set_uncaught_exception_handler(handler)
+
+        def listener(new, old, i=i):
+            states[i].append(new)
+            if new is KafkaStreamsState.ERROR:
+                reached_error[i].set()
+
+        streams.set_state_listener(listener)
+        clients.append(streams)
+    try:
+        for streams in clients:
+            streams.start()
+        wait_running(*clients)
+        assert [sum(len(md.active_tasks) for md in c.metadata_for_local_threads()) for c in clients] == [1, 1]
+        _produce_with_one_corrupt_record(bootstrap_servers, source)  # one partition: one instance fails
+        started = time.monotonic()
+        assert all(event.wait(15) for event in reached_error), f"states: {states}"
+        elapsed = time.monotonic() - started
+    finally:
+        for streams in clients:
+            streams.close(timeout=20)
+    assert len(seen) == 1 and isinstance(seen[0], DeserializationFailedError)  # only the failing thread
+    assert elapsed < 10, elapsed
+    for i, streams in enumerate(clients):
+        assert states[i][-2:] == [KafkaStreamsState.PENDING_ERROR, KafkaStreamsState.ERROR]
+        assert streams.state is KafkaStreamsState.ERROR
+    other = [c for c in clients if not any(isinstance(e, DeserializationFailedError) for e in c.errors)]
+    assert len(other) == 1
+    assert [type(e) for e in other[0].errors] == [ApplicationShutdownRequestedError]

@@ -28,7 +28,10 @@ Loop, one iteration:
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
   6. commit when ``commit_interval_ms`` has passed or a processor asked for it.
 An exception anywhere ends the loop: tasks are closed dirty (not committed) and the client's
-uncaught-exception policy is applied to :attr:`StreamThread.error`.
+uncaught-exception policy is applied to :attr:`StreamThread.error` (``on_error``, on this thread,
+before it leaves the group). If the policy is SHUTDOWN_APPLICATION, the thread's GroupMember first
+rejoins with the shutdown flag, so the leader tells every member of the application to shut down;
+a thread that receives that assignment stops with :class:`ApplicationShutdownRequestedError`.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
 from streams_runtime.kafka.clients import create_consumer
 from streams_runtime.kafka.membership import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
@@ -60,13 +63,16 @@ _TRANSITIONS = {
     DEAD: set(),
 }
 CONSUME_BATCH = 2000
+#: how long a failed thread waits for the group to answer its application-shutdown request
+SHUTDOWN_REQUEST_TIMEOUT_S = 10.0
 
 
 class StreamThread(threading.Thread):
     """See the module docstring. ``runtime`` is the client's shared, read-only setup."""
 
     def __init__(self, runtime: Any, index: int, on_state: Callable[[StreamThread, str, str], None],
-                 on_death: Callable[[StreamThread], None]) -> None:
+                 on_death: Callable[[StreamThread], None],
+                 on_error: Callable[[StreamThread, BaseException], bool] | None = None) -> None:
         super().__init__(name=f"{runtime.client_id}-StreamThread-{index}", daemon=True)
         self.index = index
         self.state = CREATED
@@ -75,6 +81,8 @@ class StreamThread(threading.Thread):
         self._runtime = runtime
         self._on_state = on_state
         self._on_death = on_death
+        #: the client's policy for this thread's error; True means shut the whole application down
+        self._on_error = on_error
         self._state_lock = threading.Lock()
         self._stop_requested = threading.Event()
         self._changes: deque[tuple[TaskChange, threading.Event]] = deque()
@@ -111,6 +119,8 @@ class StreamThread(threading.Thread):
         """Step 1."""
         if change.current.error.name != "NONE":
             current = change.current
+            if current.error.name == "SHUTDOWN_APPLICATION":
+                raise ApplicationShutdownRequestedError(current.error_message)
             raise StreamsError(f"assignment failed: {current.error.name}: {current.error_message}")
         clean = not change.lost and self.error is None
         self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean)
@@ -158,6 +168,7 @@ class StreamThread(threading.Thread):
         except BaseException as exc:  # the client's uncaught-exception policy decides
             self.error = exc
             log.error("stream thread %s failed: %s: %s", self.name, type(exc).__name__, exc)
+            self._request_shutdown_if_asked(exc)
         finally:
             self._shutdown()
 
@@ -192,6 +203,23 @@ class StreamThread(threading.Thread):
             if now - last_commit >= commit_interval or tasks.commit_requested():  # Step 6
                 tasks.commit()
                 last_commit = now
+
+    def _request_shutdown_if_asked(self, exc: BaseException) -> None:
+        """Apply the client's policy; on SHUTDOWN_APPLICATION tell the group before leaving it."""
+        self._stop_requested.set()  # the member's driver no longer waits for this loop
+        try:
+            if self._on_error is None or not self._on_error(self, exc):
+                return
+        except Exception:
+            log.exception("stream thread %s: the uncaught exception policy failed", self.name)
+            return
+        member = getattr(self, "_member", None)
+        if member is None or not member.driving:
+            log.error("stream thread %s: cannot send the application shutdown request: not in the group",
+                      self.name)
+        elif not member.request_shutdown(SHUTDOWN_REQUEST_TIMEOUT_S):
+            log.error("stream thread %s: the group did not answer the application shutdown request "
+                      "within %.0fs", self.name, SHUTDOWN_REQUEST_TIMEOUT_S)
 
     def _shutdown(self) -> None:
         if self.state != PENDING_SHUTDOWN:

@@ -16,6 +16,9 @@ Fields:
   - ``error`` and ``error_message``: set when the leader could not compute tasks (missing source
     topic metadata, co-partitioning mismatch, undecodable subscriptions); then all task sets are
     empty and the member must surface the error rather than process nothing silently.
+    ``SHUTDOWN_APPLICATION`` is the one error no leader failure causes: a member asked for the
+    whole application to stop (see :class:`~.subscription_info.SubscriptionInfo`), and every
+    member shuts its client down (PENDING_ERROR -> ERROR).
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ class AssignorError(IntEnum):
     UNDECODABLE_SUBSCRIPTION = 3
     #: set by the member itself when the leader's bytes do not decode
     UNDECODABLE_ASSIGNMENT = 4
+    #: a member's uncaught-exception handler asked to shut down every instance of the application
+    SHUTDOWN_APPLICATION = 5
 
 
 @dataclass(frozen=True)

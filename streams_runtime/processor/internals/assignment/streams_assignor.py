@@ -6,6 +6,8 @@ returns. Owned by the group leader for the duration of one rebalance; holds no s
 rebalances (everything sticky comes from what members report).
 
 Steps of :meth:`StreamsAssignor.assign`:
+  0. If any member's subscription asks for an application shutdown, every member (also one whose
+     user data did not decode) gets an empty assignment with ``AssignorError.SHUTDOWN_APPLICATION``.
   1. Tasks from the sub-topologies and partition counts (co-partitioning checked). On a missing
      source topic or a co-partitioning mismatch every member gets an empty assignment carrying
      the error, never a silently partial one.
@@ -108,6 +110,9 @@ class StreamsAssignor:
                     error=AssignorError.UNDECODABLE_SUBSCRIPTION, error_message=str(exc)
                 ).encode()
         group = self.assign(subscriptions, partition_counts, end_offset_sums)
+        if any(s.shutdown_requested for s in subscriptions.values()):  # Step 0, for every member
+            shutdown = next(iter(group.assignments.values())).encode()
+            return {member: shutdown for member in user_data}
         out.update({member: info.encode() for member, info in group.assignments.items()})
         return out
 
@@ -119,6 +124,13 @@ class StreamsAssignor:
     ) -> GroupAssignment:
         """Assign tasks to the members of ``subscriptions`` (member id -> SubscriptionInfo)."""
         members = sorted(subscriptions)
+        # Step 0
+        requesters = sorted({s.process_id for s in subscriptions.values() if s.shutdown_requested})
+        if requesters:
+            return _error_assignment(
+                members, AssignorError.SHUTDOWN_APPLICATION,
+                f"application shutdown requested by instance(s) {', '.join(requesters)}",
+            )
         # Step 1
         try:
             tasks = partition_groups(self.subtopologies, partition_counts)

@@ -15,6 +15,13 @@ Fields:
     reported as :data:`LATEST_OFFSET`, so the leader knows who runs it (stickiness).
   - ``thread_count``: how many stream threads this member stands for (1 when each StreamThread is
     its own member, as in Kafka Streams). It weights the member in balancing.
+  - ``shutdown_requested`` (version 2): the member's uncaught-exception handler answered
+    SHUTDOWN_APPLICATION; the leader then tells every member to shut down (Kafka Streams'
+    subscription ``errorCode``).
+
+Versions: a subscription is encoded at the lowest version that carries its fields (1, or 2 when
+``shutdown_requested``), so a leader that reads only version 1 still reads ordinary
+subscriptions during a rolling upgrade; version 1 decodes with ``shutdown_requested=False``.
 
 Invariants: every offset sum is ``>= 0`` or exactly :data:`LATEST_OFFSET`; ``thread_count >= 1``;
 an endpoint, when set, is ``host:port`` with a numeric port.
@@ -36,7 +43,9 @@ from streams_runtime.processor.task_id import TaskId
 #: Offset-sum sentinel for a task the member currently runs as active: lag 0 by definition.
 LATEST_OFFSET = -2
 
-SUBSCRIPTION_VERSION = 1
+SUBSCRIPTION_VERSION = 2
+#: the first version carrying ``shutdown_requested``
+SHUTDOWN_FLAG_VERSION = 2
 SUPPORTED_SUBSCRIPTION_VERSIONS = range(1, SUBSCRIPTION_VERSION + 1)
 
 
@@ -57,9 +66,16 @@ class SubscriptionInfo:
     endpoint: str | None = None
     task_offset_sums: Mapping[TaskId, int] = field(default_factory=dict)
     thread_count: int = 1
-    version: int = SUBSCRIPTION_VERSION
+    version: int | None = None  # None: the lowest version that carries the fields (see above)
+    shutdown_requested: bool = False
 
     def __post_init__(self) -> None:
+        if self.version is None:
+            object.__setattr__(self, "version", SHUTDOWN_FLAG_VERSION if self.shutdown_requested else 1)
+        if self.version not in SUPPORTED_SUBSCRIPTION_VERSIONS:
+            raise ValueError(f"subscription version {self.version} is not supported")
+        if self.shutdown_requested and self.version < SHUTDOWN_FLAG_VERSION:
+            raise ValueError(f"shutdown_requested needs subscription version >= {SHUTDOWN_FLAG_VERSION}")
         if not self.process_id:
             raise ValueError("process_id must be a non-empty string")
         validate_endpoint(self.endpoint)
@@ -84,15 +100,15 @@ class SubscriptionInfo:
 
     def encode(self) -> bytes:
         """Compact, deterministic bytes for the subscription's user data."""
-        return encode_payload(
-            self.version,
-            {
-                "pid": self.process_id,
-                "ep": self.endpoint,
-                "threads": self.thread_count,
-                "sums": {str(task): s for task, s in sorted(self.task_offset_sums.items())},
-            },
-        )
+        body = {
+            "pid": self.process_id,
+            "ep": self.endpoint,
+            "threads": self.thread_count,
+            "sums": {str(task): s for task, s in sorted(self.task_offset_sums.items())},
+        }
+        if self.version >= SHUTDOWN_FLAG_VERSION:
+            body["shutdown"] = self.shutdown_requested
+        return encode_payload(self.version, body)
 
     @classmethod
     def decode(cls, data: bytes) -> SubscriptionInfo:
@@ -109,6 +125,7 @@ class SubscriptionInfo:
                 task_offset_sums=sums,
                 thread_count=int(body["threads"]),
                 version=version,
+                shutdown_requested=version >= SHUTDOWN_FLAG_VERSION and bool(body["shutdown"]),
             )
         except AssignmentProtocolError:
             raise
