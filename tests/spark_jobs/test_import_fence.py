@@ -59,8 +59,7 @@ def test_should_keep_spark_and_great_expectations_out_of_the_streams_runtime():
 
 @pytest.mark.parametrize("folder", ["dags", "plugins"])
 def test_should_import_spark_jobs_only_lazily_in_the_airflow_side(folder):
-    if not (ROOT / folder).is_dir():
-        pytest.skip(f"{folder}/ does not exist yet")
+    assert (ROOT / folder).is_dir(), f"{folder}/ is part of the repository"
     assert _violations(folder, top_level_only=True) == []
 
 
