@@ -41,6 +41,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
@@ -86,6 +87,10 @@ class StreamThread(threading.Thread):
         self._state_lock = threading.Lock()
         self._stop_requested = threading.Event()
         self._changes: deque[tuple[TaskChange, threading.Event]] = deque()
+        #: held by the loop while it touches tasks and stores (everything but the consumer's wait):
+        #: interactive queries read stores (and their record caches) under it
+        self.query_lock = threading.RLock()
+        self._requests: deque[tuple[Callable[[], Any], Future]] = deque()
 
     # ------------------------------------------------------------------ state
     def _set_state(self, target: str) -> None:
@@ -131,6 +136,27 @@ class StreamThread(threading.Thread):
     def _publish_tasks(self) -> None:
         """The task metadata read by other threads: the tasks created (restoring or running)."""
         self.active_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.tasks}
+
+    # ------------------------------------------------------------------ work from other threads
+    def submit(self, fn: Callable[[], Any]) -> Future:
+        """Run ``fn()`` on this thread at the top of its next loop iteration (it may touch the
+        TaskManager, as ``fn`` closes over ``self``); the Future carries its result or error, or
+        a StreamsError if the thread stops first."""
+        future: Future = Future()
+        if not self.is_alive_member():
+            future.set_exception(StreamsError(f"stream thread {self.name} is {self.state}"))
+            return future
+        self._requests.append((fn, future))
+        return future
+
+    @staticmethod
+    def _serve(fn: Callable[[], Any], future: Future) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # the caller decides; the thread goes on
+            future.set_exception(exc)
 
     # ------------------------------------------------------------------ setup and loop
     def _setup(self) -> None:
@@ -179,30 +205,35 @@ class StreamThread(threading.Thread):
         tasks, collector, consume = self._tasks, self._collector, self._consumer.consume
         changes, member = self._changes, self._member
         last_commit = _wall_clock_ms()
+        query_lock, requests = self.query_lock, self._requests
         while not self._stop_requested.is_set():
-            while changes:  # Step 1
-                change, applied = changes.popleft()
-                try:
-                    self._apply(change)
-                finally:
-                    applied.set()
-            if member.driver_error is not None:
-                raise StreamsError(f"group membership failed: {member.driver_error}") from member.driver_error
-            if tasks.restoring:  # Step 2
-                if tasks.restore(0.01):
-                    self._publish_tasks()
-            elif self.state == PARTITIONS_ASSIGNED:
-                self._set_state(RUNNING)
+            with query_lock:
+                while changes:  # Step 1
+                    change, applied = changes.popleft()
+                    try:
+                        self._apply(change)
+                    finally:
+                        applied.set()
+                while requests:
+                    self._serve(*requests.popleft())
+                if member.driver_error is not None:
+                    raise StreamsError(f"group membership failed: {member.driver_error}") from member.driver_error
+                if tasks.restoring:  # Step 2
+                    if tasks.restore(0.01):
+                        self._publish_tasks()
+                elif self.state == PARTITIONS_ASSIGNED:
+                    self._set_state(RUNNING)
             messages = consume(CONSUME_BATCH, 0.0 if tasks.reading_changelogs else poll_s)  # Step 3
-            if messages:
-                tasks.add_records(messages)
-            now = _wall_clock_ms()
-            tasks.process(now)  # Step 4
-            tasks.punctuate()  # Step 5
-            collector.poll()
-            if now - last_commit >= commit_interval or tasks.commit_requested():  # Step 6
-                tasks.commit()
-                last_commit = now
+            with query_lock:
+                if messages:
+                    tasks.add_records(messages)
+                now = _wall_clock_ms()
+                tasks.process(now)  # Step 4
+                tasks.punctuate()  # Step 5
+                collector.poll()
+                if now - last_commit >= commit_interval or tasks.commit_requested():  # Step 6
+                    tasks.commit()
+                    last_commit = now
 
     def _request_shutdown_if_asked(self, exc: BaseException) -> None:
         """Apply the client's policy; on SHUTDOWN_APPLICATION tell the group before leaving it."""
@@ -233,6 +264,10 @@ class StreamThread(threading.Thread):
                 if self.error is None:
                     self.error = exc
         self.active_tasks = {}
+        while self._requests:
+            _, future = self._requests.popleft()
+            if future.set_running_or_notify_cancel():
+                future.set_exception(StreamsError(f"stream thread {self.name} stopped"))
         self._set_state(DEAD)
         self._on_death(self)
 
