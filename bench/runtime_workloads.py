@@ -115,6 +115,7 @@ def run_framework(spec: dict) -> dict:
         "num_stream_threads": 1,
         "commit_interval_ms": spec["commit_ms"],
         "state_dir": spec["state_dir"],
+        **spec.get("config", {}),  # e.g. processing_guarantee (bench/eos_throughput.py)
     }
     ends = {int(p): n for p, n in spec["ends"].items()}
     watcher = Consumer(client_config("consumer", spec["servers"], {"group.id": app_id}))

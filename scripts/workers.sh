@@ -11,6 +11,7 @@
 #   PID file  $STREAMS_RUNTIME_HOME/workers/<i>.pid
 #   log       $STREAMS_RUNTIME_HOME/logs/worker-<i>.log
 #   state     $STATE_DIR/worker-<i>   (kept across restarts, so a restart restores little)
+#   HTTP API  port $HTTP_PORT+<i> when HTTP_PORT is set (interactive queries, /metrics, /health)
 # Kafka: $BOOTSTRAP_SERVERS, else the broker recorded by `streams-runtime broker start` (started
 # here when none runs, so all instances share one).
 set -euo pipefail
@@ -37,9 +38,10 @@ ensure_broker() {
 }
 
 start_one() {
-  local i=$1
+  local i=$1 http=()
+  if [ -n "${HTTP_PORT:-}" ]; then http=(--http-port "$((HTTP_PORT + i))"); fi
   nohup "$CLI" worker --app "$APP" --instances 1 --threads "$THREADS" \
-    --state-dir "$STATE_DIR/worker-$i" >>"$LOGS/worker-$i.log" 2>&1 &
+    --state-dir "$STATE_DIR/worker-$i" "${http[@]}" >>"$LOGS/worker-$i.log" 2>&1 &
   echo $! >"$PIDS/$i.pid"
   echo "worker $i started (pid $!, $THREADS threads, log $LOGS/worker-$i.log)"
 }

@@ -11,12 +11,16 @@ from streams_runtime.errors import (
     ApplicationShutdownRequestedError,
     DeserializationFailedError,
     InvalidStateStoreError,
+    InvalidStateStorePartitionError,
     NoSuchElementError,
     SerializationError,
+    StateStoreMigratedError,
     StreamsConfigError,
     StreamsError,
+    StreamsNotStartedError,
     StreamsProcessingError,
     TopologyError,
+    UnknownStateStoreError,
 )
 from streams_runtime.kstream import (
     Branched,
@@ -64,6 +68,9 @@ from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed
 
 # --- issue 5: state restore (no client library needed) ---
 from streams_runtime.processor.restore_listener import StateRestoreListener
+
+# --- issue 6: interactive queries (no client library needed) ---
+from streams_runtime.query import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
 
 __all__ = [
     "Branched",
@@ -136,6 +143,15 @@ __all__ = [
     "TaskMetadata",
     "ThreadMetadata",
     "StateRestoreListener",
+    # issue 6: interactive queries
+    "HostInfo",
+    "InvalidStateStorePartitionError",
+    "KeyQueryMetadata",
+    "LagInfo",
+    "StateStoreMigratedError",
+    "StreamsMetadata",
+    "StreamsNotStartedError",
+    "UnknownStateStoreError",
 ]
 
 _RUNTIME_NAMES = {

@@ -99,6 +99,7 @@ def _worker(args: argparse.Namespace) -> int:
         bootstrap_servers=args.bootstrap_servers,
         state_dir=args.state_dir,
         verbose=args.verbose,
+        http_port=args.http_port,
     )
 
 
@@ -134,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--threads", type=int, default=1, help="stream threads per instance (default 1)")
     worker.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
     worker.add_argument("--state-dir", default=None, help="state root; instance i uses <dir>/instance-<i>")
+    worker.add_argument("--http-port", type=int, default=None,
+                        help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
+                             "on port HTTP_PORT+i (sets application_server; binds "
+                             "application_server_bind, loopback by default)")
     worker.set_defaults(func=_worker)
     return parser
 

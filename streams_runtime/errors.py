@@ -7,6 +7,8 @@ topology error names the node.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class StreamsError(Exception):
     """Base class of every error raised by streams_runtime."""
@@ -87,8 +89,41 @@ class TimestampError(StreamsError):
 
 
 class InvalidStateStoreError(StreamsError, LookupError):
-    """A processor asked for a state store that does not exist or is not connected to it."""
+    """A state store cannot be used: a processor asked for a store that does not exist or is not
+    connected to it, or an interactive query asked for a store that is not queryable here now."""
+
+
+class UnknownStateStoreError(InvalidStateStoreError):
+    """An interactive query named a store the topology does not have."""
+
+
+class StreamsNotStartedError(InvalidStateStoreError):
+    """An interactive query ran before the client started (or after it stopped)."""
+
+
+class InvalidStateStorePartitionError(InvalidStateStoreError):
+    """An interactive query asked for a partition of a store that is not hosted on this instance."""
+
+
+class StateStoreMigratedError(InvalidStateStoreError):
+    """The queried store partition is hosted here but migrating: its task restores (or waits for
+    its state directory); retry, or ask the instance ``query_metadata_for_key`` names."""
 
 
 class NoSuchElementError(StreamsError, LookupError):
     """A TestOutputTopic was read while empty."""
+
+
+class TaskMigratedError(StreamsError):
+    """Exactly-once: a task's transactional producer was fenced (a newer producer holds its
+    transactional id), so the task belongs to someone else now; its thread closes it dirty and
+    rejoins the group. Never given to the processing exception handler."""
+
+    def __init__(self, task_ids: Iterable[object], message: str) -> None:
+        super().__init__(message)
+        self.task_ids = frozenset(task_ids)
+
+
+class TransactionError(StreamsError):
+    """Exactly-once: a transaction failed for a reason other than fencing (it was aborted when it
+    could be); the stream thread fails. Never given to the processing exception handler."""

@@ -29,7 +29,9 @@ Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embe
 2. check source topics, co-partitioning, create/verify internal topics (fails before any thread
 runs); 2b. with global stores: start the GlobalStreamThread and wait until it restored every
 global store to the true end of its topic (fails the start otherwise); 3. start the threads (each
-joins the group; the client is REBALANCING until every thread runs its restored tasks). The
+joins the group; the client is REBALANCING until every thread runs its restored tasks); 4. with
+``application_server`` set: serve the HTTP API (streams_runtime.server: interactive queries,
+metrics, health) in a background thread; close() stops it before the threads. The
 global thread keeps the global stores updated until close(), which stops it after the threads;
 if it dies, the client shuts down (SHUTDOWN_CLIENT, no handler asked), as in Kafka Streams.
 
@@ -59,7 +61,9 @@ from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsErr
 from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
+from streams_runtime.processor.internals.thread_metrics import RestoreProgress
 from streams_runtime.processor.task_id import TaskId
+from streams_runtime.query.interactive import InteractiveQueries
 
 log = logging.getLogger("streams_runtime")
 
@@ -129,6 +133,10 @@ class KafkaStreams:
         self._setup: RuntimeSetup | None = None
         self._global_thread: GlobalStreamThread | None = None
         self.errors: list[BaseException] = []
+        self._restore_progress: RestoreProgress | None = None
+        self._server: Any = None  # the HTTP server (streams_runtime.server) when application_server is set
+        self._queries = InteractiveQueries(lambda: self._setup, self._live_threads, lambda: self._state.name,
+                                           lambda: self._restore_progress)
 
     # ------------------------------------------------------------------ state
     @property
@@ -194,7 +202,8 @@ class KafkaStreams:
                 bootstrap = stack.enter_context(bootstrap_or_embedded(None))
             # Step 2
             self._setup = RuntimeSetup.prepare(self.topology, self.config, bootstrap, self.process_id)
-            self._setup.restore_listener = self._restore_listener
+            self._restore_progress = RestoreProgress(self._restore_listener)
+            self._setup.restore_listener = self._restore_progress
             # Step 2b
             if self._setup.global_topics:
                 self._global_thread = GlobalStreamThread(self._setup, self._on_global_death)
@@ -211,6 +220,15 @@ class KafkaStreams:
         with self._lock:
             for _ in range(self.config["num_stream_threads"]):
                 self._new_thread().start()
+        # Step 4
+        if self.config["application_server"]:
+            from streams_runtime.server.http_server import HttpServer
+
+            try:
+                self._server = HttpServer.start_for(self)
+            except BaseException:
+                self.close()
+                raise
 
     def _new_thread(self) -> StreamThread:
         thread = StreamThread(self._setup, self._next_index, self._on_thread_state, self._on_thread_death,
@@ -226,6 +244,9 @@ class KafkaStreams:
                 self._set_state(State.PENDING_SHUTDOWN)
             elif self._state in (State.NOT_RUNNING, State.ERROR):
                 return True
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
         stopped = self._stop_threads(timeout)
         with self._lock:
             if self._state is State.PENDING_SHUTDOWN:
@@ -351,13 +372,15 @@ class KafkaStreams:
         return thread.name
 
     def metadata_for_local_threads(self) -> list[ThreadMetadata]:
-        """One ThreadMetadata per live thread: its state and active tasks with their partitions."""
+        """One ThreadMetadata per live thread: its state, active and standby (incl. warm-up)
+        tasks with their partitions."""
         with self._lock:
             threads = [t for t in self._threads if t.state != DEAD]
         return [
             ThreadMetadata(
                 t.name, t.state,
                 frozenset(TaskMetadata(task, parts) for task, parts in t.active_tasks.items()),
+                frozenset(TaskMetadata(task, parts) for task, parts in t.standby_tasks.items()),
             )
             for t in threads
         ]
@@ -366,6 +389,70 @@ class KafkaStreams:
         """The global store ``name`` (shared by every task of this client; read it, never write it),
         or None; available once start() returned."""
         return self._setup.global_stores.get(name) if self._setup is not None else None
+
+    def rebuild_state(self, store_name: str, tasks: Any = None,
+                      timeout: float = 120.0) -> list[dict[str, Any]]:
+        """Rebuild ``store_name`` from its changelog in every local active task owning it (or only
+        in ``tasks``, ids like ``"0_1"``): close cleanly, wipe, restore, resume; one report dict per
+        task (records restored, store key count vs the changelog's live keys, ``ok``). Protocol and
+        report fields: :mod:`streams_runtime.processor.internals.state_rebuild`.
+
+        :raises StreamsError: the client is not running, the store is unknown
+            (``UnknownStoreError``), a given task is not active here (``TasksNotOwnedError``), or
+            the restore did not finish within ``timeout`` seconds (``RebuildTimeoutError``).
+        """
+        from streams_runtime.processor.internals.state_rebuild import StateRebuilder
+
+        with self._lock:
+            if not self._state.is_running_or_rebalancing() or self._setup is None:
+                raise StreamsError(f"rebuild_state() needs a running client; the client is "
+                                   f"{self._state.name}")
+            threads = [t for t in self._threads if t.is_alive_member()]
+        rebuilder = StateRebuilder(threads, self._setup.subtopologies, self._setup.bootstrap_servers)
+        return rebuilder.rebuild(store_name, tasks, timeout)
+
+    # ------------------------------------------------------------------ interactive queries, metrics
+    def _live_threads(self) -> list[StreamThread]:
+        with self._lock:
+            return [t for t in self._threads if t.is_alive_member()]
+
+    def store(self, name: str, allow_stale: bool = False, partition: int | None = None) -> Any:
+        """A read-only view of store ``name`` over this client's local replicas (Kafka Streams'
+        ``store(StoreQueryParameters)``): key-value ``get/range/all/approximate_num_entries``, window
+        ``fetch/fetch_range/fetch_all/all``, session ``fetch/find_sessions``. A key whose partition is
+        not hosted here, or whose task is restoring, raises InvalidStateStoreError (a subclass says
+        which); ``allow_stale`` lets standby replicas answer; ``partition`` limits the view to one."""
+        return self._queries.store(name, allow_stale, partition)
+
+    def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> Any:
+        """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
+        return self._queries.query_metadata_for_key(store, key, key_serializer)
+
+    def all_metadata(self) -> list[Any]:
+        """StreamsMetadata of every instance of the application (from the last assignment)."""
+        return self._queries.all_metadata()
+
+    def all_metadata_for_store(self, name: str) -> list[Any]:
+        """StreamsMetadata of the instances hosting ``name`` (active or standby)."""
+        return self._queries.all_metadata_for_store(name)
+
+    def all_local_store_partition_lags(self) -> dict[str, dict[int, Any]]:
+        """``{store: {partition: LagInfo}}`` for every local replica (see InteractiveQueries)."""
+        return self._queries.all_local_store_partition_lags()
+
+    @property
+    def interactive_queries(self) -> InteractiveQueries:
+        """The query side of this client (what the HTTP API uses); read-only."""
+        return self._queries
+
+    @property
+    def restore_progress(self) -> RestoreProgress | None:
+        """Per changelog partition restore progress of this client (None before start)."""
+        return self._restore_progress
+
+    def local_threads(self) -> list[StreamThread]:
+        """The live StreamThreads (for the metrics and health endpoints; read-only use)."""
+        return self._live_threads()
 
     def clean_up(self) -> None:
         """Delete this application's local state directory; only while not running."""

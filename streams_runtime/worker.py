@@ -155,6 +155,7 @@ class WorkerLauncher:
         close_timeout: float = 30.0,
         verbose: bool = False,
         say: Callable[[str], None] | None = None,
+        http_port: int | None = None,
     ) -> None:
         if instances < 1 or threads < 1:
             raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
@@ -166,6 +167,8 @@ class WorkerLauncher:
         self.runtime = runtime
         self.close_timeout = close_timeout
         self.verbose = verbose
+        #: instance i serves its HTTP API (queries, metrics, health) on http_port + i
+        self.http_port = http_port
         self._say = say or (lambda line: print(f"[worker] {line}", flush=True))
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.exit_codes: dict[int, int] = {}
@@ -183,6 +186,8 @@ class WorkerLauncher:
             "--runtime", self.runtime,
             "--close-timeout", str(self.close_timeout),
         ]
+        if self.http_port is not None:
+            cmd += ["--http-port", str(self.http_port + index)]
         return cmd + (["--verbose"] if self.verbose else [])
 
     def start(self) -> None:
@@ -293,6 +298,7 @@ def run_worker(
     state_dir: str | None = None,
     runtime: str = DEFAULT_RUNTIME,
     verbose: bool = False,
+    http_port: int | None = None,
 ) -> int:
     """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code."""
     from streams_runtime.kafka.broker import bootstrap_or_embedded, runtime_home
@@ -317,6 +323,6 @@ def run_worker(
         # Steps 4-6
         launcher = WorkerLauncher(
             app_spec, instances=instances, threads=threads, bootstrap_servers=servers,
-            state_dir=state, runtime=runtime, verbose=verbose,
+            state_dir=state, runtime=runtime, verbose=verbose, http_port=http_port,
         )
         return launcher.run_until_signal()

@@ -7,7 +7,8 @@ parallelism report).
 
 Steps of :func:`run_instance`:
   1. load the app (same convention as the launcher) and override ``bootstrap_servers``,
-     ``num_stream_threads`` and ``state_dir`` with what the launcher decided;
+     ``num_stream_threads`` and ``state_dir`` with what the launcher decided (and, with
+     ``--http-port``, ``application_server``: the app's advertised host, loopback by default);
   2. create the KafkaStreams client (the ``--runtime`` class), start; print every state
      transition (with the threads' tasks on RUNNING) and publish it in ``status.json``;
   3. wait for SIGTERM/SIGINT, for the client to reach ERROR (or NOT_RUNNING on its own), or for
@@ -53,6 +54,19 @@ def _thread_tasks(streams: Any) -> dict[str, list[str]]:
     }
 
 
+def _thread_standby_tasks(streams: Any) -> dict[str, list[str]]:
+    """Local thread name -> its standby (and warm-up) task ids, when the client exposes them."""
+    metadata = getattr(streams, "metadata_for_local_threads", None)
+    if not callable(metadata):
+        return {}
+    return {
+        getattr(thread, "thread_name", "?"): sorted(
+            str(getattr(t, "task_id", t)) for t in getattr(thread, "standby_tasks", ()) or ()
+        )
+        for thread in metadata()
+    }
+
+
 def write_status(state_dir: str, state: str, threads: dict[str, list[str]]) -> None:
     """Publish this instance's state and tasks in ``<state_dir>/status.json`` (atomic replace).
 
@@ -74,6 +88,7 @@ def run_instance(
     state_dir: str,
     runtime: str = DEFAULT_RUNTIME,
     close_timeout: float = 30.0,
+    http_port: int | None = None,
 ) -> int:
     """Run one instance until told to stop (steps in the module docstring); return the exit code."""
     prefix = f"[instance {index}]"
@@ -94,6 +109,9 @@ def run_instance(
         "num_stream_threads": threads,
         "state_dir": state_dir,
     }
+    if http_port is not None:  # advertise the app's host (loopback by default) with this instance's port
+        host = str(config.get("application_server") or "127.0.0.1:0").rpartition(":")[0] or "127.0.0.1"
+        config["application_server"] = f"{host}:{http_port}"
     # Step 2
     streams_class = import_attr(runtime)
     streams = streams_class(app.topology, config)
@@ -105,6 +123,8 @@ def run_instance(
         threads = _thread_tasks(streams) if _state_name(new) == "RUNNING" else {}
         for name, tasks in threads.items():
             say(f"{name}: {len(tasks)} active task(s) {' '.join(tasks)}".rstrip())
+        for name, tasks in (_thread_standby_tasks(streams) if _state_name(new) == "RUNNING" else {}).items():
+            say(f"{name}: {len(tasks)} standby task(s) {' '.join(tasks)}".rstrip())
         write_status(state_dir, _state_name(new), threads)
         if _state_name(new) in _FAILED_STATES:
             stop.set()
@@ -114,6 +134,8 @@ def run_instance(
         listen(on_state)
     streams.start()
     say(f"started {app.application_id} with {threads} thread(s), state dir {state_dir}")
+    if http_port is not None:
+        say(f"HTTP API on http://{config['application_server']} (docs at /docs, metrics at /metrics)")
     # Step 3
     while not stop.wait(0.2):
         if os.getppid() != parent:
@@ -145,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--runtime", default=DEFAULT_RUNTIME)
     parser.add_argument("--close-timeout", type=float, default=30.0)
+    parser.add_argument("--http-port", type=int, default=None)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -160,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             state_dir=args.state_dir,
             runtime=args.runtime,
             close_timeout=args.close_timeout,
+            http_port=args.http_port,
         )
     except StreamsError as exc:
         print(f"[instance {args.instance}] error: {exc}", file=sys.stderr, flush=True)

@@ -44,6 +44,7 @@ __all__ = [
     "create_restore_consumer",
     "create_topics",
     "describe_topic_configs",
+    "isolation_level",
     "partition_counts",
     "wait_for_metadata",
 ]
@@ -65,11 +66,25 @@ def create_consumer(
     overrides: Mapping[str, Any] | None = None,
     *,
     low_latency: bool = False,
+    read_committed: bool | None = None,
 ) -> Consumer:
-    """A consumer with the shared profile; ``overrides`` win over it."""
+    """A consumer with the shared profile; ``overrides`` win over it.
+
+    :param read_committed: ``True``: ``isolation.level=read_committed`` (exactly-once: records of
+        open or aborted transactions are never returned, fetches stop at the last stable offset);
+        ``False``: ``read_uncommitted`` (at-least-once, as Kafka Streams); ``None``: the
+        overrides or librdkafka's default decide. Applied after ``overrides``.
+    """
     role = "low_latency_consumer" if low_latency else "consumer"
     config = client_config(role, bootstrap_servers, {"group.id": group_id, **(overrides or {})})
+    if read_committed is not None:
+        config["isolation.level"] = isolation_level(read_committed)
     return Consumer(config)
+
+
+def isolation_level(read_committed: bool) -> str:
+    """The ``isolation.level`` value for exactly-once (True) or at-least-once (False) readers."""
+    return "read_committed" if read_committed else "read_uncommitted"
 
 
 #: Error code of the event a consumer with ``enable.partition.eof`` emits at a partition's end.

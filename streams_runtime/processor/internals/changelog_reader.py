@@ -30,6 +30,13 @@ Restore protocol, one step per :meth:`restore` call:
 
 Records beyond the end probed in step 1 (only possible if someone else writes the changelog
 meanwhile) are applied too: newer changelog data never makes a store wrong.
+
+Standby tasks (``register(..., standby=True)``) go through the same probe and start (step 4,
+fresh-broker check included), but their changelogs never complete: they stay assigned in
+RESTORING and every step applies what their active task wrote since (the restore listener is not
+told; :meth:`StoreChangelogReader.standby_lags` reports how far behind they are). Priority: while
+any active task's changelog is not COMPLETED, the standby changelogs are paused, so active
+restoration gets the whole restore consumer.
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ class _TaskRestore:
     started: bool = False
     done: bool = False
     began_at: float = field(default_factory=time.monotonic)
+    standby: bool = False
 
     @property
     def restored(self) -> int:
@@ -104,13 +112,18 @@ class StoreChangelogReader:
         self._by_tp: dict[ChangelogPartition, tuple[Any, _Changelog]] = {}
         self._to_probe: list[_Changelog] = []
         self._assigned: set[ChangelogPartition] = set()
+        self._paused: set[ChangelogPartition] = set()  # standby changelogs, while actives restore
+        #: records the last step applied to standby stores (the thread polls its input without
+        #: waiting while standbys are catching up)
+        self.standby_records_last_step = 0
 
     def set_restore_listener(self, listener: StateRestoreListener | None) -> None:
         self._listener = listener or StateRestoreListener()
 
     # ------------------------------------------------------------------ registration
-    def register(self, state_manager: Any) -> None:
-        """Start restoring the task of ``state_manager`` (after its stores initialized)."""
+    def register(self, state_manager: Any, *, standby: bool = False) -> None:
+        """Start restoring the task of ``state_manager`` (after its stores initialized); a
+        ``standby`` task keeps replaying its changelogs until it is unregistered."""
         task_id = state_manager.task_id
         if task_id in self._tasks:
             raise ProcessorStateError(f"task {task_id} is already registered for restoration")
@@ -118,7 +131,7 @@ class StoreChangelogReader:
         for tp in changelogs:
             if tp in self._by_tp:
                 raise ProcessorStateError(f"changelog {tp[0]}-{tp[1]} is already restored for another task")
-        self._tasks[task_id] = _TaskRestore(state_manager, changelogs)
+        self._tasks[task_id] = _TaskRestore(state_manager, changelogs, standby=standby)
         for tp, changelog in changelogs.items():
             self._by_tp[tp] = (task_id, changelog)
             self._to_probe.append(changelog)
@@ -132,6 +145,7 @@ class StoreChangelogReader:
             self._by_tp.pop(tp, None)
         self._to_probe = [c for c in self._to_probe if c.tp not in entry.changelogs]
         self._unassign([tp for tp in entry.changelogs if tp in self._assigned])
+        self._paused.difference_update(entry.changelogs)
 
     def is_restoring(self, task_id: Any) -> bool:
         entry = self._tasks.get(task_id)
@@ -148,6 +162,7 @@ class StoreChangelogReader:
         self._by_tp.clear()
         self._to_probe.clear()
         self._assigned.clear()
+        self._paused.clear()
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.close()
@@ -164,8 +179,10 @@ class StoreChangelogReader:
             probes, self._to_probe = self._to_probe, []
             self._assign([(c.tp, self._probe_offset(c)) for c in probes])
         eofs: dict[ChangelogPartition, int] = {}
+        self.standby_records_last_step = 0
         # Step 2
         if any(c.state != COMPLETED for _, c in self._by_tp.values()):
+            self._prioritize_active()
             messages = self._consumer.consume(self._max_batch, timeout_s)
             # Step 3
             self._apply(messages, eofs)
@@ -180,6 +197,7 @@ class StoreChangelogReader:
         for task_id, entry in self._tasks.items():
             if (
                 not entry.done
+                and not entry.standby
                 and entry.started
                 and all(c.state == COMPLETED for c in entry.changelogs.values())
             ):
@@ -231,8 +249,13 @@ class StoreChangelogReader:
             records = [(m.key(), m.value()) for m in batch]
         last = batch[-1].offset()
         meta.restore_callback(records, last)
-        self._tasks[self._by_tp[changelog.tp][0]].manager.restored(changelog.tp, last)
+        entry = self._tasks[self._by_tp[changelog.tp][0]]
+        entry.manager.restored(changelog.tp, last)
         changelog.restored += len(records)
+        if entry.standby:  # never completes; the listener hears of active restoration only
+            self.standby_records_last_step += len(records)
+            changelog.end = max(changelog.end, last + 1)
+            return
         self._listener.on_batch_restored(changelog.tp, meta.name, last, len(records))
         if last + 1 >= changelog.end:
             changelog.end = max(changelog.end, last + 1)
@@ -255,6 +278,8 @@ class StoreChangelogReader:
         changelog = found[1]
         if changelog.state == PROBING and changelog.end is None:
             changelog.end = offset
+        elif changelog.state == RESTORING and self._tasks[found[0]].standby:
+            changelog.end = max(changelog.end or 0, offset)
         elif changelog.state == RESTORING:
             changelog.end = offset
             self._complete([changelog])
@@ -280,6 +305,10 @@ class StoreChangelogReader:
         seeks, done = [], []
         for c in changelogs:
             c.start = c.low if c.meta.offset is None else c.meta.offset + 1
+            if entry.standby:  # keeps reading whatever its active task writes next
+                c.state = RESTORING
+                seeks.append((c.tp, c.start))
+                continue
             if c.start >= c.end:
                 done.append(c)
                 continue
@@ -301,6 +330,74 @@ class StoreChangelogReader:
                 unassign.append(c.tp)
             c.state = COMPLETED
         self._unassign(unassign)
+
+    # ------------------------------------------------------------------ standbys and progress
+    def _prioritize_active(self) -> None:
+        """Pause the standby changelogs while an active task's changelog is not complete."""
+        active_busy = any(
+            not entry.standby and not entry.done for entry in self._tasks.values()
+        )
+        wanted = (
+            {
+                tp
+                for entry in self._tasks.values()
+                if entry.standby
+                for tp, c in entry.changelogs.items()
+                if c.state == RESTORING and tp in self._assigned
+            }
+            if active_busy
+            else set()
+        )
+        pause, resume = wanted - self._paused, self._paused - wanted
+        if pause:
+            self._consumer.pause([clients.TopicPartition(t, p) for t, p in sorted(pause)])
+        resume &= self._assigned
+        if resume:
+            self._consumer.resume([clients.TopicPartition(t, p) for t, p in sorted(resume)])
+        self._paused = wanted
+
+    def is_standby(self, task_id: Any) -> bool:
+        entry = self._tasks.get(task_id)
+        return entry is not None and entry.standby
+
+    def standby_lags(self) -> dict[Any, dict[ChangelogPartition, int]]:
+        """Per standby task, per changelog partition: records its stores are behind the end
+        (the highest of the probed end, the last record seen and the last fetch's high
+        watermark). Call on the stream thread or under its query lock (the consumer is not
+        thread-safe)."""
+        lags: dict[Any, dict[ChangelogPartition, int]] = {}
+        for task_id, entry in self._tasks.items():
+            if not entry.standby:
+                continue
+            mine = lags[task_id] = {}
+            for tp, c in entry.changelogs.items():
+                end = c.end or 0
+                if self._consumer is not None and tp in self._assigned:
+                    try:
+                        _, high = self._consumer.get_watermark_offsets(
+                            clients.TopicPartition(*tp), cached=True
+                        )
+                        end = max(end, high)
+                    except clients.KafkaException:
+                        pass
+                position = c.low if c.meta.offset is None else c.meta.offset + 1
+                mine[tp] = max(0, end - position)
+        return lags
+
+    def restore_progress(self) -> dict[Any, tuple[int, int | None]]:
+        """Per registered active task: ``(records restored, records to restore in total)``;
+        the total is ``None`` until every changelog of the task was probed."""
+        progress: dict[Any, tuple[int, int | None]] = {}
+        for task_id, entry in self._tasks.items():
+            if entry.standby:
+                continue
+            total: int | None = None
+            if entry.started:
+                total = sum(
+                    max(c.end - c.start, c.restored) for c in entry.changelogs.values() if c.end is not None
+                )
+            progress[task_id] = (entry.restored, total)
+        return progress
 
     # ------------------------------------------------------------------ consumer plumbing
     def _restore_consumer(self) -> Any:
@@ -332,6 +429,7 @@ class StoreChangelogReader:
         if tps and self._consumer is not None:
             self._consumer.incremental_unassign([clients.TopicPartition(t, p) for t, p in tps])
             self._assigned.difference_update(tps)
+            self._paused.difference_update(tps)
 
 
 def _stale_reason(c: _Changelog) -> str:

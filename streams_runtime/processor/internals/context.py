@@ -15,7 +15,13 @@ import pathlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from streams_runtime.errors import InvalidStateStoreError, StreamsError, StreamsProcessingError
+from streams_runtime.errors import (
+    InvalidStateStoreError,
+    StreamsError,
+    StreamsProcessingError,
+    TaskMigratedError,
+    TransactionError,
+)
 from streams_runtime.processor.api import (
     Cancellable,
     ProcessorContext,
@@ -94,7 +100,7 @@ class ProcessorContextImpl(ProcessorContext):
             self._node = child
             try:
                 child.process(record)
-            except StreamsProcessingError:
+            except (StreamsProcessingError, TaskMigratedError, TransactionError):  # not the record's fault
                 raise
             except Exception as exc:  # the processing exception handler decides
                 self._handler.handle(exc, child.name, record, self.record_metadata())

@@ -145,8 +145,11 @@ class GlobalStreamThread(threading.Thread):
         self._locked = True
         self._task = self._build_task()
         overrides = self._config.client_configs("global_consumer.")
+        eos = self._config["processing_guarantee"] == "exactly_once_v2"  # as the main consumer
         self._consumer = clients.create_restore_consumer(
-            self._runtime.bootstrap_servers, {"client.id": f"{self.name}-consumer", **overrides})
+            self._runtime.bootstrap_servers,
+            {"client.id": f"{self.name}-consumer", "isolation.level": clients.isolation_level(eos),
+             **overrides})
 
     def _build_task(self) -> StreamTask:
         rt = self._runtime

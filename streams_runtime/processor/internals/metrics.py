@@ -72,6 +72,10 @@ class StreamsMetrics:
             if n == name and (group is None or g == group)
         )
 
+    def sensors(self) -> list[Sensor]:
+        """Every sensor (a copy of the list: safe to read from another thread)."""
+        return list(self._sensors.values())
+
     def dropped_records(self, task_id: Any) -> Sensor:
         return self.sensor(DROPPED_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
 

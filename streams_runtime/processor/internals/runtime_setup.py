@@ -40,6 +40,7 @@ class RuntimeSetup:
     restore_listener: Any = None  # the client's StateRestoreListener, given to every reader
     global_topics: dict[str, int] = field(default_factory=dict)  # global source topic -> partitions
     global_stores: dict[str, Any] = field(default_factory=dict)  # set once the GlobalStreamThread restored
+    end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
 
     @property
     def client_id(self) -> str:
@@ -76,8 +77,18 @@ class RuntimeSetup:
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
         overrides = config.client_configs("consumer.")
         member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
-        return cls(config, bootstrap_servers, process_id, builder, infos, sources, counts, changelogs,
-                   StateDirectory(config["state_dir"], app_id), member, global_topics=global_topics)
+        member.update(_high_availability_settings(config))
+        setup = cls(config, bootstrap_servers, process_id, builder, infos, sources, counts, changelogs,
+                    StateDirectory(config["state_dir"], app_id), member, global_topics=global_topics)
+        if setup.stateful:  # the leader's lags are against the true changelog ends (D1)
+            from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
+
+            setup.end_offset_sums = ChangelogEndOffsets(
+                bootstrap_servers, {i.id: i.changelog_topics.values() for i in infos.values()},
+                config.client_configs("restore_consumer.") or None,
+            )
+            setup.member_settings["end_offset_sums"] = setup.end_offset_sums
+        return setup
 
     # ------------------------------------------------------------------ per-thread factories
     def new_cache(self) -> Any:
@@ -91,9 +102,14 @@ class RuntimeSetup:
     def new_changelog_reader(self) -> Any:
         if not self.stateful:
             return None
+        from streams_runtime.kafka.clients import isolation_level
         from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
 
-        overrides: Mapping[str, Any] = self.config.client_configs("restore_consumer.")
+        overrides: Mapping[str, Any] = {
+            **self.config.client_configs("restore_consumer."),
+            # exactly-once restores committed changelog records only (read_committed)
+            "isolation.level": isolation_level(self.config["processing_guarantee"] == "exactly_once_v2"),
+        }
         return StoreChangelogReader(self.bootstrap_servers, consumer_overrides=overrides or None,
                                     restore_listener=self.restore_listener)
 
@@ -102,6 +118,22 @@ class RuntimeSetup:
 
     def close(self) -> None:
         self.state_directory.close()
+        if self.end_offset_sums is not None:
+            self.end_offset_sums.close()
+
+
+def _high_availability_settings(config: Any) -> dict[str, Any]:
+    """The GroupMember settings for standbys, warm-ups and probing rebalances."""
+    from streams_runtime.processor.internals.assignment import AssignorConfig
+
+    return {
+        "assignor_config": AssignorConfig(
+            num_standby_replicas=config["num_standby_replicas"],
+            acceptable_recovery_lag=config["acceptable_recovery_lag"],
+            max_warmup_replicas=config["max_warmup_replicas"],
+        ),
+        "probing_rebalance_interval_ms": config["probing_rebalance_interval_ms"],
+    }
 
 
 def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:

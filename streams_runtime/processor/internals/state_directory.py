@@ -10,6 +10,7 @@ Layout::
         <task_id>/                           one per task ("0_3"), created on first use
             .lock                            fcntl lock: whoever holds it owns the task's state
             .checkpoint                      JSON {"<changelog-topic>:<partition>": offset}
+            .eos-dirty                       opened under exactly-once, not closed cleanly yet
             <store name>/                    a persistent store's files (RocksDB)
 
 Invariants:
@@ -23,6 +24,11 @@ Invariants:
   torn one. The offsets in it are the LAST changelog offset reflected by the store (restore
   resumes at ``offset + 1``), as in Kafka Streams.
 * :meth:`clean_up` and :meth:`wipe_task` never delete a task directory locked by someone else.
+* Exactly-once: local state is never ahead of the committed offsets after a crash. A task opened
+  under exactly_once_v2 writes ``.eos-dirty`` (:meth:`mark_eos_dirty`) before its stores open and
+  removes it only after a clean close wrote its checkpoint (:meth:`clear_eos_dirty`); a directory
+  still marked when a task or standby opens it next is wiped (:meth:`wipe_if_eos_dirty`) and its
+  stores restore from the (read_committed) changelog. Marked directories report no offset sum.
 """
 
 from __future__ import annotations
@@ -41,12 +47,13 @@ from typing import Any
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.processor.task_id import TaskId
 
-__all__ = ["CHECKPOINT_FILE", "LOCK_FILE", "StateDirectory"]
+__all__ = ["CHECKPOINT_FILE", "EOS_DIRTY_FILE", "LOCK_FILE", "StateDirectory"]
 
 log = logging.getLogger("streams_runtime.state")
 
 LOCK_FILE = ".lock"
 CHECKPOINT_FILE = ".checkpoint"
+EOS_DIRTY_FILE = ".eos-dirty"
 
 ChangelogPartition = tuple[str, int]
 
@@ -163,6 +170,36 @@ class StateDirectory:
         except OSError as exc:
             raise ProcessorStateError(f"cannot write the checkpoint file {path}: {exc}") from exc
 
+    # ------------------------------------------------------------------ exactly-once dirty marker
+    def mark_eos_dirty(self, task_id: Any) -> None:
+        """Record that the task's state is being changed under exactly-once (see the module
+        docstring); durable before the caller opens the stores."""
+        path = self.task_dir(task_id) / EOS_DIRTY_FILE
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise ProcessorStateError(f"cannot write the exactly-once marker {path}: {exc}") from exc
+
+    def clear_eos_dirty(self, task_id: Any) -> None:
+        """The task closed cleanly: its stores and checkpoint match its committed offsets."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.app_dir / str(task_id) / EOS_DIRTY_FILE).unlink()
+
+    def is_eos_dirty(self, task_id: Any) -> bool:
+        return (self.app_dir / str(task_id) / EOS_DIRTY_FILE).exists()
+
+    def wipe_if_eos_dirty(self, task_id: Any) -> bool:
+        """Wipe the task's state if an exactly-once owner did not close it cleanly (its stores may
+        hold writes of an aborted transaction); the caller holds the lock. True when wiped."""
+        if not self.is_eos_dirty(task_id):
+            return False
+        log.warning("task %s: its state was opened under exactly-once and not closed cleanly; wiping it "
+                    "(it restores from the changelog, so no uncommitted write survives)", task_id)
+        self.wipe_task(task_id)
+        return True
+
     def delete_checkpoint(self, task_id: Any) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.checkpoint_path(task_id).unlink()
@@ -176,6 +213,8 @@ class StateDirectory:
         """
         sums: dict[TaskId, int] = {}
         for task in self.task_ids_on_disk():
+            if self.is_eos_dirty(task):  # wiped at its next open: no usable state
+                continue
             offsets = self.read_checkpoint(task)
             if offsets:
                 sums[task] = sum(max(0, o) for o in offsets.values())

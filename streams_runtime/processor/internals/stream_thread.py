@@ -1,8 +1,9 @@
 """StreamThread: one Python thread running poll, restore, process, punctuate, commit.
 
 Created and owned by a KafkaStreams client. Each thread owns one confluent consumer (manual
-``assign()``, ``group.id = application_id`` so input offsets are committed there), one
-RecordCollector (its producer), one StoreChangelogReader (its restore consumer), one record cache
+``assign()``, ``group.id = application_id`` so input offsets are committed there; read_committed
+under exactly-once), one RecordCollector (its producer; under exactly-once a TaskRecordCollectors:
+one transactional producer per task), one StoreChangelogReader (its restore consumer), one record cache
 and a TaskManager; it is one member of the coordination group through a GroupMember (D2).
 
 Lifecycle (the edges in ``_TRANSITIONS``; any other transition raises)::
@@ -22,11 +23,13 @@ reports as revoked a task this thread still runs.
 Loop, one iteration:
   1. apply a pending assignment change (revoked tasks: commit, close; assigned: create);
   2. one restore step while tasks restore or wait for a state directory lock held by their
-     previous owner (retried each loop; RESTORING tasks become RUNNING);
+     previous owner (retried each loop; RESTORING tasks become RUNNING); otherwise, with standby
+     tasks, one non-blocking standby step (their changelogs replay after active restoration);
   3. consume a batch of records and hand them to their tasks' queues;
   4. process every buffered record of every processable task, punctuating on stream time;
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
-  6. commit when ``commit_interval_ms`` has passed or a processor asked for it.
+  6. commit when ``commit_interval_ms`` has passed or a processor asked for it; standby tasks
+     write their checkpoints at the same time.
 An exception anywhere ends the loop: tasks are closed dirty (not committed) and the client's
 uncaught-exception policy is applied to :attr:`StreamThread.error` (``on_error``, on this thread,
 before it leaves the group). If the policy is SHUTDOWN_APPLICATION, the thread's GroupMember first
@@ -48,8 +51,9 @@ from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsErr
 from streams_runtime.kafka.clients import create_consumer
 from streams_runtime.kafka.membership import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
-from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.record_collector import create_record_collector
 from streams_runtime.processor.internals.task_manager import TaskManager
+from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -79,6 +83,8 @@ class StreamThread(threading.Thread):
         self.state = CREATED
         self.error: BaseException | None = None
         self.active_tasks: dict[Any, tuple[tuple[str, int], ...]] = {}
+        #: standby and warm-up tasks created on this thread -> their input partitions (not consumed)
+        self.standby_tasks: dict[Any, tuple[tuple[str, int], ...]] = {}
         self._runtime = runtime
         self._on_state = on_state
         self._on_death = on_death
@@ -91,6 +97,9 @@ class StreamThread(threading.Thread):
         #: interactive queries read stores (and their record caches) under it
         self.query_lock = threading.RLock()
         self._requests: deque[tuple[Callable[[], Any], Future]] = deque()
+        #: thread-level sensors (recorded once per loop iteration) and the tasks' registry
+        self.metrics = ThreadMetrics(self.name)
+        self.streams_metrics = StreamsMetrics()
 
     # ------------------------------------------------------------------ state
     def _set_state(self, target: str) -> None:
@@ -103,6 +112,19 @@ class StreamThread(threading.Thread):
 
     def is_alive_member(self) -> bool:
         return self.state not in (PENDING_SHUTDOWN, DEAD)
+
+    @property
+    def task_manager(self) -> Any:
+        """This thread's TaskManager (None before the thread set up); change it only from functions
+        run through :meth:`submit`, on this thread; other threads may read it under :attr:`query_lock`
+        (interactive queries, metrics)."""
+        return getattr(self, "_tasks", None)
+
+    @property
+    def assignment(self) -> Any:
+        """The AssignmentInfo this thread's member applied last (host maps for queries), or None."""
+        member = getattr(self, "_member", None)
+        return member.assignment if member is not None else None
 
     def shutdown(self) -> None:
         """Ask the loop to stop; :meth:`join` waits for it."""
@@ -128,7 +150,9 @@ class StreamThread(threading.Thread):
                 raise ApplicationShutdownRequestedError(current.error_message)
             raise StreamsError(f"assignment failed: {current.error.name}: {current.error_message}")
         clean = not change.lost and self.error is None
-        self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean)
+        self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean,
+                                      revoked_standby=change.revoked_standby,
+                                      assigned_standby=change.assigned_standby)
         self._publish_tasks()
         if self.state in (STARTING, PARTITIONS_ASSIGNED, RUNNING):
             self._set_state(PARTITIONS_ASSIGNED)
@@ -136,6 +160,7 @@ class StreamThread(threading.Thread):
     def _publish_tasks(self) -> None:
         """The task metadata read by other threads: the tasks created (restoring or running)."""
         self.active_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.tasks}
+        self.standby_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.standby_tasks}
 
     # ------------------------------------------------------------------ work from other threads
     def submit(self, fn: Callable[[], Any]) -> Future:
@@ -166,15 +191,15 @@ class StreamThread(threading.Thread):
             rt.bootstrap_servers, config["application_id"],
             {"client.id": f"{self.name}-consumer", **config.client_configs("consumer."),
              **config.client_configs("main_consumer.")},
+            read_committed=config["processing_guarantee"] == "exactly_once_v2",
         )
-        self._collector = RecordCollector(
-            rt.bootstrap_servers, f"{self.name}-producer", config.client_configs("producer."),
-            rt.changelog_topics, config["default_production_exception_handler"] == "continue",
-        )
+        # at-least-once: one shared producer; exactly-once: one transactional producer per task
+        self._collector = create_record_collector(config, rt.bootstrap_servers, f"{self.name}-producer",
+                                                  rt.changelog_topics)
         self._reader = rt.new_changelog_reader()
         self._tasks = TaskManager(
             builder=rt.builder, subtopologies=rt.subtopologies, partition_counts=rt.partition_counts,
-            config=config, consumer=self._consumer, collector=self._collector, metrics=StreamsMetrics(),
+            config=config, consumer=self._consumer, collector=self._collector, metrics=self.streams_metrics,
             cache=rt.new_cache(), wall_clock=_wall_clock_ms, state_directory=rt.state_directory,
             changelog_reader=self._reader, global_stores=rt.global_stores,
         )
@@ -184,6 +209,7 @@ class StreamThread(threading.Thread):
             endpoint=config["application_server"] or None, task_offset_sums=rt.task_offset_sums,
             on_change=self._on_change, **rt.member_settings,
         )
+        self._tasks.on_task_migrated = self._member.request_rebalance  # exactly-once: fenced task
 
     def run(self) -> None:
         try:
@@ -206,6 +232,7 @@ class StreamThread(threading.Thread):
         changes, member = self._changes, self._member
         last_commit = _wall_clock_ms()
         query_lock, requests = self.query_lock, self._requests
+        metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
         while not self._stop_requested.is_set():
             with query_lock:
                 while changes:  # Step 1
@@ -221,19 +248,29 @@ class StreamThread(threading.Thread):
                 if tasks.restoring:  # Step 2
                     if tasks.restore(0.01):
                         self._publish_tasks()
-                elif self.state == PARTITIONS_ASSIGNED:
-                    self._set_state(RUNNING)
+                else:
+                    if self.state == PARTITIONS_ASSIGNED:
+                        self._set_state(RUNNING)
+                    if tasks.has_standbys and tasks.restore(0.0):  # Step 2, standbys
+                        self._publish_tasks()
+            started = perf_counter()
             messages = consume(CONSUME_BATCH, 0.0 if tasks.reading_changelogs else poll_s)  # Step 3
+            polled = perf_counter()
             with query_lock:
                 if messages:
                     tasks.add_records(messages)
                 now = _wall_clock_ms()
-                tasks.process(now)  # Step 4
+                processed = tasks.process(now)  # Step 4
+                metrics.record_iteration(polled - started, len(messages), perf_counter() - polled, processed)
                 tasks.punctuate()  # Step 5
                 collector.poll()
                 if now - last_commit >= commit_interval or tasks.commit_requested():  # Step 6
+                    committing = perf_counter()
                     tasks.commit()
+                    tasks.checkpoint_standbys()
+                    metrics.record_commit(perf_counter() - committing)
                     last_commit = now
+                metrics.maybe_refresh_lag(now, consumer, consumer.assignment)
 
     def _request_shutdown_if_asked(self, exc: BaseException) -> None:
         """Apply the client's policy; on SHUTDOWN_APPLICATION tell the group before leaving it."""
@@ -256,14 +293,16 @@ class StreamThread(threading.Thread):
         if self.state != PENDING_SHUTDOWN:
             self._set_state(PENDING_SHUTDOWN)
         self._stop_requested.set()
-        for step in (self._close_member, self._close_tasks, self._close_clients):
-            try:
-                step()
-            except Exception as exc:
-                log.exception("stream thread %s: error during shutdown", self.name)
-                if self.error is None:
-                    self.error = exc
+        with self.query_lock:  # interactive queries never read a store while it closes
+            for step in (self._close_member, self._close_tasks, self._close_clients):
+                try:
+                    step()
+                except Exception as exc:
+                    log.exception("stream thread %s: error during shutdown", self.name)
+                    if self.error is None:
+                        self.error = exc
         self.active_tasks = {}
+        self.standby_tasks = {}
         while self._requests:
             _, future = self._requests.popleft()
             if future.set_running_or_notify_cancel():

@@ -22,6 +22,29 @@ at-least-once, because each step only makes durable what the previous steps made
 
 Closing a task cleanly commits it first; closing dirty (error, lost membership) does not, so its
 uncommitted input is processed again by its next owner.
+
+Exactly-once (``exactly_once_v2``; the collector is a TaskRecordCollectors, one transactional
+producer per task, see :mod:`.record_collector`): a stateful task's directory gets the EOS dirty
+marker before its stores open (a directory still marked from an unclean close is wiped first and
+restored from the read_committed changelog). Commit, per task:
+  1. flush the task's stores and record caches (changelog and downstream records join its
+     transaction);
+  2-4. the task's collector flushes, adds the task's input offsets to the transaction
+     (``send_offsets_to_transaction`` with the consumer's group metadata, group = application id)
+     and commits: outputs, changelog records and offsets become visible together or not at all.
+The changelog offsets of the delivery reports are tracked in memory; checkpoints are written only
+when a task closes cleanly (then the marker is removed), never at a commit. A fenced producer
+(TaskMigratedError) closes its task dirty (transaction aborted, marker kept) and asks the group for
+a rebalance (:attr:`on_task_migrated`); an assignment that still gives the task to this thread
+creates it again (``init_transactions`` fences the other producer, the state restores).
+
+Standby and warm-up tasks (:class:`~.standby_task.StandbyTask`) are held apart in
+``standby_tasks``: created after the active tasks of an assignment change (a standby whose
+directory lock is still held by its previous owner waits and is retried every restore step),
+replayed by the changelog reader (after active restoration), checkpointed at every commit of the
+thread (:meth:`TaskManager.checkpoint_standbys`) so the offset sums reported to the assignor follow
+their progress. A standby promoted to active on this thread is closed (flush, checkpoint, unlock)
+before the active task opens the same directory and restores only the delta after that checkpoint.
 """
 
 from __future__ import annotations
@@ -30,7 +53,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.partition_group import RawRecord
@@ -74,15 +97,42 @@ class TaskManager:
         self._multi_queues: dict[TaskId, list[Any] | None] = {}
         self._awaiting_lock: dict[TaskId, int] = {}
         self._max_idle_ms = max(0, config["max_task_idle_ms"])
+        self._eos = config["processing_guarantee"] == "exactly_once_v2"
+        self._migrated: set[TaskId] = set()  # fenced tasks closed dirty, created again if kept
+        #: exactly-once: called when a task was found fenced (the thread asks its member to rejoin)
+        self.on_task_migrated: Callable[[], None] = lambda: None
+        self.standby_tasks: dict[TaskId, Any] = {}  # StandbyTask by id (standby and warm-up)
+        self._standby_awaiting: set[TaskId] = set()  # standbys waiting for their directory lock
+        self._rebuilding: dict[TaskId, str] = {}  # task -> store whose rebuild it restores (issue 7)
+        self._rebuilt: dict[TaskId, dict[str, Any]] = {}  # task -> snapshot taken when restored
 
     # ------------------------------------------------------------------ assignment
     def partitions_of(self, task_id: TaskId) -> list[tuple[str, int]]:
         info = self._subtopologies[task_id.subtopology]
         return [(t, task_id.partition) for t in info.source_topics if task_id.partition < self._counts[t]]
 
+    # -- read by interactive queries and metrics (on other threads, under StreamThread.query_lock)
+    def is_restoring(self, task_id: TaskId) -> bool:
+        """The task is assigned here but not RUNNING yet (restoring, or waiting for its lock)."""
+        return task_id in self._restoring or task_id in self._awaiting_lock
+
+    def changelog_offsets(self, task_id: TaskId) -> dict[tuple[str, int], int]:
+        """The last changelog offset each logged store of the task reflects, where one is known."""
+        manager = self._state_managers.get(task_id)
+        return manager.checkpointed_offsets() if manager is not None else {}
+
     def handle_assignment(self, revoked: Iterable[TaskId], assigned: Iterable[TaskId], *,
-                          clean: bool) -> None:
-        """Close ``revoked`` (committing them first when ``clean``), then create ``assigned``."""
+                          clean: bool, revoked_standby: Iterable[TaskId] = (),
+                          assigned_standby: Iterable[TaskId] = ()) -> None:
+        """Close ``revoked`` (committing them first when ``clean``) and ``revoked_standby``, then
+        create ``assigned`` (a standby of the same task here is closed first) and ``assigned_standby``."""
+        assigned, assigned_standby = list(assigned), list(assigned_standby)
+        if self._migrated:  # fenced tasks this assignment still gives us are created again
+            revoked = list(revoked)
+            assigned.extend(t for t in self._migrated if t not in revoked)
+            self._migrated.clear()
+        for task_id in [*revoked_standby, *(t for t in assigned if t in self.standby_tasks)]:
+            self._close_standby(task_id, clean)
         for task_id in revoked:
             self._awaiting_lock.pop(task_id, None)
         closing = [t for t in revoked if t in self.tasks]
@@ -90,10 +140,16 @@ class TaskManager:
             if clean:
                 self.commit([self.tasks[t] for t in closing if t not in self._restoring])
             for task_id in closing:
-                self._close_task(task_id, clean)
+                if task_id in self.tasks:  # not closed dirty by a fenced commit
+                    self._close_task(task_id, clean)
+        if self._eos:  # the new tasks' init_transactions in parallel
+            self._collector.prepare(t for t in assigned if t not in self.tasks)
         for task_id in sorted(assigned):
             if task_id not in self.tasks:
                 self._create_task(task_id)
+        for task_id in sorted(assigned_standby):
+            if task_id not in self.tasks and task_id not in self.standby_tasks:
+                self._create_standby(task_id)
 
     def _create_task(self, task_id: TaskId) -> None:
         """Create and initialize a task; a stateful one whose directory lock is still held (its
@@ -111,8 +167,13 @@ class TaskManager:
                 return
             self._awaiting_lock.pop(task_id, None)
             task_dir = sd.task_dir(task_id)
+            sd.wipe_if_eos_dirty(task_id)  # an exactly-once owner crashed: state may be ahead
+            if self._eos:
+                sd.mark_eos_dirty(task_id)
+        # exactly-once: the task's own transactional producer (init_transactions fences zombies)
+        collector = self._collector.for_task(task_id) if self._eos else self._collector
         topology = build_processor_topology(self._builder, info.nodes)
-        task = StreamTask(task_id, topology, self._store_builders, self._config, self._collector,
+        task = StreamTask(task_id, topology, self._store_builders, self._config, collector,
                           self._metrics, self._cache, self._wall_clock, task_dir, self._global_stores)
         if stateful:
             from streams_runtime.processor.internals.state_manager import ProcessorStateManager
@@ -154,22 +215,106 @@ class TaskManager:
             self._adders.pop(tp, None)
             self._committed.pop(tp, None)
         state_manager = self._state_managers.pop(task_id, None)
+        eos_clean = self._eos and clean and not self._collector.get(task_id).in_transaction
         try:
             if state_manager is not None:
                 self._reader.unregister(task_id)
+                if eos_clean:  # exactly-once checkpoints only here, after the last commit
+                    state_manager.checkpoint()
             task.close()
+            if eos_clean and state_manager is not None:
+                self._state_directory.clear_eos_dirty(task_id)
         except Exception:
             if clean:
                 raise
             log.exception("error closing task %s dirty", task_id)
         finally:
+            if self._eos:
+                self._collector.release(task_id, clean)  # dirty: abort the open transaction
             if state_manager is not None:
                 state_manager.close()
                 self._state_directory.unlock(task_id)
 
     def close_all(self, clean: bool) -> None:
         self._awaiting_lock.clear()
-        self.handle_assignment(list(self.tasks), (), clean=clean)
+        self._migrated.clear()
+        self._standby_awaiting.clear()
+        self.handle_assignment(list(self.tasks), (), clean=clean, revoked_standby=list(self.standby_tasks))
+
+    # ------------------------------------------------------------------ standby tasks
+    def _create_standby(self, task_id: TaskId) -> bool:
+        """Open a standby's stores and register it with the reader; False while its directory
+        lock is held elsewhere (retried by :meth:`restore`). Stateless tasks need no standby."""
+        info = self._subtopologies[task_id.subtopology]
+        if not info.stores or self._reader is None:
+            return True
+        if not self._state_directory.lock(task_id):
+            self._standby_awaiting.add(task_id)
+            return False
+        self._standby_awaiting.discard(task_id)
+        self._state_directory.wipe_if_eos_dirty(task_id)  # left by a crashed exactly-once active
+        from streams_runtime.processor.internals.standby_task import StandbyTask
+
+        standby = StandbyTask(task_id, list(info.stores), self._store_builders, self._config, self._metrics,
+                              self._state_directory, self._wall_clock)
+        try:
+            standby.initialize()
+            self._reader.register(standby.state_manager, standby=True)
+        except BaseException:
+            try:
+                standby.close(clean=False)
+            finally:
+                self._state_directory.unlock(task_id)
+            raise
+        self.standby_tasks[task_id] = standby
+        log.info("standby task %s created (checkpointed offsets %s)", task_id,
+                 standby.state_manager.checkpointed_offsets())
+        return True
+
+    def _close_standby(self, task_id: TaskId, clean: bool) -> None:
+        """Stop replaying, checkpoint, close the stores, release the lock. A standby's stores never
+        run ahead of their offsets (each replayed batch carries its offset), so even a dirty close
+        checkpoints; only its errors are swallowed then."""
+        self._standby_awaiting.discard(task_id)
+        standby = self.standby_tasks.pop(task_id, None)
+        if standby is None:
+            return
+        try:
+            self._reader.unregister(task_id)
+            standby.close(clean=True)
+        except Exception:
+            if clean:
+                raise
+            log.exception("error closing standby task %s dirty", task_id)
+        finally:
+            self._state_directory.unlock(task_id)
+
+    @property
+    def has_standbys(self) -> bool:
+        return bool(self.standby_tasks or self._standby_awaiting)
+
+    def checkpoint_standbys(self) -> None:
+        """At the thread's commit: write the checkpoint of every standby that replayed something."""
+        for standby in self.standby_tasks.values():
+            standby.checkpoint()
+
+    # -- read by interactive queries and metrics (under StreamThread.query_lock)
+    def standby_stores(self, task_id: TaskId) -> dict[str, Any]:
+        """The (root) stores of the standby ``task_id`` by name; empty when it is no standby here."""
+        standby = self.standby_tasks.get(task_id)
+        return dict(standby.stores) if standby is not None else {}
+
+    def standby_lags(self) -> dict[TaskId, dict[tuple[str, int], int]]:
+        """``{standby task: {changelog partition: records behind its end}}``."""
+        if self._reader is None:
+            return {}
+        return {t: lags for t, lags in self._reader.standby_lags().items() if t in self.standby_tasks}
+
+    def restore_progress(self) -> dict[TaskId, tuple[int, int | None]]:
+        """``{active task registered for restore: (records restored, total to restore or None)}``."""
+        if self._reader is None:
+            return {}
+        return {t: p for t, p in self._reader.restore_progress().items() if t in self.tasks}
 
     # ------------------------------------------------------------------ restore
     @property
@@ -179,8 +324,11 @@ class TaskManager:
 
     @property
     def reading_changelogs(self) -> bool:
-        """Some task restores now (the thread polls its input without waiting meanwhile)."""
-        return bool(self._restoring)
+        """Some task restores now, or a standby is catching up (the thread polls its input
+        without waiting meanwhile)."""
+        return bool(self._restoring) or bool(
+            self.standby_tasks and self._reader is not None and self._reader.standby_records_last_step
+        )
 
     def restore(self, timeout_s: float) -> bool:
         """One restore step: retry the locks of waiting tasks, then restore; tasks whose stores are
@@ -190,11 +338,59 @@ class TaskManager:
         for task_id in list(self._awaiting_lock):
             self._create_task(task_id)
         created = len(self._awaiting_lock) < waiting
-        if self._restoring:
+        for task_id in sorted(self._standby_awaiting):
+            if task_id not in self.tasks:
+                created = self._create_standby(task_id) or created
+            else:
+                self._standby_awaiting.discard(task_id)
+        if self._restoring or self.standby_tasks:  # standbys replay after active restoration
             for task_id in self._reader.restore(timeout_s=timeout_s):
                 if task_id in self._restoring:
+                    if task_id in self._rebuilding:
+                        self._snapshot_rebuilt(task_id)
                     self._start_running(task_id)
         return created
+
+    # ------------------------------------------------------------------ state rebuild (issue 7)
+    def rebuild_task(self, task_id: TaskId, store_name: str) -> dict[str, int]:
+        """Close ``task_id`` cleanly, wipe its state directory and create it again, so it restores
+        every store from its changelog (steps 1-3 of :mod:`.state_rebuild`); once restored, before
+        it processes, :meth:`rebuild_report` has a snapshot of ``store_name``. Returns the input
+        offsets committed at the close (``"topic:partition" -> next offset``)."""
+        if task_id not in self.tasks:
+            raise StreamsError(f"task {task_id} is not an active task of this thread")
+        partitions = self.partitions_of(task_id)
+        self.handle_assignment([task_id], (), clean=True)  # Step 1: commit, close
+        committed = self._consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        sd = self._state_directory
+        if sd.lock(task_id):  # Step 2 (the thread keeps the lock into the new task)
+            sd.wipe_task(task_id)
+        else:
+            raise StreamsError(f"task {task_id}: cannot lock {sd.task_dir(task_id)} to wipe it")
+        self._rebuilt.pop(task_id, None)
+        self._rebuilding[task_id] = store_name
+        self.handle_assignment((), [task_id], clean=True)  # Step 3
+        return {f"{tp.topic}:{tp.partition}": tp.offset for tp in committed}
+
+    def rebuild_report(self, task_id: TaskId) -> dict[str, Any] | None:
+        """The snapshot of a rebuilt task once it restored (taken once), else None; raises when
+        the task is no longer active here (revoked by a rebalance during the rebuild)."""
+        if task_id in self._rebuilt:
+            return self._rebuilt.pop(task_id)
+        if task_id not in self.tasks and task_id not in self._awaiting_lock:
+            self._rebuilding.pop(task_id, None)
+            raise StreamsError(f"task {task_id} left this thread while it was being rebuilt")
+        return None
+
+    def _snapshot_rebuilt(self, task_id: TaskId) -> None:
+        """Step 4 of :mod:`.state_rebuild`: restored, not processing yet."""
+        from streams_runtime.processor.internals.state_rebuild import snapshot_restored_store
+
+        store_name = self._rebuilding.pop(task_id)
+        restored = self._reader.restored_count(task_id)
+        self._rebuilt[task_id] = snapshot_restored_store(
+            self.tasks[task_id], self._state_managers[task_id], store_name, restored
+        )
 
 
     # ------------------------------------------------------------------ processing (hot path)
@@ -212,7 +408,15 @@ class TaskManager:
                               msg.headers() or ()))
 
     def process(self, now_ms: int) -> int:
-        """Process every buffered record of every processable task; return how many."""
+        """Process every buffered record of every processable task; return how many (0 in the
+        iteration where a task turned out fenced: it is closed and the rest go on next time)."""
+        try:
+            return self._process(now_ms)
+        except TaskMigratedError as exc:
+            self._handle_migrated(exc.task_ids)
+            return 0
+
+    def _process(self, now_ms: int) -> int:
         total = 0
         multi = self._multi_queues
         for task in self._running:
@@ -231,6 +435,7 @@ class TaskManager:
                     while process():
                         n += 1
             if n:
+                self._metrics.sensor("process-total", tags={"task-id": task.id}).increment(n)
                 task.maybe_punctuate_stream_time()
                 total += n
         return total
@@ -246,8 +451,21 @@ class TaskManager:
         return now_ms - since >= self._max_idle_ms
 
     def punctuate(self) -> None:
-        for task in self._running:
-            task.maybe_punctuate_system_time()
+        try:
+            for task in self._running:
+                task.maybe_punctuate_system_time()
+        except TaskMigratedError as exc:
+            self._handle_migrated(exc.task_ids)
+
+    def _handle_migrated(self, task_ids: Iterable[TaskId]) -> None:
+        """Exactly-once: the tasks' producers were fenced; close them dirty, ask for a rebalance."""
+        for task_id in sorted(task_ids):
+            if task_id in self.tasks:
+                log.warning("task %s migrated (its transactional producer was fenced); closing it dirty "
+                            "and rejoining the group", task_id)
+                self._close_task(task_id, clean=False)
+                self._migrated.add(task_id)
+        self.on_task_migrated()
 
     def commit_requested(self) -> bool:
         return any(task.commit_requested for task in self._running)
@@ -256,6 +474,8 @@ class TaskManager:
     def commit(self, tasks: Iterable[StreamTask] | None = None) -> int:
         """The commit protocol of the module docstring; returns the number of offsets committed."""
         tasks = list(self._running if tasks is None else tasks)
+        if self._eos:
+            return self._commit_transactions(tasks)
         # Step 1
         for task in tasks:
             task.commit()
@@ -281,3 +501,48 @@ class TaskManager:
                     state_manager.update_changelog_offsets(mine)
                 state_manager.checkpoint()
         return len(offsets)
+
+    def _commit_transactions(self, tasks: list[StreamTask]) -> int:
+        """Exactly-once commit (module docstring): one transaction per task. Step 1 runs for every
+        task first, then steps 2-4 of each task's transaction (``TaskRecordCollectors.commit_all``).
+        A fenced task is closed dirty, the others still commit; any other error is raised after
+        every task was tried. Returns the number of offsets committed."""
+        committed = self._committed
+        group_metadata = None
+        migrated: set[TaskId] = set()
+        pending = []
+        for task in tasks:
+            try:
+                task.commit()  # Step 1
+            except TaskMigratedError as exc:
+                migrated |= exc.task_ids
+                continue
+            consumed = [(tp, o) for tp, o in task.consumed_offsets.items() if committed.get(tp) != o]
+            if consumed and group_metadata is None:
+                group_metadata = self._consumer.consumer_group_metadata()
+            offsets = [TopicPartition(tp[0], tp[1], o + 1) for tp, o in consumed]
+            pending.append((task, consumed, offsets))
+        # Steps 2-4
+        outcomes = self._collector.commit_all([(t.id, offsets, group_metadata) for t, _, offsets in pending])
+        count = 0
+        failure = None
+        for (task, consumed, _), outcome in zip(pending, outcomes, strict=True):
+            if isinstance(outcome, TaskMigratedError):
+                migrated |= outcome.task_ids
+                continue
+            if isinstance(outcome, BaseException):
+                failure = failure or outcome
+                continue
+            if not outcome:  # nothing sent, nothing consumed
+                continue
+            committed.update(consumed)
+            count += len(consumed)
+            collector = self._collector.get(task.id)
+            state_manager = self._state_managers.get(task.id)
+            if state_manager is not None and collector.changelog_offsets:
+                state_manager.update_changelog_offsets(collector.changelog_offsets)
+        if migrated:
+            self._handle_migrated(migrated)
+        if failure is not None:
+            raise failure
+        return count

@@ -167,6 +167,11 @@ class KeyValueStoreBuilder(StoreBuilderSwitches):
         return self._timestamped
 
     @property
+    def key_serde(self) -> Serde | None:
+        """The key serde given (``None``: the app's default); interactive queries partition keys with it."""
+        return self._key_serde
+
+    @property
     def persistent(self) -> bool:
         """Whether built stores keep data across restarts."""
         return bool(getattr(self._supplier, "persistent", False))

@@ -168,6 +168,11 @@ class _SegmentedStoreBuilder(StoreBuilderSwitches):
         return self._supplier.name
 
     @property
+    def key_serde(self) -> Serde | None:
+        """The key serde given (``None``: the app's default); interactive queries partition keys with it."""
+        return self._key_serde
+
+    @property
     def retention_period_ms(self) -> int:
         return self._supplier.retention_period_ms
 

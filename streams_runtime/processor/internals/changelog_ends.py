@@ -1,0 +1,126 @@
+"""ChangelogEndOffsets: the group leader's view of every stateful task's true changelog end.
+
+Owned by one client's RuntimeSetup and handed to each GroupMember as its ``end_offset_sums``
+provider; called on kafka-python's IO thread while this client's member leads a rebalance (so:
+serialized by a lock, bounded in time, and it never raises into the rebalance -- the member falls
+back to relative lags when it does). With true ends the assignor's lags are real: a standby that
+fell behind is not "caught up" just because it is the best reported replica.
+
+Protocol, one call (D1: Tansu's ListOffsets-latest is the last batch's base offset + 1, so it is
+only used to place a probe at or before the end):
+  1. list each changelog partition's offsets (log start, "latest");
+  2. assign every non-empty partition at ``latest - 1`` on one consumer (created once, kept);
+  3. consume until each partition reported EOF: the EOF offset is the fetch's high watermark,
+     the TRUE end; stop at the deadline and keep the best bound seen (latest, last record + 1);
+  4. unassign; per task, the sum over its changelog partitions of ``end - 1`` (the offset of the
+     last record, the same convention as the checkpoints' offset sums, so a replica that reflects
+     every record has lag 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from streams_runtime.kafka import clients
+
+__all__ = ["ChangelogEndOffsets"]
+
+log = logging.getLogger("streams_runtime.processor")
+
+#: the whole call must stay well inside a rebalance (test sessions are 2-3 s)
+DEFAULT_TIMEOUT_S = 1.5
+
+
+class ChangelogEndOffsets:
+    """See the module docstring.
+
+    :param bootstrap_servers: the cluster of the changelog topics.
+    :param changelog_topics: sub-topology id -> its changelog topics (partition = task partition).
+    :param consumer_overrides: librdkafka settings for the probing consumer.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        changelog_topics: Mapping[int, Iterable[str]],
+        consumer_overrides: Mapping[str, Any] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self._bootstrap_servers = bootstrap_servers
+        self._topics = {s: tuple(sorted(t)) for s, t in changelog_topics.items()}
+        self._overrides = dict(consumer_overrides or {})
+        self._timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._consumer: Any = None
+        #: seconds the last call took (for benches and logs)
+        self.last_duration_s = 0.0
+
+    def __call__(self, tasks: Iterable[Any]) -> dict[Any, int]:
+        """Per task, the sum of its changelog partitions' last offsets (see the module docstring)."""
+        started = time.monotonic()
+        tasks = list(tasks)
+        wanted = sorted(
+            {(topic, t.partition) for t in tasks for topic in self._topics.get(t.subtopology, ())}
+        )
+        with self._lock:
+            ends = self.end_offsets(wanted) if wanted else {}
+        sums = {
+            t: sum(max(0, ends[(topic, t.partition)] - 1) for topic in self._topics.get(t.subtopology, ()))
+            for t in tasks
+        }
+        self.last_duration_s = time.monotonic() - started
+        log.debug("changelog end offsets of %d partition(s) in %.3fs", len(wanted), self.last_duration_s)
+        return sums
+
+    def end_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Steps 1-3: the true end offset of each partition."""
+        deadline = time.monotonic() + self._timeout_s
+        consumer = self._consumer_()
+        ends: dict[tuple[str, int], int] = {}
+        probes: list[Any] = []
+        # Step 1
+        for topic, partition in partitions:
+            low, latest = consumer.get_watermark_offsets(
+                clients.TopicPartition(topic, partition), timeout=max(0.1, deadline - time.monotonic())
+            )
+            ends[(topic, partition)] = max(0, latest)
+            if latest > max(0, low):
+                probes.append(clients.TopicPartition(topic, partition, max(low, latest - 1)))
+        if not probes:
+            return ends
+        # Step 2
+        consumer.assign(probes)
+        pending = {(p.topic, p.partition) for p in probes}
+        try:
+            # Step 3
+            while pending and time.monotonic() < deadline:
+                for message in consumer.consume(10_000, min(0.05, max(0.0, deadline - time.monotonic()))):
+                    tp = (message.topic(), message.partition())
+                    error = message.error()
+                    if error is None:
+                        ends[tp] = max(ends[tp], message.offset() + 1)
+                    elif error.code() == clients.PARTITION_EOF:
+                        ends[tp] = max(ends[tp], message.offset())
+                        pending.discard(tp)
+            if pending:
+                log.warning("changelog end offsets: no EOF within %.1fs for %s; using the best bound seen",
+                            self._timeout_s, sorted(pending))
+        finally:
+            # Step 4
+            consumer.unassign()
+        return ends
+
+    def _consumer_(self) -> Any:
+        if self._consumer is None:
+            self._consumer = clients.create_restore_consumer(self._bootstrap_servers, self._overrides)
+        return self._consumer
+
+    def close(self) -> None:
+        with self._lock:
+            consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()

@@ -1,0 +1,474 @@
+"""create_app: the FastAPI app of one worker (interactive queries, metadata, metrics, health).
+
+Routes (every one but ``/health/*`` needs the bearer token when ``application_server_token`` is set):
+
+* ``GET /stores``: the topology's stores, their kind, partition count and local partitions.
+* ``GET /stores/{store}/keys/{key}``: the value of one key (key-value store). Answered here when
+  this instance runs the key's partition; otherwise forwarded once to the owner's endpoint (from
+  ``query_metadata_for_key``) with the ``X-Streams-Forwarded-By`` hop header, which a receiving
+  instance never forwards again (no loops while the assignment changes). ``?allow_stale=true``
+  lets a local standby answer (``"stale": true`` in the body). Window stores take
+  ``?from=&to=`` (window starts, ms) and answer ``[{start, end, value}]``; session stores answer
+  the key's sessions.
+* ``GET /stores/{store}/windows/{key}?from=&to=``: the same, for window stores, spelled out.
+* ``GET /stores/{store}/range?from=&to=`` and ``GET /stores/{store}/all`` (key-value),
+  ``GET /stores/{store}/windows?from=&to=`` (window ``fetch_all``): LOCAL scans. They cover the
+  partitions of the store hosted on this instance (``?partition=p`` limits them to one, which
+  must be hosted here), never forward, and say which partitions they read; a caller wanting the
+  whole store asks every instance of ``GET /metadata/{store}`` (each answers for its own
+  partitions only, so the union has no duplicates). A local partition that is restoring makes
+  the scan fail with 503 rather than answer without its entries.
+* ``GET /metadata/{store}``, ``GET /metadata/{store}/{key}``: instances hosting a store; the
+  active host, standby hosts and partition of a key.
+* ``GET /lags``: ``all_local_store_partition_lags()``.
+* ``GET /metrics``: Prometheus text (:mod:`.prometheus`).
+* ``GET /openapi.json``, ``GET /docs``: this description, as OpenAPI and Swagger UI.
+* ``GET /health/live`` (200 unless the client is in ERROR/NOT_RUNNING) and ``GET /health/ready``
+  (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason).
+
+Errors are JSON ``{"error": <code>, "message": <text>}``: 400 malformed key or parameters, 401
+no/bad token, 404 unknown store or key, 409 wrong store kind for the route, 503 store migrating,
+client not running, or owner unreachable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import JSONResponse, Response
+
+from streams_runtime.errors import (
+    InvalidStateStoreError,
+    InvalidStateStorePartitionError,
+    StateStoreMigratedError,
+    StreamsError,
+    StreamsNotStartedError,
+    UnknownStateStoreError,
+)
+from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
+from streams_runtime.server import prometheus
+from streams_runtime.server.auth import require_token
+from streams_runtime.server.keys import MalformedKeyError, parse_key, to_json
+
+log = logging.getLogger("streams_runtime.server")
+
+HOP_HEADER = "X-Streams-Forwarded-By"
+FORWARD_TIMEOUT_S = 10.0
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message = status, error, message
+
+
+def _status_of(exc: InvalidStateStoreError) -> tuple[int, str]:
+    if isinstance(exc, UnknownStateStoreError):
+        return 404, "unknown_store"
+    if isinstance(exc, StateStoreMigratedError):
+        return 503, "store_migrating"
+    if isinstance(exc, StreamsNotStartedError):
+        return 503, "not_running"
+    if isinstance(exc, InvalidStateStorePartitionError):
+        return 404, "partition_not_hosted"
+    return 503, "store_not_queryable"
+
+
+def create_app(streams: Any) -> FastAPI:
+    """The app serving ``streams`` (kept in ``app.state.streams`` for other routers)."""
+    app = FastAPI(title="Kafka Streams worker API", version="1", description=__doc__, docs_url=None,
+                  openapi_url=None)
+    app.state.streams = streams
+    app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
+
+    @app.exception_handler(ApiError)
+    def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": exc.error, "message": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(InvalidStateStoreError)
+    def _store_error(request: Request, exc: InvalidStateStoreError) -> JSONResponse:
+        status, code = _status_of(exc)
+        return JSONResponse({"error": code, "message": str(exc)}, status_code=status)
+
+    @app.exception_handler(StreamsError)
+    def _streams_error(request: Request, exc: StreamsError) -> JSONResponse:
+        body = {"error": "streams_error", "message": f"{type(exc).__name__}: {exc}"}
+        return JSONResponse(body, status_code=500)
+
+    @app.exception_handler(MalformedKeyError)
+    def _bad_key(request: Request, exc: MalformedKeyError) -> JSONResponse:
+        return JSONResponse({"error": "malformed_key", "message": str(exc)}, status_code=400)
+
+    app.include_router(_health_router())
+    app.include_router(_query_router(), dependencies=[Depends(require_token)])
+    app.include_router(_docs_router(app), dependencies=[Depends(require_token)])
+    if importlib.util.find_spec("streams_runtime.server.admin") is not None:
+        from streams_runtime.server import admin
+
+        app.include_router(admin.router)
+    return app
+
+
+# ---------------------------------------------------------------------------- docs
+def _docs_router(app: FastAPI) -> APIRouter:
+    """``/openapi.json`` and ``/docs`` behind the token like every route but ``/health/*`` (with a
+    token set, fetch the schema with the header; the Swagger page then needs it too)."""
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/openapi.json")
+    def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @router.get("/docs")
+    def docs() -> Response:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - docs")
+
+    return router
+
+
+# ---------------------------------------------------------------------------- health
+def _health_router() -> APIRouter:
+    router = APIRouter(prefix="/health", tags=["health"])
+
+    @router.get("/live", summary="Liveness: 200 unless the client failed or stopped")
+    def live(request: Request) -> JSONResponse:
+        state = request.app.state.streams.state.name
+        ok = state not in ("ERROR", "NOT_RUNNING", "PENDING_ERROR")
+        return JSONResponse(
+            {"status": "alive" if ok else "dead", "state": state}, status_code=200 if ok else 503
+        )
+
+    @router.get("/ready", summary="Readiness: 200 only when RUNNING with every active task RUNNING")
+    def ready(request: Request) -> JSONResponse:
+        streams = request.app.state.streams
+        state = streams.state.name
+        if state != "RUNNING":
+            return JSONResponse(
+                {"status": "not_ready", "state": state, "reason": f"the client is {state}, not RUNNING"},
+                status_code=503,
+            )
+        restoring = _restoring_tasks(streams)
+        if restoring:
+            return JSONResponse(
+                {
+                    "status": "not_ready",
+                    "state": state,
+                    "reason": f"active tasks not RUNNING yet (restoring): {', '.join(restoring)}",
+                },
+                status_code=503,
+            )
+        return JSONResponse({"status": "ready", "state": state})
+
+    return router
+
+
+def _restoring_tasks(streams: Any) -> list[str]:
+    restoring = []
+    for thread in streams.local_threads():
+        if thread.state != "RUNNING":
+            restoring.append(f"thread {thread.name} is {thread.state}")
+            continue
+        if not thread.query_lock.acquire(timeout=2.0):
+            restoring.append(f"thread {thread.name} is busy")
+            continue
+        try:
+            manager = thread.task_manager
+            if manager is not None:
+                restoring.extend(str(t) for t in sorted(manager.tasks) if manager.is_restoring(t))
+        finally:
+            thread.query_lock.release()
+    return restoring
+
+
+# ---------------------------------------------------------------------------- queries
+def _query_router() -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/stores", tags=["stores"], summary="The topology's stores")
+    def stores(request: Request) -> dict:
+        queries = request.app.state.streams.interactive_queries
+        out = []
+        for name in queries.local.store_names():
+            try:
+                out.append(
+                    {
+                        "name": name,
+                        "type": queries.local.kind(name),
+                        "partitions": queries.local.partition_count(name),
+                        "local_partitions": sorted(queries.local.local_partitions(name)),
+                        "local_standby_partitions": sorted(
+                            queries.local.local_partitions(name, standby=True)
+                            - queries.local.local_partitions(name)
+                        ),
+                    }
+                )
+            except StreamsNotStartedError:
+                out.append({"name": name})
+        return {"stores": out}
+
+    @router.get(
+        "/stores/{store}/keys/{key}",
+        tags=["stores"],
+        summary="One key's value (forwarded to its owner when not hosted here)",
+    )
+    def get_key(
+        request: Request,
+        store: str,
+        key: str,
+        allow_stale: bool = Query(False, description="let a local standby answer"),
+        time_from: int | None = Query(
+            None, alias="from", description="window stores: first window start (ms)"
+        ),
+        time_to: int | None = Query(None, alias="to", description="window stores: last window start (ms)"),
+    ) -> Any:
+        return _key_query(request, store, key, allow_stale, time_from, time_to, None)
+
+    @router.get(
+        "/stores/{store}/windows/{key}",
+        tags=["stores"],
+        summary="A window store's windows of one key between two window starts",
+    )
+    def get_windows(
+        request: Request,
+        store: str,
+        key: str,
+        time_from: int = Query(0, alias="from", description="first window start (ms)"),
+        time_to: int = Query(2**63 - 1, alias="to", description="last window start (ms)"),
+        allow_stale: bool = Query(False, description="let a local standby answer"),
+    ) -> Any:
+        return _key_query(request, store, key, allow_stale, time_from, time_to, WINDOW)
+
+    @router.get(
+        "/stores/{store}/range",
+        tags=["stores"],
+        summary="Local scan of a key-value store between two keys (inclusive)",
+    )
+    def get_range(
+        request: Request,
+        store: str,
+        key_from: str | None = Query(None, alias="from"),
+        key_to: str | None = Query(None, alias="to"),
+        partition: int | None = None,
+        allow_stale: bool = False,
+    ) -> dict:
+        view = _view(request, store, KEY_VALUE, allow_stale, partition)
+        serde = request.app.state.streams.interactive_queries.local.key_serde(store)
+        lo = parse_key(key_from, serde) if key_from is not None else None
+        hi = parse_key(key_to, serde) if key_to is not None else None
+        return _scan_body(store, view, view.range(lo, hi))
+
+    @router.get("/stores/{store}/all", tags=["stores"], summary="Local scan of a whole key-value store")
+    def get_all(
+        request: Request, store: str, partition: int | None = None, allow_stale: bool = False
+    ) -> dict:
+        view = _view(request, store, KEY_VALUE, allow_stale, partition)
+        return _scan_body(store, view, view.all())
+
+    @router.get(
+        "/stores/{store}/windows",
+        tags=["stores"],
+        summary="Local scan of a window store: every window starting between from and to",
+    )
+    def get_all_windows(
+        request: Request,
+        store: str,
+        time_from: int = Query(0, alias="from"),
+        time_to: int = Query(2**63 - 1, alias="to"),
+        partition: int | None = None,
+        allow_stale: bool = False,
+    ) -> dict:
+        view = _view(request, store, WINDOW, allow_stale, partition)
+        return _scan_body(store, view, view.fetch_all(time_from, time_to))
+
+    @router.get("/metadata/{store}", tags=["metadata"], summary="Instances hosting a store")
+    def store_metadata(request: Request, store: str) -> dict:
+        metadata = request.app.state.streams.all_metadata_for_store(store)
+        return {
+            "store": store,
+            "instances": [
+                {
+                    "host": str(m.host_info),
+                    "partitions": sorted(p for _, p in m.topic_partitions),
+                    "standby_partitions": sorted(p for _, p in m.standby_topic_partitions),
+                }
+                for m in metadata
+            ],
+        }
+
+    @router.get(
+        "/metadata/{store}/{key}",
+        tags=["metadata"],
+        summary="Active host, standby hosts and partition of a key",
+    )
+    def key_metadata(request: Request, store: str, key: str) -> dict:
+        streams = request.app.state.streams
+        parsed = parse_key(key, streams.interactive_queries.local.key_serde(store))
+        meta = streams.query_metadata_for_key(store, parsed)
+        return {
+            "store": store,
+            "key": to_json(parsed),
+            "partition": meta.partition,
+            "active_host": str(meta.active_host) if meta.active_host else None,
+            "standby_hosts": sorted(str(h) for h in meta.standby_hosts),
+        }
+
+    @router.get("/lags", tags=["metadata"], summary="Lag of every local store partition behind its changelog")
+    def lags(request: Request) -> dict:
+        out = request.app.state.streams.all_local_store_partition_lags()
+        return {
+            store: {
+                str(p): {
+                    "current_offset": i.current_offset_position,
+                    "end_offset": i.end_offset_position,
+                    "lag": i.offset_lag,
+                }
+                for p, i in sorted(by_p.items())
+            }
+            for store, by_p in sorted(out.items())
+        }
+
+    @router.get(
+        "/metrics",
+        tags=["metrics"],
+        summary="Prometheus text exposition of the client's metrics",
+        response_class=Response,
+    )
+    def metrics(request: Request) -> Response:
+        return Response(prometheus.render(request.app.state.streams), media_type=prometheus.CONTENT_TYPE)
+
+    return router
+
+
+def _view(request: Request, store: str, kind: str, allow_stale: bool, partition: int | None) -> Any:
+    queries = request.app.state.streams.interactive_queries
+    actual = queries.local.kind(store)
+    if actual != kind:
+        raise ApiError(
+            409, "wrong_store_type", f"store {store} is a {actual} store; this route reads {kind} stores"
+        )
+    return queries.store(store, allow_stale=allow_stale, partition=partition)
+
+
+def _scan_body(store: str, view: Any, entries: list[Any]) -> dict:
+    return {
+        "store": store,
+        "partitions": view.partitions(),
+        "local_only": True,
+        "entries": [{"key": to_json(k), "value": to_json(v)} for k, v in entries],
+    }
+
+
+def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -> Any:
+    """The read of one key for a store of ``kind`` (a function of the store, run under its lock)."""
+    if kind == KEY_VALUE:
+        return lambda store: store.get(key)
+    if kind == WINDOW:
+        lo = 0 if time_from is None else time_from
+        hi = 2**63 - 1 if time_to is None else time_to
+
+        def windows(store: Any) -> list[dict]:
+            with store.fetch(key, lo, hi) as it:
+                return [{"start": start, "value": to_json(value)} for start, value in it]
+
+        return windows
+
+    def sessions(store: Any) -> list[dict]:
+        with store.fetch(key) as it:
+            return [{"start": w.window.start, "end": w.window.end, "value": to_json(v)} for w, v in it]
+
+    return sessions
+
+
+def _key_query(
+    request: Request,
+    store: str,
+    key_text: str,
+    allow_stale: bool,
+    time_from: int | None,
+    time_to: int | None,
+    required_kind: str | None,
+) -> Any:
+    streams = request.app.state.streams
+    local = streams.interactive_queries.local
+    kind = local.kind(store)
+    if required_kind is not None and kind != required_kind:
+        raise ApiError(
+            409, "wrong_store_type", f"store {store} is a {kind} store, not a {required_kind} store"
+        )
+    key = parse_key(key_text, local.key_serde(store))
+    partition = local.partition_of(store, key)
+    read = _read_key(kind, key, time_from, time_to)
+    me = streams.config["application_server"]
+    body = {"store": store, "key": to_json(key), "partition": partition, "host": me}
+    try:
+        value = local.read(store, partition, read)
+        stale = False
+    except StateStoreMigratedError:
+        if not allow_stale:
+            raise
+        value, stale = local.read(store, partition, read, allow_stale=True), True
+    except InvalidStateStorePartitionError:
+        try:
+            value, stale = (
+                (local.read(store, partition, read, allow_stale=True), True) if allow_stale else (None, None)
+            )
+        except InvalidStateStorePartitionError:
+            stale = None
+        if stale is None:
+            return _forward(request, store, key, partition, me)
+    if value is None and kind == KEY_VALUE:
+        raise ApiError(
+            404,
+            "key_not_found",
+            f"store {store} has no value for key {key_text!r} (partition {partition}, answered by {me})",
+        )
+    return {**body, "value": to_json(value), "stale": stale}
+
+
+def _forward(request: Request, store: str, key: Any, partition: int, me: str) -> Response:
+    streams = request.app.state.streams
+    if request.headers.get(HOP_HEADER):
+        raise ApiError(
+            503,
+            "store_migrating",
+            f"store {store} partition {partition} is not hosted on {me} (the request was forwarded "
+            f"here by {request.headers[HOP_HEADER]}); the assignment is changing, retry",
+        )
+    try:
+        meta = streams.query_metadata_for_key(store, key)
+    except StreamsError as exc:
+        raise ApiError(
+            503, "store_migrating", f"store {store} partition {partition}: no owner known ({exc})"
+        ) from exc
+    owner = str(meta.active_host) if meta.active_host is not None else None
+    if owner is None or owner == me:
+        raise ApiError(
+            503,
+            "store_migrating",
+            f"store {store} partition {partition} is migrating: no instance runs it right now, retry",
+        )
+    url = f"http://{owner}{quote(request.url.path)}"
+    headers = {HOP_HEADER: me}
+    auth = request.headers.get("authorization")
+    if auth:
+        headers["Authorization"] = auth
+    try:
+        answer = request.app.state.http.get(url, params=dict(request.query_params), headers=headers)
+    except httpx.HTTPError as exc:
+        raise ApiError(
+            503,
+            "owner_unreachable",
+            f"store {store} partition {partition} is hosted on {owner}, which did not answer: {exc}",
+        ) from exc
+    return Response(
+        answer.content,
+        status_code=answer.status_code,
+        media_type=answer.headers.get("content-type", "application/json"),
+        headers={HOP_HEADER: me},
+    )

@@ -1,0 +1,45 @@
+"""require_token: the bearer-token dependency of every route but ``/health/*``.
+
+When the client's ``application_server_token`` is set, a request must carry
+``Authorization: Bearer <token>``; otherwise 401 with a JSON body naming what is missing. The
+token is compared in constant time. Routers declare it as ``dependencies=[Depends(require_token)]``.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import HTTPException, Request, status
+
+#: the header carrying the token
+AUTHORIZATION = "authorization"
+
+
+def expected_token(request: Request) -> str | None:
+    streams = request.app.state.streams
+    return streams.config["application_server_token"]
+
+
+def require_token(request: Request) -> None:
+    """FastAPI dependency: 401 unless the request carries the configured bearer token."""
+    token = expected_token(request)
+    if not token:
+        return
+    header = request.headers.get(AUTHORIZATION, "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            detail={
+                "error": "unauthorized",
+                "message": "this endpoint needs 'Authorization: Bearer <token>' "
+                "(application_server_token is set)",
+            },
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            detail={"error": "unauthorized", "message": "the bearer token is not valid"},
+            headers={"WWW-Authenticate": "Bearer"},
+        )

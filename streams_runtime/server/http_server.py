@@ -1,0 +1,80 @@
+"""HttpServer: uvicorn serving :func:`~.app.create_app` in a background thread.
+
+Started by ``KafkaStreams.start()`` (after its threads) when ``application_server`` is set, on
+that endpoint's port, bound to ``application_server_bind`` (``127.0.0.1`` by default: set it to
+``0.0.0.0`` deliberately to serve other hosts, ideally with ``application_server_token``);
+stopped by ``close()``. Steps of :meth:`HttpServer.start_for`:
+  1. build the app for the client;
+  2. run ``uvicorn.Server`` on a daemon thread (uvicorn installs no signal handlers off the main
+     thread: the worker keeps its own SIGTERM handling);
+  3. wait until uvicorn listens; if it cannot bind (port taken) raise a StreamsError naming the
+     key, the address and the port.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.server.app import create_app
+
+log = logging.getLogger("streams_runtime.server")
+
+START_TIMEOUT_S = 15.0
+STOP_TIMEOUT_S = 5.0
+
+
+class HttpServer:
+    """See the module docstring."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=f"http-server-{port}", daemon=True)
+
+    @classmethod
+    def start_for(cls, streams: Any) -> HttpServer:
+        endpoint = streams.config["application_server"]
+        port = int(endpoint.rpartition(":")[2])
+        server = cls(create_app(streams), streams.config["application_server_bind"], port)  # Step 1
+        server.start()
+        return server
+
+    def start(self) -> None:
+        self._thread.start()  # Step 2
+        deadline = time.monotonic() + START_TIMEOUT_S  # Step 3
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise StreamsError(
+                    f"application_server: the HTTP server could not listen on {self.host}:{self.port} "
+                    f"(application_server_bind={self.host!r}); is the port taken?"
+                )
+            time.sleep(0.02)
+        log.info("HTTP API on http://%s:%d (docs at /docs)", self.host, self.port)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and self._server.started
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread.ident is not None:
+            self._thread.join(STOP_TIMEOUT_S)
+        self.app.state.http.close()

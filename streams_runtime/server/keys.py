@@ -1,0 +1,79 @@
+"""Path keys to store keys, and store results to JSON.
+
+A key arrives as a URL path segment (text). It is converted with the store's key serde: text for
+``Serdes.String``, an integer in range for ``Serdes.Integer``/``Serdes.Long``, a float for
+``Serdes.Double``, a JSON document for ``Serdes.Json``, UTF-8 bytes for ``Serdes.Bytes``; for any
+other serde, the text itself is tried and must serialize. A key that does not convert raises
+:class:`MalformedKeyError` (the API answers 400 naming the serde).
+
+Results: ``ValueAndTimestamp`` -> ``{"value", "timestamp"}``, ``Windowed`` -> ``{"key", "start",
+"end"}``, bytes -> text when UTF-8 else base64 under ``{"base64": ...}``, anything else as JSON if
+it can be, else its ``str``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+_INT_BOUNDS = {"Serdes.Integer": 32, "Serdes.Long": 64}
+
+
+class MalformedKeyError(ValueError):
+    """The path key does not convert to the store's key type."""
+
+
+def parse_key(text: str, serde: Any) -> Any:
+    """``text`` as a key of a store whose key serde is ``serde`` (module docstring)."""
+    name = getattr(serde, "name", None) or type(serde).__name__
+    try:
+        if name in _INT_BOUNDS:
+            value = int(text)
+            bits = _INT_BOUNDS[name]
+            if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+                raise ValueError(f"out of the {bits}-bit range")
+            return value
+        if name == "Serdes.Double":
+            return float(text)
+        if name == "Serdes.Json":
+            return json.loads(text)
+        if name == "Serdes.Bytes":
+            return text.encode()
+        if name == "Serdes.String":
+            return text
+        serde.serialize("query", text)  # an unknown serde: the text must at least serialize
+        return text
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise MalformedKeyError(
+            f"key {text!r} is not a valid key for the store's key serde {name}: {exc}"
+        ) from exc
+    except Exception as exc:  # a custom serde's own error
+        raise MalformedKeyError(
+            f"key {text!r} is not a valid key for the store's key serde {name}: {exc}"
+        ) from exc
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-ready form of a store key or value (module docstring)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            return {"base64": base64.b64encode(raw).decode()}
+    if hasattr(value, "timestamp") and hasattr(value, "value") and not isinstance(value, dict):
+        return {"value": to_json(value.value), "timestamp": value.timestamp}
+    if hasattr(value, "window") and hasattr(value, "key"):
+        return {"key": to_json(value.key), "start": value.window.start, "end": value.window.end}
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_json(v) for v in value]
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,97 @@
+"""The StoreChangelogReader's standby mode on the embedded broker: a standby task's changelog
+replays after active restoration (paused meanwhile), never completes, follows new writes, and
+reports its lag; the listener hears of the active task only."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams_runtime.config import as_config
+from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.standby_task import StandbyTask
+from streams_runtime.processor.internals.state_directory import StateDirectory
+from streams_runtime.processor.task_id import TaskId
+from tests.integration.ha_support import produce_keys
+from tests.integration.streams_support import make_topics
+from tests.integration.test_restore import RecordingListener
+from tests.unit.runtime.helpers import changelog, make_task, state_topology
+
+pytestmark = pytest.mark.kafka
+
+ACTIVE, STANDBY = TaskId(0, 0), TaskId(0, 1)
+RECORDS = 30_000
+
+
+def test_should_replay_standbys_after_active_restoration_and_keep_following(bootstrap_servers, unique_name,
+                                                                              tmp_path):
+    app = unique_name("sbr")
+    rocks, mem = changelog(app, "rocks"), changelog(app, "mem")
+    make_topics(bootstrap_servers, **{rocks: 2, mem: 2})
+    produce_keys(bootstrap_servers, rocks, RECORDS, value=b"v", partition=0)
+    produce_keys(bootstrap_servers, rocks, RECORDS, value=b"v", partition=1)
+    directory = StateDirectory(tmp_path, app)
+    assert directory.lock(ACTIVE) and directory.lock(STANDBY)
+    task, manager = make_task(directory, app, ACTIVE)
+    topology = state_topology()
+    standby = StandbyTask(STANDBY, ["rocks", "mem"],
+                          {n: e.builder for n, e in topology.internal_builder.stores.items()},
+                          as_config({"application_id": app, "state_dir": str(tmp_path)}), StreamsMetrics(),
+                          directory, lambda: 0)
+    standby.initialize()
+    listener = RecordingListener()
+    reader = StoreChangelogReader(bootstrap_servers, restore_listener=listener, max_batch_records=2_000)
+    try:
+        reader.register(manager)
+        reader.register(standby.state_manager, standby=True)
+        standby_offset = lambda: standby.state_manager.checkpointed_offsets().get((rocks, 1))  # noqa: E731
+        finished, steps = set(), 0
+        while ACTIVE not in finished:
+            finished |= reader.restore(0.05)
+            steps += 1
+            assert steps < 500, "the active task did not finish restoring"
+            if ACTIVE not in finished:  # active restoration first: the standby got nothing yet
+                assert standby_offset() is None
+        assert task.stores["rocks"].get("k0000001") == "v"
+        for _ in range(500):
+            if standby_offset() == RECORDS - 1:
+                break
+            assert STANDBY not in reader.restore(0.05)  # a standby never completes
+        assert standby_offset() == RECORDS - 1
+        assert standby.stores["rocks"].get("k0000001") == "v"
+        assert reader.standby_lags() == {STANDBY: {(rocks, 1): 0, (mem, 1): 0}}
+
+        produce_keys(bootstrap_servers, rocks, 100, prefix="new", value=b"w", partition=1)
+        for _ in range(200):
+            if standby_offset() == RECORDS + 99:
+                break
+            reader.restore(0.05)
+        assert standby_offset() == RECORDS + 99 and standby.stores["rocks"].get("new0000099") == "w"
+        assert {e[1] for e in listener.events} == {(rocks, 0)}  # the listener hears of the active only
+        assert reader.restore_progress() == {ACTIVE: (RECORDS, RECORDS)}
+    finally:
+        reader.close()
+        task.close()
+        standby.close()
+        directory.close()
+
+
+def test_should_read_true_changelog_ends_for_the_leaders_lags(bootstrap_servers, unique_name):
+    from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
+
+    app = unique_name("ends")
+    rocks, mem = changelog(app, "rocks"), changelog(app, "mem")
+    make_topics(bootstrap_servers, **{rocks: 3, mem: 3})
+    produce_keys(bootstrap_servers, rocks, 5_000, value=b"v", partition=0)
+    produce_keys(bootstrap_servers, rocks, 7, value=b"v", partition=1)
+    produce_keys(bootstrap_servers, mem, 20, value=b"v", partition=1)
+    ends = ChangelogEndOffsets(bootstrap_servers, {0: [rocks, mem]})
+    try:
+        tasks = [TaskId(0, p) for p in range(3)]
+        # offset sums are sums of LAST offsets (as in checkpoints): caught-up replicas have lag 0
+        assert ends(tasks) == {TaskId(0, 0): 4_999, TaskId(0, 1): 6 + 19, TaskId(0, 2): 0}
+        produce_keys(bootstrap_servers, rocks, 10, prefix="more", value=b"v", partition=2)
+        assert ends(tasks)[TaskId(0, 2)] == 9
+        assert ends.last_duration_s < 1.0
+    finally:
+        ends.close()

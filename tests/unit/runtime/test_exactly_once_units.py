@@ -1,0 +1,309 @@
+"""Exactly-once pieces that need no broker: the EOS dirty marker of the StateDirectory, the
+transactional collector's transaction state and error translation (against a fake producer),
+and which collector a thread gets for each processing guarantee."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from streams_runtime.config import StreamsConfig
+from streams_runtime.errors import TaskMigratedError, TransactionError
+from streams_runtime.kafka.clients import TopicPartition, isolation_level
+from streams_runtime.processor.internals import record_collector
+from streams_runtime.processor.internals.record_collector import (
+    RecordCollector,
+    TaskRecordCollectors,
+    TransactionalRecordCollector,
+    create_record_collector,
+)
+from streams_runtime.processor.internals.state_directory import (
+    CHECKPOINT_FILE,
+    EOS_DIRTY_FILE,
+    LOCK_FILE,
+    StateDirectory,
+)
+from streams_runtime.processor.task_id import TaskId
+
+T0, T1 = TaskId(0, 0), TaskId(0, 1)
+CHANGELOG = "app-counts-changelog"
+
+
+# ---------------------------------------------------------------------- the dirty marker
+@pytest.fixture
+def state_dir(tmp_path: Path) -> StateDirectory:
+    sd = StateDirectory(tmp_path, "app")
+    yield sd
+    sd.close()
+
+
+def test_should_wipe_a_task_directory_left_dirty_by_an_exactly_once_owner(state_dir):
+    assert state_dir.lock(T0)
+    state_dir.mark_eos_dirty(T0)
+    (state_dir.task_dir(T0) / "counts").mkdir()
+    (state_dir.task_dir(T0) / "counts" / "000001.sst").write_text("uncommitted writes")
+    state_dir.write_checkpoint(T0, {(CHANGELOG, 0): 41})
+    assert state_dir.is_eos_dirty(T0)
+
+    assert state_dir.wipe_if_eos_dirty(T0)
+
+    assert sorted(p.name for p in state_dir.task_dir(T0).iterdir()) == [LOCK_FILE]
+    assert state_dir.read_checkpoint(T0) == {}
+    assert not state_dir.is_eos_dirty(T0)
+
+
+def test_should_keep_the_state_of_a_cleanly_closed_exactly_once_task(state_dir):
+    assert state_dir.lock(T0)
+    state_dir.mark_eos_dirty(T0)
+    state_dir.write_checkpoint(T0, {(CHANGELOG, 0): 41})
+    state_dir.clear_eos_dirty(T0)
+
+    assert not state_dir.wipe_if_eos_dirty(T0)
+    assert sorted(p.name for p in state_dir.task_dir(T0).iterdir()) == [CHECKPOINT_FILE, LOCK_FILE]
+    assert state_dir.read_checkpoint(T0) == {(CHANGELOG, 0): 41}
+
+
+def test_should_report_no_offset_sum_for_a_dirty_task_directory(state_dir):
+    for task in (T0, T1):
+        state_dir.write_checkpoint(task, {(CHANGELOG, task.partition): 10})
+    (state_dir.task_dir(T1) / EOS_DIRTY_FILE).touch()
+    assert state_dir.task_offset_sums() == {T0: 10}
+
+
+def test_should_refuse_to_wipe_a_dirty_directory_without_its_lock(state_dir):
+    state_dir.task_dir(T0)
+    (state_dir.task_dir(T0) / EOS_DIRTY_FILE).touch()
+    with pytest.raises(Exception, match="lock is not held"):
+        state_dir.wipe_if_eos_dirty(T0)
+
+
+# ---------------------------------------------------------------------- the transactional collector
+class _Msg:
+    def __init__(self, topic: str, partition: int, offset: int) -> None:
+        self._t, self._p, self._o = topic, partition, offset
+
+    def topic(self) -> str:
+        return self._t
+
+    def partition(self) -> int:
+        return self._p
+
+    def offset(self) -> int:
+        return self._o
+
+
+class FakeStreamsProducer:
+    """StreamsProducer's surface; records calls, acknowledges on flush, fails where told to."""
+
+    instances: list[FakeStreamsProducer] = []
+
+    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any,
+                 errors_only: bool) -> None:
+        self.config = dict(overrides)
+        self.on_delivery = on_delivery
+        self.calls: list[str] = []
+        self.pending: list[tuple[str, int]] = []
+        self.offsets: dict[tuple[str, int], int] = {}
+        self.fail: dict[str, KafkaException] = {}
+        self.producer = self
+        FakeStreamsProducer.instances.append(self)
+
+    def _maybe_fail(self, name: str) -> None:
+        self.calls.append(name)
+        if name in self.fail:
+            raise self.fail.pop(name)
+
+    def produce(self, topic: str, key: Any, value: Any, partition: Any, timestamp: int, headers: Any) -> None:
+        self._maybe_fail("produce")
+        self.pending.append((topic, partition or 0))
+
+    def poll(self) -> None:
+        self._maybe_fail("poll")
+
+    def flush(self, timeout_s: float) -> int:
+        self._maybe_fail("flush")
+        for topic, partition in self.pending:
+            offset = self.offsets.get((topic, partition), -1) + 1
+            self.offsets[(topic, partition)] = offset
+            self.on_delivery(None, _Msg(topic, partition, offset))
+        self.pending.clear()
+        return 0
+
+    def init_transactions(self, timeout_s: float) -> None:
+        self._maybe_fail("init_transactions")
+
+    def begin_transaction(self) -> None:
+        self._maybe_fail("begin_transaction")
+
+    def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
+        self._maybe_fail("send_offsets")
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        self._maybe_fail("commit_transaction")
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        self._maybe_fail("abort_transaction")
+
+    def purge(self) -> None:
+        self.calls.append("purge")
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        self.calls.append("close")
+
+
+def _error(code: int, *, fatal: bool = False, abortable: bool = False,
+           retriable: bool = False) -> KafkaException:
+    error = KafkaError(code, "test", fatal=fatal, retriable=retriable, txn_requires_abort=abortable)
+    return KafkaException(error)
+
+
+@pytest.fixture
+def collector(monkeypatch) -> TransactionalRecordCollector:
+    FakeStreamsProducer.instances.clear()
+    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
+    return TransactionalRecordCollector("unused:9092", "c", {}, [CHANGELOG], task_id=T1,
+                                        transactional_id="app-0_1")
+
+
+def send(collector: TransactionalRecordCollector, topic: str = "out") -> None:
+    collector.send(topic, b"k", b"v", (), 0, 1)
+
+
+def test_should_init_transactions_with_the_task_transactional_id(collector):
+    producer = FakeStreamsProducer.instances[0]
+    assert producer.config["transactional.id"] == "app-0_1"
+    assert producer.config["transaction.timeout.ms"] == 10_000
+    assert producer.calls == ["init_transactions"]
+
+
+def test_should_begin_a_transaction_lazily_and_once_per_commit(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    send(collector, CHANGELOG)
+    assert producer.calls.count("begin_transaction") == 1 and collector.in_transaction
+
+    assert collector.commit([TopicPartition("in", 1, 2)], object())
+    assert producer.calls[-3:] == ["flush", "send_offsets", "commit_transaction"]
+    assert not collector.in_transaction
+    assert collector.changelog_offsets == {(CHANGELOG, 1): 0}
+
+    send(collector)
+    assert producer.calls.count("begin_transaction") == 2
+
+
+def test_should_commit_nothing_when_nothing_was_sent_or_consumed(collector):
+    producer = FakeStreamsProducer.instances[0]
+    assert not collector.commit([], None)
+    assert "begin_transaction" not in producer.calls
+    assert collector.commit([TopicPartition("in", 1, 5)], object())  # offsets alone: a transaction
+    assert producer.calls[-4:] == ["begin_transaction", "flush", "send_offsets", "commit_transaction"]
+
+
+@pytest.mark.parametrize("code", [KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH,
+                                  KafkaError._FENCED])  # noqa: SLF001
+def test_should_report_a_fenced_commit_as_task_migrated(collector, code):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail["commit_transaction"] = _error(code, abortable=True)
+    with pytest.raises(TaskMigratedError) as raised:
+        collector.commit([TopicPartition("in", 1, 2)], object())
+    assert raised.value.task_ids == {T1}
+    assert "abort_transaction" not in producer.calls
+
+
+def test_should_abort_and_fail_on_another_abortable_error(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail["send_offsets"] = _error(KafkaError.GROUP_AUTHORIZATION_FAILED, abortable=True)
+    with pytest.raises(TransactionError, match="GROUP_AUTHORIZATION_FAILED"):
+        collector.commit([TopicPartition("in", 1, 2)], object())
+    assert "abort_transaction" in producer.calls
+    assert not collector.in_transaction
+
+
+def test_should_retry_a_retriable_commit(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail["commit_transaction"] = _error(KafkaError._TIMED_OUT, retriable=True)  # noqa: SLF001
+    assert collector.commit([], None)
+    assert producer.calls.count("commit_transaction") == 2
+
+
+def test_should_find_the_fencing_behind_a_refused_send(collector):
+    """librdkafka raises the fatal _FENCED from poll and refuses later sends with _FATAL."""
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail["produce"] = _error(KafkaError._FATAL)  # noqa: SLF001
+    producer.fail["poll"] = _error(KafkaError._FENCED, fatal=True)  # noqa: SLF001
+    with pytest.raises(TaskMigratedError):
+        send(collector)
+
+
+def test_should_treat_a_fatal_producer_without_a_known_cause_as_migrated(collector):
+    """Re-creating the task either works (it was fenced) or surfaces the persistent error."""
+    send(collector)
+    FakeStreamsProducer.instances[0].fail["produce"] = _error(KafkaError._FATAL)  # noqa: SLF001
+    with pytest.raises(TaskMigratedError):
+        send(collector)
+
+
+def test_should_treat_a_callback_broken_by_a_fatal_error_as_migrated(collector):
+    """confluent runs a delivery callback with the fatal error pending: poll raises SystemError."""
+    send(collector)
+    FakeStreamsProducer.instances[0].fail["poll"] = SystemError("returned a result with an exception set")
+    collector.serve()
+    with pytest.raises(TaskMigratedError):
+        send(collector)
+
+
+def test_should_abort_the_open_transaction_on_dirty_close(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    collector.close_dirty()
+    for thread in threading.enumerate():  # the producer closes on a daemon thread
+        if thread.name.startswith("close-app-0_1"):
+            thread.join(5)
+    assert producer.calls[-3:] == ["abort_transaction", "purge", "close"]
+
+
+# ---------------------------------------------------------------------- configuration
+def test_should_give_each_guarantee_its_collector():
+    config = StreamsConfig(application_id="app", bootstrap_servers="x:1")
+    alos = create_record_collector(config, "x:1", "c", [])
+    try:
+        assert type(alos) is RecordCollector
+    finally:
+        alos.close(0)
+    eos = create_record_collector(
+        StreamsConfig(application_id="app", bootstrap_servers="x:1", processing_guarantee="exactly_once_v2"),
+        "x:1", "c", [CHANGELOG],
+    )
+    assert isinstance(eos, TaskRecordCollectors)
+    assert eos.transactional_id(T1) == "app-0_1"
+
+
+def test_should_read_committed_only_under_exactly_once():
+    assert isolation_level(True) == "read_committed"
+    assert isolation_level(False) == "read_uncommitted"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel):
+    FakeStreamsProducer.instances.clear()
+    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
+    monkeypatch.setattr(record_collector, "PARALLEL_COMMITS", parallel)
+    collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app")
+    try:
+        for task in (T0, T1):
+            send(collectors.for_task(task))
+        FakeStreamsProducer.instances[1].fail["commit_transaction"] = _error(KafkaError.PRODUCER_FENCED)
+        outcomes = collectors.commit_all([(T0, [TopicPartition("in", 0, 3)], object()),
+                                          (T1, [TopicPartition("in", 1, 3)], object())])
+        assert outcomes[0] is True
+        assert isinstance(outcomes[1], TaskMigratedError) and outcomes[1].task_ids == {T1}
+    finally:
+        collectors.close()
