@@ -47,6 +47,7 @@ def test_every_dag_file_is_found() -> None:
         "provision_topics.py",
         "changelog_compaction_check.py",
         "spark_backfill.py",
+        "state_rebuild.py",
     }
 
 
