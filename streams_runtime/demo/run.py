@@ -12,6 +12,9 @@ Steps of :func:`run_demo`:
   6. watch the results topic, printing progress live, until every user's latest result equals
      the ledger (count and total): OK, exit 0; a user counted above the ledger, a deadline, every
      worker gone or Ctrl-C: FAILED, exit 1;
+  6b. ask every user's total through instance 0's HTTP API (interactive queries on the store;
+     keys hosted by the other instance are forwarded to it) and check each answer against the
+     ledger: a wrong answer fails the demo;
   7. with ``keep_running``: keep producing and printing live per-user results until Ctrl-C;
   8. close the workers (each closes its KafkaStreams), then stop the broker.
 
@@ -22,18 +25,23 @@ printed and the provisioning DAG runs through the REST API; Airflow stops before
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
 import signal
+import socket
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from typing import Any
 
-from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
+from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
-from streams_runtime.kafka.broker import bootstrap_or_embedded, running_broker, runtime_home
+from streams_runtime.kafka.broker import bootstrap_or_embedded, free_port, running_broker, runtime_home
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 from streams_runtime.worker import WorkerLauncher, load_app, plan_for
 
@@ -114,6 +122,54 @@ def _watch(view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: th
             next_report = now + 1.0
 
 
+def _free_ports(count: int) -> int:
+    """A port P with P .. P+count-1 free on loopback (instance i serves P+i)."""
+    for _ in range(50):
+        base = free_port()
+        try:
+            with contextlib.ExitStack() as probes:
+                for offset in range(1, count):
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError(f"no {count} consecutive free ports on 127.0.0.1")
+
+
+def _query_totals(http_port: int, ledger: Ledger, stop: threading.Event, timeout: float = 30.0) -> bool:
+    """Step 6b: every user's total through instance 0's HTTP API, compared with the ledger."""
+    base = f"http://127.0.0.1:{http_port}/stores/{STORE}/keys/"
+    say(f"interactive queries through instance 0: GET {base}<user>")
+    deadline = time.monotonic() + timeout
+    for user in sorted(ledger.counts):
+        expected = ledger.expected()[user]
+        while True:
+            try:
+                with urllib.request.urlopen(base + urllib.parse.quote(user), timeout=5) as answer:
+                    body = json.load(answer)
+                break
+            except urllib.error.HTTPError as exc:  # 503 while a store migrates: retry
+                if exc.code != 503 or stop.is_set() or time.monotonic() > deadline:
+                    say(f"FAILED: query for {user}: HTTP {exc.code} {exc.read().decode(errors='replace')}")
+                    return False
+            except OSError as exc:
+                if stop.is_set() or time.monotonic() > deadline:
+                    say(f"FAILED: query for {user}: {exc}")
+                    return False
+            time.sleep(0.2)
+        value = body.get("value") or {}
+        if set(value) == {"value", "timestamp"}:  # a timestamped store: ValueAndTimestamp
+            value = value["value"] or {}
+        got = {"count": value.get("count"), "total_cents": value.get("total_cents")}
+        verdict = "ok" if got == expected else f"WRONG, expected {expected}"
+        say(f"  {user}: count {got['count']}, total_cents {got['total_cents']} "
+            f"(partition {body.get('partition')}, answered by {body.get('host')}) {verdict}")
+        if got != expected:
+            return False
+    return True
+
+
 def _run_until_interrupted(producer: Any, view: ResultsView, ledger: Ledger, rng: random.Random,
                            stop: threading.Event) -> None:
     """Step 7: 50 payments a second, live results, until Ctrl-C."""
@@ -175,8 +231,9 @@ def run_demo(
             say(f"app {APPLICATION_ID}: {instances} worker instances x {threads} threads")
             for line in plan.report():
                 say(f"  {line}")
+            http_port = _free_ports(instances)
             launcher = WorkerLauncher(APP_SPEC, instances=instances, threads=threads,
-                                      bootstrap_servers=servers, state_dir=state_dir)
+                                      bootstrap_servers=servers, state_dir=state_dir, http_port=http_port)
             launcher.start()
             _wait_for_workers(launcher, plan.total_tasks, stop)
             view = ResultsView(servers, RESULTS_TOPIC, PARTITIONS)
@@ -194,6 +251,8 @@ def run_demo(
                 say(f"produced {ledger.payments - before} payments for {len(USERS)} users")
                 # Step 6
                 ok = _watch(view, ledger, launcher, stop, timeout)
+                if ok:  # Step 6b
+                    ok = _query_totals(http_port, ledger, stop)
                 if ok and airflow is not None:
                     from streams_runtime.demo.airflow_standalone import demo_provision
 

@@ -43,6 +43,16 @@ def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_
     owners = re.search(r"workers running: instance 0: (.+); instance 1: (.+)", out)
     assert owners, out
     assert sorted(owners.group(1).split() + owners.group(2).split()) == ["0_0", "0_1", "0_2", "0_3"]
+    # Interactive queries through instance 0's HTTP API: every user's total, each answered by the
+    # instance that owns the key's partition (instance 0 forwards the others' keys).
+    base = int(re.search(r"through instance 0: GET http://127\.0\.0\.1:(\d+)/", out).group(1))
+    owner_of = {int(t.split("_")[1]): i for i in (0, 1) for t in owners.group(i + 1).split()}
+    answers = re.findall(r"\[demo\]   (user-\d): count (\d+), .*\(partition (\d), answered by "
+                         r"127\.0\.0\.1:(\d+)\) ok", out)
+    assert sorted(a[0] for a in answers) == [f"user-{i}" for i in range(5)], out
+    assert sum(int(a[1]) for a in answers) == 300
+    assert all(int(port) == base + owner_of[int(p)] for _, _, p, port in answers), answers
+    assert "WRONG" not in out
     assert "[worker] instance 0 closed cleanly" in out and "[worker] instance 1 closed cleanly" in out
     assert "stopped cleanly" in out
 
