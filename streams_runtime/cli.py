@@ -100,6 +100,8 @@ def _worker(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         verbose=args.verbose,
         http_port=args.http_port,
+        http_host=args.http_host,
+        http_bind=args.http_bind,
     )
 
 
@@ -138,7 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--http-port", type=int, default=None,
                         help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
                              "on port HTTP_PORT+i (sets application_server; binds "
-                             "application_server_bind, loopback by default)")
+                             "application_server_bind, loopback by default; the bearer token "
+                             "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set)")
+    worker.add_argument("--http-host", default=None,
+                        help="host advertised in application_server, which other instances forward "
+                             "to (default: the app's, else 127.0.0.1)")
+    worker.add_argument("--http-bind", default=None,
+                        help="address the HTTP API binds (application_server_bind), e.g. 0.0.0.0 "
+                             "in a container (default: the app's, else 127.0.0.1)")
     worker.set_defaults(func=_worker)
     return parser
 

@@ -53,6 +53,9 @@ from streams_runtime.processor.topology import Topology
 DEFAULT_RUNTIME = "streams_runtime.kafka_streams:KafkaStreams"
 #: Each instance publishes its client state and thread tasks here, in its state dir.
 STATUS_FILE = "status.json"
+#: Environment variable holding the HTTP API's bearer token (``application_server_token``); read by
+#: each instance, so the token never appears on a command line.
+HTTP_TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
 
 
 class WorkerError(StreamsError):
@@ -156,6 +159,8 @@ class WorkerLauncher:
         verbose: bool = False,
         say: Callable[[str], None] | None = None,
         http_port: int | None = None,
+        http_host: str | None = None,
+        http_bind: str | None = None,
     ) -> None:
         if instances < 1 or threads < 1:
             raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
@@ -169,6 +174,10 @@ class WorkerLauncher:
         self.verbose = verbose
         #: instance i serves its HTTP API (queries, metrics, health) on http_port + i
         self.http_port = http_port
+        #: advertised host of application_server (default: the app's, else loopback)
+        self.http_host = http_host
+        #: address the HTTP servers bind (application_server_bind; default: the app's, else loopback)
+        self.http_bind = http_bind
         self._say = say or (lambda line: print(f"[worker] {line}", flush=True))
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.exit_codes: dict[int, int] = {}
@@ -188,6 +197,10 @@ class WorkerLauncher:
         ]
         if self.http_port is not None:
             cmd += ["--http-port", str(self.http_port + index)]
+        if self.http_host:
+            cmd += ["--http-host", self.http_host]
+        if self.http_bind:
+            cmd += ["--http-bind", self.http_bind]
         return cmd + (["--verbose"] if self.verbose else [])
 
     def start(self) -> None:
@@ -299,6 +312,8 @@ def run_worker(
     runtime: str = DEFAULT_RUNTIME,
     verbose: bool = False,
     http_port: int | None = None,
+    http_host: str | None = None,
+    http_bind: str | None = None,
 ) -> int:
     """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code."""
     from streams_runtime.kafka.broker import bootstrap_or_embedded, runtime_home
@@ -324,5 +339,6 @@ def run_worker(
         launcher = WorkerLauncher(
             app_spec, instances=instances, threads=threads, bootstrap_servers=servers,
             state_dir=state, runtime=runtime, verbose=verbose, http_port=http_port,
+            http_host=http_host, http_bind=http_bind,
         )
         return launcher.run_until_signal()

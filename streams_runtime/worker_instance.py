@@ -8,7 +8,9 @@ parallelism report).
 Steps of :func:`run_instance`:
   1. load the app (same convention as the launcher) and override ``bootstrap_servers``,
      ``num_stream_threads`` and ``state_dir`` with what the launcher decided (and, with
-     ``--http-port``, ``application_server``: the app's advertised host, loopback by default);
+     ``--http-port``, ``application_server``: ``--http-host`` or the app's advertised host,
+     loopback by default; ``--http-bind`` sets ``application_server_bind`` and
+     ``$STREAMS_RUNTIME_HTTP_TOKEN``, when set, ``application_server_token``);
   2. create the KafkaStreams client (the ``--runtime`` class), start; print every state
      transition (with the threads' tasks on RUNNING) and publish it in ``status.json``;
   3. wait for SIGTERM/SIGINT, for the client to reach ERROR (or NOT_RUNNING on its own), or for
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.worker import DEFAULT_RUNTIME, STATUS_FILE, import_attr, load_app
+from streams_runtime.worker import DEFAULT_RUNTIME, HTTP_TOKEN_ENV, STATUS_FILE, import_attr, load_app
 
 #: States after which the client does no more work (names of R1's KafkaStreams.State).
 _FAILED_STATES = {"ERROR", "PENDING_ERROR"}
@@ -89,6 +91,8 @@ def run_instance(
     runtime: str = DEFAULT_RUNTIME,
     close_timeout: float = 30.0,
     http_port: int | None = None,
+    http_host: str | None = None,
+    http_bind: str | None = None,
 ) -> int:
     """Run one instance until told to stop (steps in the module docstring); return the exit code."""
     prefix = f"[instance {index}]"
@@ -109,9 +113,14 @@ def run_instance(
         "num_stream_threads": threads,
         "state_dir": state_dir,
     }
-    if http_port is not None:  # advertise the app's host (loopback by default) with this instance's port
-        host = str(config.get("application_server") or "127.0.0.1:0").rpartition(":")[0] or "127.0.0.1"
+    if http_port is not None:  # advertise --http-host or the app's host (loopback by default) with this port
+        app_host = str(config.get("application_server") or "127.0.0.1:0").rpartition(":")[0]
+        host = http_host or app_host or "127.0.0.1"
         config["application_server"] = f"{host}:{http_port}"
+    if http_bind:
+        config["application_server_bind"] = http_bind
+    if os.environ.get(HTTP_TOKEN_ENV):
+        config["application_server_token"] = os.environ[HTTP_TOKEN_ENV]
     # Step 2
     streams_class = import_attr(runtime)
     streams = streams_class(app.topology, config)
@@ -168,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", default=DEFAULT_RUNTIME)
     parser.add_argument("--close-timeout", type=float, default=30.0)
     parser.add_argument("--http-port", type=int, default=None)
+    parser.add_argument("--http-host", default=None)
+    parser.add_argument("--http-bind", default=None)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -184,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             runtime=args.runtime,
             close_timeout=args.close_timeout,
             http_port=args.http_port,
+            http_host=args.http_host,
+            http_bind=args.http_bind,
         )
     except StreamsError as exc:
         print(f"[instance {args.instance}] error: {exc}", file=sys.stderr, flush=True)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 import shlex
+import signal
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -112,6 +115,133 @@ def test_provisioned_topics_match_what_the_demo_app_reads_and_writes() -> None:
     assert partitions.get(app.RESULTS_TOPIC) == app.PARTITIONS
 
 
-@pytest.mark.parametrize("needle", ["streams-runtime worker --app ${APP}", "KillSignal=SIGTERM", "worker-%i"])
+class _Started(Exception):
+    """Raised by the fake runtime's start(): carries the config the instance built."""
+
+
+class _RecordingStreams:
+    """Stands in for KafkaStreams in run_instance: validates the config it gets, then stops."""
+
+    def __init__(self, topology: Any, config: dict[str, Any]) -> None:
+        from streams_runtime.config import StreamsConfig
+
+        StreamsConfig(config)  # the same validation KafkaStreams applies
+        self.config = config
+
+    def start(self) -> None:
+        raise _Started(self.config)
+
+
+def _instance_config(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                     token: str | None) -> dict[str, Any]:
+    """The config ``streams-runtime worker <argv>`` gives the KafkaStreams of instance 0."""
+    from streams_runtime import worker_instance
+    from streams_runtime.cli import build_parser
+    from streams_runtime.worker import HTTP_TOKEN_ENV, WorkerLauncher
+
+    if token is None:
+        monkeypatch.delenv(HTTP_TOKEN_ENV, raising=False)
+    else:
+        monkeypatch.setenv(HTTP_TOKEN_ENV, token)
+    args = build_parser().parse_args(argv)
+    launcher = WorkerLauncher(
+        args.app, instances=args.instances, threads=args.threads, bootstrap_servers=args.bootstrap_servers,
+        state_dir=tmp_path, runtime=f"{__name__}:_RecordingStreams", http_port=args.http_port,
+        http_host=args.http_host, http_bind=args.http_bind,
+    )
+    command = launcher.command(0)
+    instance_argv = command[command.index("streams_runtime.worker_instance") + 1:]
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with pytest.raises(_Started) as started:
+            worker_instance.main(instance_argv)
+    finally:  # run_instance installs its own stop handlers
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    return started.value.args[0]
+
+
+def _http_port() -> int:
+    return int(_arg(_worker_args(), "--http-port"))
+
+
+def test_stream_workers_serve_the_http_api_on_their_own_advertised_hostname(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = SERVICES["stream-worker"]
+    args = _worker_args()
+    assert args[:2] == ["exec", "streams-runtime"]
+    port = _http_port()
+    # the hostname the replica keeps its state under is the one it advertises (other replicas
+    # forward key queries there; the service name would resolve to any replica)
+    assert _arg(args, "--http-host") == "HOST" and _arg(args, "--state-dir").endswith("/HOST")
+    assert _arg(args, "--http-bind") == "0.0.0.0"
+    assert _arg(args, "--instances") == "1", "one instance per container: port + 0 is the port"
+    from streams_runtime.worker import HTTP_TOKEN_ENV
+
+    token = worker["environment"][HTTP_TOKEN_ENV]
+    assert token.startswith("${" + HTTP_TOKEN_ENV + ":-"), "the token comes from the host's environment"
+    config = _instance_config(args[2:], tmp_path, monkeypatch, token="s3cret")
+    assert config["application_server"] == f"HOST:{port}"
+    assert config["application_server_bind"] == "0.0.0.0"
+    assert config["application_server_token"] == "s3cret"
+    assert "application_server_token" not in _instance_config(args[2:], tmp_path, monkeypatch, token=None)
+
+
+def test_stream_worker_port_is_exposed_for_prometheus_and_checked_for_readiness() -> None:
+    from streams_runtime.server.app import create_app
+
+    worker = SERVICES["stream-worker"]
+    port = _http_port()
+    routes = {getattr(r, "path", None) for r in create_app(object()).routes}
+    assert [str(p) for p in worker["expose"]] == [str(port)]
+    assert "ports" not in worker, "replicas share the container port; publishing it would collide"
+    labels = worker["labels"]
+    assert labels["prometheus.io/scrape"] == "true" and labels["prometheus.io/port"] == str(port)
+    assert labels["prometheus.io/path"] in routes
+    check = worker["healthcheck"]
+    assert check["test"][0] == "CMD" and check["test"][1] == "python"
+    assert f"http://127.0.0.1:{port}/health/ready" in check["test"][-1] and "/health/ready" in routes
+    assert int(check["start_period"].rstrip("s")) >= 60, "a restore at start must not count as failures"
+
+
+def test_airflow_reaches_the_workers_with_their_token() -> None:
+    from plugins.streams_ops.hooks.streams_worker import StreamsWorkerHook
+    from streams_runtime.worker import HTTP_TOKEN_ENV
+
+    env = SERVICES["airflow-scheduler"]["environment"]
+    conn = yaml.safe_load(env[f"AIRFLOW_CONN_{StreamsWorkerHook.default_conn_name.upper()}"])
+    assert conn["host"] == "stream-worker" and conn["port"] == _http_port()
+    assert conn["password"] == SERVICES["stream-worker"]["environment"][HTTP_TOKEN_ENV]
+
+
+SYSTEMD_UNIT = ROOT / "deploy" / "systemd" / "streams-worker@.service"
+
+
+@pytest.mark.parametrize(
+    "needle",
+    ["streams-runtime worker --app", "KillSignal=SIGTERM", "worker-%i", "STREAMS_RUNTIME_HTTP_TOKEN",
+     "exec "],
+)
 def test_systemd_unit_runs_one_worker_instance_per_unit(needle: str) -> None:
-    assert needle in (ROOT / "deploy" / "systemd" / "streams-worker@.service").read_text()
+    assert needle in SYSTEMD_UNIT.read_text()
+
+
+def test_systemd_unit_gives_each_instance_its_own_http_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Expand ExecStart as systemd would (%i, $$) and run its shell with printf instead of the worker."""
+    settings = dict(line.split("=", 1) for line in SYSTEMD_UNIT.read_text().splitlines() if "=" in line)
+    sh, dash_c, script = shlex.split(settings["ExecStart"])
+    assert (sh, dash_c) == ("/bin/sh", "-c")
+    binary = "/opt/streams-runtime/.venv/bin/streams-runtime"
+    script = script.replace("%i", "2").replace("$$", "$").replace(f"exec {binary}", "printf '%s\\0'")
+    defaults = dict(d.split("=", 1) for d in settings["Environment"].split())
+    env = {"PATH": "/usr/bin:/bin", "APP": "streams_runtime.demo.app:app", "THREADS": "2",
+           "BOOTSTRAP_SERVERS": "kafka-1:9092", "HTTP_HOST": "node-7", **defaults}
+    out = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    argv = out.split("\0")[:-1]
+    assert _arg(argv, "--http-port") == "7072" and _arg(argv, "--state-dir").endswith("/worker-2")
+    config = _instance_config(argv, tmp_path, monkeypatch, token="t0k")
+    assert config["application_server"] == "node-7:7072"
+    assert config["application_server_bind"] == "0.0.0.0" and config["application_server_token"] == "t0k"
