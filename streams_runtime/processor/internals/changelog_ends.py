@@ -8,7 +8,12 @@ fell behind is not "caught up" just because it is the best reported replica.
 
 Protocol, one call (D1: Tansu's ListOffsets-latest is the last batch's base offset + 1, so it is
 only used to place a probe at or before the end):
-  1. list each changelog partition's offsets (log start, "latest");
+  1. list each changelog partition's offsets (log start, "latest"). The probe reads with the
+     restore consumers' isolation level (``consumer_overrides``: read_committed under
+     exactly_once_v2, so the end is the last stable offset, what a restore can reach; librdkafka's
+     default is read_committed too). D1: with a transaction open, Tansu answers a read_committed
+     "latest" with 0 (Kafka: the last stable offset); for such a partition the read_uncommitted
+     "latest" (at or past the last stable offset) is taken as the end, without a probe;
   2. assign every non-empty partition at ``latest - 1`` on one consumer (created once, kept);
   3. consume until each partition reported EOF: the EOF offset is the fetch's high watermark,
      the TRUE end; stop at the deadline and keep the best bound seen (latest, last record + 1);
@@ -56,6 +61,8 @@ class ChangelogEndOffsets:
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._consumer: Any = None
+        self._read_committed = self._overrides.get("isolation.level", "read_committed") == "read_committed"
+        self._uncommitted: Any = None  # read_uncommitted twin, for Tansu's read_committed "latest" of 0
         #: seconds the last call took (for benches and logs)
         self.last_duration_s = 0.0
 
@@ -84,9 +91,14 @@ class ChangelogEndOffsets:
         probes: list[Any] = []
         # Step 1
         for topic, partition in partitions:
-            low, latest = consumer.get_watermark_offsets(
-                clients.TopicPartition(topic, partition), timeout=max(0.1, deadline - time.monotonic())
-            )
+            tp = clients.TopicPartition(topic, partition)
+            low, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, deadline - time.monotonic()))
+            if self._read_committed and latest <= max(0, low):  # empty, or Tansu with a transaction open
+                low, latest = self._uncommitted_().get_watermark_offsets(
+                    tp, timeout=max(0.1, deadline - time.monotonic())
+                )
+                ends[(topic, partition)] = max(0, latest)
+                continue
             ends[(topic, partition)] = max(0, latest)
             if latest > max(0, low):
                 probes.append(clients.TopicPartition(topic, partition, max(low, latest - 1)))
@@ -119,8 +131,17 @@ class ChangelogEndOffsets:
             self._consumer = clients.create_restore_consumer(self._bootstrap_servers, self._overrides)
         return self._consumer
 
+    def _uncommitted_(self) -> Any:
+        if self._uncommitted is None:
+            self._uncommitted = clients.create_restore_consumer(
+                self._bootstrap_servers, {**self._overrides, "isolation.level": "read_uncommitted"}
+            )
+        return self._uncommitted
+
     def close(self) -> None:
         with self._lock:
-            consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            consumer.close()
+            consumers = (self._consumer, self._uncommitted)
+            self._consumer = self._uncommitted = None
+        for consumer in consumers:
+            if consumer is not None:
+                consumer.close()

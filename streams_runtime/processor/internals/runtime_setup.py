@@ -8,7 +8,6 @@ instances. The StateDirectory is the one shared mutable piece (it is thread-safe
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +84,7 @@ class RuntimeSetup:
 
             setup.end_offset_sums = ChangelogEndOffsets(
                 bootstrap_servers, {i.id: i.changelog_topics.values() for i in infos.values()},
-                config.client_configs("restore_consumer.") or None,
+                setup.restore_consumer_overrides(),
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
         return setup
@@ -99,19 +98,25 @@ class RuntimeSetup:
 
         return ThreadCache(max_bytes)
 
-    def new_changelog_reader(self) -> Any:
-        if not self.stateful:
-            return None
+    def restore_consumer_overrides(self) -> dict[str, Any]:
+        """librdkafka settings of every changelog reader: the restore consumers and the leader's
+        true-end probe (``restore_consumer.*`` plus the isolation level of the guarantee, so an
+        end offset under exactly-once is the end a read_committed restore can reach)."""
         from streams_runtime.kafka.clients import isolation_level
-        from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
 
-        overrides: Mapping[str, Any] = {
+        return {
             **self.config.client_configs("restore_consumer."),
             # exactly-once restores committed changelog records only (read_committed)
             "isolation.level": isolation_level(self.config["processing_guarantee"] == "exactly_once_v2"),
         }
-        return StoreChangelogReader(self.bootstrap_servers, consumer_overrides=overrides or None,
-                                    restore_listener=self.restore_listener)
+
+    def new_changelog_reader(self) -> Any:
+        if not self.stateful:
+            return None
+        from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+
+        return StoreChangelogReader(self.bootstrap_servers, restore_listener=self.restore_listener,
+                                    consumer_overrides=self.restore_consumer_overrides())
 
     def task_offset_sums(self) -> dict[Any, int]:
         return self.state_directory.task_offset_sums()
