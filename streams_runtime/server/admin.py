@@ -11,8 +11,9 @@ token (``Authorization: Bearer <application_server_token>`` when one is configur
   ``tasks`` is null); answers ``{"store", "endpoint", "ok", "reports": [per-task report]}``.
   Errors are ``{"error": <code>, "message": <text>}`` like the other routes: 404 no such store,
   409 a task asked for is not active here (or left during the rebuild), or the client is not
-  running; 422 a task id that does not parse; 504 the restore did not finish in time. The call blocks until every task restored (run it in
-  a worker thread: FastAPI runs plain ``def`` routes in its thread pool).
+  running; 422 a task id that does not parse; 504 the restore did not finish in time. The call
+  blocks until every task restored (run it in a worker thread: FastAPI runs plain ``def`` routes
+  in its thread pool).
 
 The admin calls write nothing but through the runtime; they never touch the stores themselves.
 """

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import httpx
@@ -60,6 +60,14 @@ log = logging.getLogger("streams_runtime.server")
 
 HOP_HEADER = "X-Streams-Forwarded-By"
 FORWARD_TIMEOUT_S = 10.0
+#: the latest window start a window route reads by default
+MAX_TIMESTAMP = 2**63 - 1
+
+# Query parameters shared by several routes.
+AllowStale = Annotated[bool, Query(description="let a local standby answer")]
+LocalPartition = Annotated[int | None, Query(description="read only this partition (hosted here)")]
+WindowFrom = Annotated[int, Query(alias="from", description="first window start (ms)")]
+WindowTo = Annotated[int, Query(alias="to", description="last window start (ms)")]
 
 
 class ApiError(Exception):
@@ -149,23 +157,17 @@ def _health_router() -> APIRouter:
         streams = request.app.state.streams
         state = streams.state.name
         if state != "RUNNING":
-            return JSONResponse(
-                {"status": "not_ready", "state": state, "reason": f"the client is {state}, not RUNNING"},
-                status_code=503,
-            )
+            return _not_ready(state, f"the client is {state}, not RUNNING")
         restoring = _restoring_tasks(streams)
         if restoring:
-            return JSONResponse(
-                {
-                    "status": "not_ready",
-                    "state": state,
-                    "reason": f"active tasks not RUNNING yet (restoring): {', '.join(restoring)}",
-                },
-                status_code=503,
-            )
+            return _not_ready(state, f"active tasks not RUNNING yet (restoring): {', '.join(restoring)}")
         return JSONResponse({"status": "ready", "state": state})
 
     return router
+
+
+def _not_ready(state: str, reason: str) -> JSONResponse:
+    return JSONResponse({"status": "not_ready", "state": state, "reason": reason}, status_code=503)
 
 
 def _restoring_tasks(streams: Any) -> list[str]:
@@ -221,7 +223,7 @@ def _query_router() -> APIRouter:
         request: Request,
         store: str,
         key: str,
-        allow_stale: bool = Query(False, description="let a local standby answer"),
+        allow_stale: AllowStale = False,
         time_from: int | None = Query(
             None, alias="from", description="window stores: first window start (ms)"
         ),
@@ -238,9 +240,9 @@ def _query_router() -> APIRouter:
         request: Request,
         store: str,
         key: str,
-        time_from: int = Query(0, alias="from", description="first window start (ms)"),
-        time_to: int = Query(2**63 - 1, alias="to", description="last window start (ms)"),
-        allow_stale: bool = Query(False, description="let a local standby answer"),
+        time_from: WindowFrom = 0,
+        time_to: WindowTo = MAX_TIMESTAMP,
+        allow_stale: AllowStale = False,
     ) -> Any:
         return _key_query(request, store, key, allow_stale, time_from, time_to, WINDOW)
 
@@ -254,8 +256,8 @@ def _query_router() -> APIRouter:
         store: str,
         key_from: str | None = Query(None, alias="from"),
         key_to: str | None = Query(None, alias="to"),
-        partition: int | None = None,
-        allow_stale: bool = False,
+        partition: LocalPartition = None,
+        allow_stale: AllowStale = False,
     ) -> dict:
         view = _view(request, store, KEY_VALUE, allow_stale, partition)
         serde = request.app.state.streams.interactive_queries.local.key_serde(store)
@@ -265,7 +267,7 @@ def _query_router() -> APIRouter:
 
     @router.get("/stores/{store}/all", tags=["stores"], summary="Local scan of a whole key-value store")
     def get_all(
-        request: Request, store: str, partition: int | None = None, allow_stale: bool = False
+        request: Request, store: str, partition: LocalPartition = None, allow_stale: AllowStale = False
     ) -> dict:
         view = _view(request, store, KEY_VALUE, allow_stale, partition)
         return _scan_body(store, view, view.all())
@@ -278,10 +280,10 @@ def _query_router() -> APIRouter:
     def get_all_windows(
         request: Request,
         store: str,
-        time_from: int = Query(0, alias="from"),
-        time_to: int = Query(2**63 - 1, alias="to"),
-        partition: int | None = None,
-        allow_stale: bool = False,
+        time_from: WindowFrom = 0,
+        time_to: WindowTo = MAX_TIMESTAMP,
+        partition: LocalPartition = None,
+        allow_stale: AllowStale = False,
     ) -> dict:
         view = _view(request, store, WINDOW, allow_stale, partition)
         return _scan_body(store, view, view.fetch_all(time_from, time_to))
@@ -347,12 +349,16 @@ def _query_router() -> APIRouter:
 
 def _view(request: Request, store: str, kind: str, allow_stale: bool, partition: int | None) -> Any:
     queries = request.app.state.streams.interactive_queries
-    actual = queries.local.kind(store)
-    if actual != kind:
-        raise ApiError(
-            409, "wrong_store_type", f"store {store} is a {actual} store; this route reads {kind} stores"
-        )
+    _require_kind(store, queries.local.kind(store), kind)
     return queries.store(store, allow_stale=allow_stale, partition=partition)
+
+
+def _require_kind(store: str, actual: str, wanted: str) -> None:
+    """409 when a route for ``wanted`` stores is asked about a store of another type."""
+    if actual != wanted:
+        raise ApiError(
+            409, "wrong_store_type", f"store {store} is a {actual} store; this route reads {wanted} stores"
+        )
 
 
 def _scan_body(store: str, view: Any, entries: list[Any]) -> dict:
@@ -370,7 +376,7 @@ def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -
         return lambda store: store.get(key)
     if kind == WINDOW:
         lo = 0 if time_from is None else time_from
-        hi = 2**63 - 1 if time_to is None else time_to
+        hi = MAX_TIMESTAMP if time_to is None else time_to
 
         def windows(store: Any) -> list[dict]:
             with store.fetch(key, lo, hi) as it:
@@ -397,10 +403,8 @@ def _key_query(
     streams = request.app.state.streams
     local = streams.interactive_queries.local
     kind = local.kind(store)
-    if required_kind is not None and kind != required_kind:
-        raise ApiError(
-            409, "wrong_store_type", f"store {store} is a {kind} store, not a {required_kind} store"
-        )
+    if required_kind is not None:
+        _require_kind(store, kind, required_kind)
     key = parse_key(key_text, local.key_serde(store))
     partition = local.partition_of(store, key)
     read = _read_key(kind, key, time_from, time_to)

@@ -57,6 +57,16 @@ def _name(raw: str) -> str:
     return raw.replace("-", "_").replace(".", "_")
 
 
+def _gauge(name: str, help_text: str, *labels: str) -> GaugeMetricFamily:
+    """A gauge family ``kafka_streams_<name>`` with these label names."""
+    return GaugeMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+
+
+def _counter(name: str, help_text: str, *labels: str) -> CounterMetricFamily:
+    """A counter family ``kafka_streams_<name>`` (exposed as ``..._total``) with these label names."""
+    return CounterMetricFamily(f"{PREFIX}_{name}", help_text, labels=list(labels))
+
+
 class StreamsCollector(Collector):
     """Collects one KafkaStreams client's metrics at scrape time (module docstring)."""
 
@@ -75,12 +85,10 @@ class StreamsCollector(Collector):
 
     @staticmethod
     def _client(streams: Any, threads: list[Any]) -> Iterator[Metric]:
-        state = GaugeMetricFamily(
-            f"{PREFIX}_client_state", "1 for the client's current state.", labels=["state"]
-        )
+        state = _gauge("client_state", "1 for the client's current state.", "state")
         state.add_metric([streams.state.name], 1)
         yield state
-        alive = GaugeMetricFamily(f"{PREFIX}_alive_stream_threads", "Live stream threads of the client.")
+        alive = _gauge("alive_stream_threads", "Live stream threads of the client.")
         alive.add_metric([], len(threads))
         yield alive
 
@@ -88,8 +96,7 @@ class StreamsCollector(Collector):
     def _threads(threads: list[Any]) -> Iterator[Metric]:
         families: dict[str, Metric] = {}
         for key, (name, help_text, counter) in _THREAD_METRICS.items():
-            cls = CounterMetricFamily if counter else GaugeMetricFamily
-            families[key] = cls(f"{PREFIX}_{name}", help_text, labels=["thread_id"])
+            families[key] = (_counter if counter else _gauge)(name, help_text, "thread_id")
         for thread in threads:
             for key, value in thread.metrics.snapshot().items():
                 if key in families:
@@ -98,11 +105,11 @@ class StreamsCollector(Collector):
 
     @staticmethod
     def _records_lag(threads: list[Any]) -> Iterator[Metric]:
-        lag = GaugeMetricFamily(
-            f"{PREFIX}_consumer_records_lag",
+        lag = _gauge(
+            "consumer_records_lag",
             "Records between the consumer's position and the partition's high "
             "watermark (the last fetch's), per input partition.",
-            labels=["thread_id", "topic", "partition"],
+            "thread_id", "topic", "partition",
         )
         for thread in threads:
             for (topic, partition), value in sorted(thread.metrics.records_lag.items()):
@@ -134,15 +141,13 @@ class StreamsCollector(Collector):
 
     @staticmethod
     def _restore(streams: Any) -> Iterator[Metric]:
-        remaining = GaugeMetricFamily(
-            f"{PREFIX}_restore_remaining_records",
-            "Changelog records still to restore, per changelog partition.",
-            labels=["task_id", "store", "topic", "partition"],
+        labels = ("task_id", "store", "topic", "partition")
+        remaining = _gauge(
+            "restore_remaining_records", "Changelog records still to restore, per changelog partition.",
+            *labels,
         )
-        restored = CounterMetricFamily(
-            f"{PREFIX}_restore_records_restored",
-            "Changelog records restored, per changelog partition.",
-            labels=["task_id", "store", "topic", "partition"],
+        restored = _counter(
+            "restore_records_restored", "Changelog records restored, per changelog partition.", *labels
         )
         progress = streams.restore_progress
         tasks = _store_subtopologies(streams)
@@ -150,33 +155,29 @@ class StreamsCollector(Collector):
             for (topic, partition), entry in sorted(progress.snapshot().items()):
                 sub = tasks.get(entry.store)
                 task = str(TaskId(sub, partition)) if sub is not None else ""
-                labels = [task, entry.store, topic, str(partition)]
-                remaining.add_metric(labels, entry.remaining)
-                restored.add_metric(labels, entry.restored)
+                values = [task, entry.store, topic, str(partition)]
+                remaining.add_metric(values, entry.remaining)
+                restored.add_metric(values, entry.restored)
         yield remaining
         yield restored
 
     @staticmethod
     def _under_locks(threads: list[Any]) -> Iterator[Metric]:
-        entries = GaugeMetricFamily(
-            f"{PREFIX}_state_store_entries",
-            "Approximate number of entries of a store of a task.",
-            labels=["thread_id", "task_id", "store"],
+        entries = _gauge(
+            "state_store_entries", "Approximate number of entries of a store of a task.",
+            "thread_id", "task_id", "store",
         )
-        operations = CounterMetricFamily(
-            f"{PREFIX}_state_store_operations",
-            "Operations on a store of a task.",
-            labels=["thread_id", "task_id", "store", "operation"],
+        operations = _counter(
+            "state_store_operations", "Operations on a store of a task.",
+            "thread_id", "task_id", "store", "operation",
         )
-        standby = GaugeMetricFamily(
-            f"{PREFIX}_standby_records_lag",
-            "Changelog records a standby task is behind its active.",
-            labels=["thread_id", "task_id", "topic", "partition"],
+        standby = _gauge(
+            "standby_records_lag", "Changelog records a standby task is behind its active.",
+            "thread_id", "task_id", "topic", "partition",
         )
-        running = GaugeMetricFamily(
-            f"{PREFIX}_stream_task_running",
-            "1 for an active task that is RUNNING, 0 while it restores.",
-            labels=["thread_id", "task_id"],
+        running = _gauge(
+            "stream_task_running", "1 for an active task that is RUNNING, 0 while it restores.",
+            "thread_id", "task_id",
         )
         for thread in threads:
             if not thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):

@@ -8,51 +8,31 @@ Instances run ``python -m streams_runtime.worker_instance`` with the app of
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import struct
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from streams_runtime.kafka.clients import TopicPartition, create_consumer, create_producer
+from tests.integration.streams_support import WorkerProcess, wait_until
 
 APP = "tests.integration.ha_app:app"
-ROOT = Path(__file__).resolve().parents[2]
 RESTORED = re.compile(r"task (\d+_\d+): restoration complete, (\d+) records restored in ([\d.]+)s")
 
 
-class Instance:
-    """One ``worker_instance`` process; its output lines are kept with their arrival times."""
+class Instance(WorkerProcess):
+    """One ``worker_instance`` process of the HA app, configured with ``settings``."""
 
     def __init__(self, index: int, bootstrap: str, settings: dict[str, Any], state_dir: Path) -> None:
-        self.index = index
-        self.state_dir = state_dir
+        super().__init__(APP, index, bootstrap, state_dir, env={"HA_TEST_CONFIG": json.dumps(settings)})
         self.settings = settings
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "streams_runtime.worker_instance", "--app", APP, "--instance", str(index),
-             "--threads", "1", "--bootstrap-servers", bootstrap, "--state-dir", str(state_dir)],
-            cwd=ROOT, env={**os.environ, "HA_TEST_CONFIG": json.dumps(settings)},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self.lines: list[tuple[float, str]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:  # type: ignore[union-attr]
-            self.lines.append((time.monotonic(), line.rstrip("\n")))
-
-    def text(self) -> str:
-        return "\n".join(line for _, line in self.lines)
 
     def reports(self, role: str) -> list[tuple[float, set[str]]]:
         """Every ``<role> task(s)`` report (role: active | standby) with its time."""
         found = []
-        for at, line in list(self.lines):
+        for at, line in list(self.timed_lines):
             if f" {role} task(s)" in line:
                 found.append((at, set(re.findall(r"\b\d+_\d+\b", line.split(f"{role} task(s)")[1]))))
         return found
@@ -67,7 +47,7 @@ class Instance:
     def restorations(self, since: float = 0.0) -> list[tuple[float, str, int, float]]:
         """``(time, task, records restored, seconds)`` of each completed restoration after ``since``."""
         out = []
-        for at, line in list(self.lines):
+        for at, line in list(self.timed_lines):
             match = RESTORED.search(line)
             if match and at >= since:
                 out.append((at, match.group(1), int(match.group(2)), float(match.group(3))))
@@ -79,22 +59,6 @@ class Instance:
             return json.loads(path.read_text())
         except (OSError, ValueError):
             return {}
-
-    def kill(self) -> float:
-        """SIGKILL (no commit, no close, no LeaveGroup); returns the monotonic time of the kill."""
-        at = time.monotonic()
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-        return at
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 class OutputWatcher:
@@ -175,13 +139,8 @@ def max_gap(times: list[float], start: float, end: float) -> float:
     return max(b - a for a, b in zip(points, points[1:], strict=False))
 
 
-def wait_for(predicate: Any, timeout: float, what: Any) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            described = what() if callable(what) else what
-            raise AssertionError(f"timed out after {timeout}s waiting for {described}")
-        time.sleep(0.05)
+#: the HA tests' name for streams_support.wait_until
+wait_for = wait_until
 
 
 def produce_keys(bootstrap: str, topic: str, count: int, prefix: str = "k", value: bytes = b"",

@@ -6,8 +6,15 @@ joins about session/2 late), short commit intervals, low-latency fetches.
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from streams_runtime import KafkaStreams, KafkaStreamsState
@@ -167,3 +174,66 @@ def latest_until(bootstrap: str, topic: str, partitions: int, decode: Callable[[
     finally:
         consumer.close()
     return latest
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class WorkerProcess:
+    """One ``python -m streams_runtime.worker_instance`` process (one stream thread) of a test app.
+
+    Its output lines are read on a daemon thread and kept with their arrival times; ``env`` is added
+    to the test's environment (the test apps read their topics or settings from there).
+    """
+
+    def __init__(self, app: str, index: int, bootstrap: str, state_dir: Path,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.index = index
+        self.state_dir = state_dir
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "streams_runtime.worker_instance", "--app", app, "--instance", str(index),
+             "--threads", "1", "--bootstrap-servers", bootstrap, "--state-dir", str(state_dir)],
+            cwd=ROOT, env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.timed_lines: list[tuple[float, str]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:  # type: ignore[union-attr]
+            self.timed_lines.append((time.monotonic(), line.rstrip("\n")))
+
+    @property
+    def lines(self) -> list[str]:
+        """The output lines so far."""
+        return [line for _, line in list(self.timed_lines)]
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def active_partitions(self) -> set[int] | None:
+        """Partitions of sub-topology 0's active tasks in the last report (printed on RUNNING), or
+        None before the first one."""
+        reports = [line for line in self.lines if "active task(s)" in line]
+        if not reports:
+            return None
+        listed = reports[-1].split("active task(s)")[1]
+        return {int(t.split("_")[1]) for t in re.findall(r"\b0_\d+\b", listed)}
+
+    def kill(self) -> float:
+        """SIGKILL (no commit, no close, no LeaveGroup); returns the monotonic time of the kill."""
+        at = time.monotonic()
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        return at
+
+    def stop(self) -> None:
+        """SIGTERM (after SIGCONT, in case a test froze it) and wait; SIGKILL after 30 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

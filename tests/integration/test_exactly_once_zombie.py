@@ -14,55 +14,19 @@ frozen while the input is idle (no transaction of it holds records); the phases 
 
 from __future__ import annotations
 
-import os
-import re
 import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
-from tests.integration.streams_support import make_topics, produce_to, wait_until
+from tests.integration.streams_support import WorkerProcess, make_topics, produce_to, wait_until
 from tests.integration.test_exactly_once import assert_exactly_once, keyed, read_to_end, tally, visibility
 
 PARTITIONS = 4
 APP = "tests.integration.eos_worker_app:app"
-ROOT = Path(__file__).resolve().parents[2]
 
 
-class Instance:
-    """One ``worker_instance`` process; its output lines are collected."""
-
-    def __init__(self, index: int, bootstrap: str, topics: str, state_dir: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "streams_runtime.worker_instance", "--app", APP, "--instance", str(index),
-             "--threads", "1", "--bootstrap-servers", bootstrap, "--state-dir", str(state_dir)],
-            cwd=ROOT, env={**os.environ, "WORKER_TEST_TOPICS": topics},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:  # type: ignore[union-attr]
-            self.lines.append(line.rstrip("\n"))
-
-    def tasks(self) -> set[int] | None:
-        reports = [line for line in self.lines if "active task(s)" in line]
-        if not reports:
-            return None
-        listed = reports[-1].split("active task(s)")[1]
-        return {int(t.split("_")[1]) for t in re.findall(r"\b0_\d+\b", listed)}
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def instance(index: int, bootstrap: str, topics: str, state_dir: Path) -> WorkerProcess:
+    """One ``worker_instance`` process of APP, reading and writing ``topics``."""
+    return WorkerProcess(APP, index, bootstrap, state_dir, env={"WORKER_TEST_TOPICS": topics})
 
 
 def outputs(bootstrap: str, sink: str) -> int:
@@ -72,13 +36,13 @@ def outputs(bootstrap: str, sink: str) -> int:
 def test_should_fence_a_frozen_instance_and_keep_counts_exact(bootstrap_servers, unique_name, tmp_path):
     source, sink, app = unique_name("zin"), unique_name("zout"), unique_name("zombie")
     make_topics(bootstrap_servers, **{source: PARTITIONS, sink: PARTITIONS})
-    instances = [Instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}")
+    instances = [instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}")
                  for i in range(2)]
     zombie, survivor = instances
     produced: dict[str, int] = {}
     try:
         def split() -> bool:
-            tasks = [i.tasks() for i in instances]
+            tasks = [i.active_partitions() for i in instances]
             return all(tasks) and sorted(p for t in tasks for p in t) == list(range(PARTITIONS))
 
         wait_until(split, 60,
@@ -105,5 +69,5 @@ def test_should_fence_a_frozen_instance_and_keep_counts_exact(bootstrap_servers,
         assert zombie.process.poll() is None, (
             "the zombie crashed instead of giving its tasks up:\n" + "\n".join(zombie.lines[-30:]))
     finally:
-        for instance in instances:
-            instance.stop()
+        for worker in instances:
+            worker.stop()

@@ -95,3 +95,58 @@ def test_should_read_true_changelog_ends_for_the_leaders_lags(bootstrap_servers,
         assert ends.last_duration_s < 1.0
     finally:
         ends.close()
+
+
+
+def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_once(
+    bootstrap_servers, unique_name, tmp_path
+):
+    """Under exactly_once_v2 the leader's probe reads like the restore consumer (read_committed): an
+    open transaction's records are not part of the end, as a restore could not reach them."""
+    from streams_runtime import Serdes, Stores, Topology
+    from streams_runtime.config import as_config
+    from streams_runtime.kafka.clients import create_producer
+    from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
+    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
+    from tests.unit.runtime.helpers import _NoOp
+
+    app, source = unique_name("eosends"), unique_name("eosends-in")
+    rocks = changelog(app, "rocks")
+    make_topics(bootstrap_servers, **{source: 1})
+    topology = Topology()
+    topology.add_source("src", source, key_serde=Serdes.String(), value_serde=Serdes.String())
+    topology.add_processor("p", _NoOp, "src")
+    store = Stores.persistent_key_value_store("rocks")
+    topology.add_state_store(Stores.key_value_store_builder(store, Serdes.String(), Serdes.String()), "p")
+    config = as_config({"application_id": app, "state_dir": str(tmp_path),
+                        "bootstrap_servers": bootstrap_servers, "processing_guarantee": "exactly_once_v2"})
+    setup = RuntimeSetup.prepare(topology, config, bootstrap_servers, "process-1")
+    alos_config = as_config({**config.originals(), "processing_guarantee": "at_least_once"})
+    alos = RuntimeSetup.prepare(topology, alos_config, bootstrap_servers, "process-2")
+    producer = create_producer(bootstrap_servers, {"transactional.id": unique_name("eosends-txn")})
+    uncommitted = ChangelogEndOffsets(bootstrap_servers, {0: [rocks]},
+                                      {"isolation.level": "read_uncommitted"})
+    try:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        for i in range(5):
+            producer.produce(rocks, b"v", b"k%d" % i, partition=0)
+        producer.commit_transaction(30)  # offsets 0-4, the commit marker at 5
+        assert setup.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 5}
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(rocks, b"v", b"open%d" % i, partition=0)
+        producer.flush(30)  # offsets 6-8, in a transaction left open
+        assert uncommitted([TaskId(0, 0)]) == {TaskId(0, 0): 8}, "read_uncommitted sees the open records"
+        assert alos.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 8}, "as an at-least-once restore"
+        # Kafka: the last stable offset 6 (sum 5). Tansu answers a read_committed ListOffsets with 0
+        # while a transaction is open; the bound is then its read_uncommitted latest, 7 (D1).
+        eos_end = setup.end_offset_sums([TaskId(0, 0)])[TaskId(0, 0)]
+        assert eos_end in (5, 6), f"under exactly-once the end stops at the open transaction, got {eos_end}"
+        producer.commit_transaction(30)
+        assert setup.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 9}
+        assert uncommitted([TaskId(0, 0)]) == {TaskId(0, 0): 9}
+    finally:
+        uncommitted.close()
+        setup.close()
+        alos.close()
