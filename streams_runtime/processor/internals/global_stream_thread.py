@@ -7,6 +7,15 @@ never joins a group and never commits offsets) and one global task (the global n
 topology, as the TopologyTestDriver builds it). The source topic IS the store's changelog: no
 changelog topic is created or written for a global store, as in Kafka Streams.
 
+Corrupt records (restore and thread loop alike) go through the global task's deserialization
+handler, as in a stream task: ``log_and_fail`` raises (a failed restore fails ``start()``, a
+failure afterwards ends the thread and the client), ``log_and_continue`` logs and skips,
+``dead_letter`` writes the raw record with the ``__streams.errors.*`` headers to
+``dead_letter_topic`` through the :class:`GlobalRecordCollector`, whose producer is created only
+when the first dead-letter record is sent and is flushed before every checkpoint. A record is
+dead-lettered again when it is read again (at-least-once): after a crash, records past the last
+checkpoint; with in-memory global stores (no trusted checkpoint), on every start.
+
 Local state: ``<state_dir>/<application_id>/global/`` (the StateDirectory's ``global`` task
 directory, locked by this thread while it runs) holds the persistent global stores and a
 ``.checkpoint`` with the last source offset every partition's data reflects. A checkpoint is
@@ -23,14 +32,16 @@ starts; it returns when the stores are current or raises):
    wipe the global state and restore from the beginning; otherwise start at ``checkpoint + 1``;
 4. restore: read every partition from its start to its true end, applying each record through
    the global processors (what they do on update, so ``add_global_store`` processors and
-   GlobalKTable sources restore alike); flush the stores and write the checkpoint;
+   GlobalKTable sources restore alike; corrupt records meet the deserialization handler); flush
+   the stores, wait for the dead-letter records' acks, and write the checkpoint;
 5. only now the stores are handed to the stream tasks (read-only to them, shared by every task
    of every thread of the client, through ``context.get_state_store``).
 
 Then the thread loop: consume updates, apply them through the global processors, and every
-``commit_interval_ms`` flush the stores and write the checkpoint. An exception ends the loop
-and is reported to the client (``on_death``), which shuts down (as Kafka Streams does when its
-global thread dies). Closing flushes, checkpoints, closes the task and the consumer and unlocks.
+``commit_interval_ms`` flush the stores and the dead-letter producer, then write the checkpoint.
+An exception ends the loop and is reported to the client (``on_death``), which shuts down (as
+Kafka Streams does when its global thread dies). Closing flushes, checkpoints, closes the task,
+the producer (if any) and the consumer, and unlocks.
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
+from streams_runtime.processor.internals.record_collector import RecordCollector
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.processor.timestamps import resolve_extractor
@@ -60,13 +72,63 @@ DEFAULT_RESTORE_TIMEOUT_S = 300.0
 TopicPartitionKey = tuple[str, int]
 
 
-class _DroppingCollector:
-    """The global task's collector: global processors write no topics; a dead-letter record of a
-    corrupt global record is logged and dropped (global processing has no producer)."""
+class GlobalRecordCollector:
+    """The global task's collector. Created and owned by the GlobalStreamThread; the global task
+    borrows it (its deserialization handler and any change-logging store send through it).
+
+    Global processors write no topics: the only records that leave the global thread are the
+    dead-letter records of corrupt global records (``default_deserialization_exception_handler=
+    "dead_letter"``), written exactly as a stream task writes them (the raw key, value, headers
+    and timestamp plus the ``__streams.errors.*`` headers, see ``handlers.py``). Anything else is
+    logged and dropped (a global store's changelog is its source topic).
+
+    Invariants: the producer (a plain :class:`RecordCollector`, never transactional) is created on
+    the first dead-letter record, so a global thread that meets no corrupt record opens no
+    producer; :meth:`flush` (called by ``StreamTask.commit()``, i.e. by the thread's checkpoint
+    step before the checkpoint is written) waits until every dead-letter record is acknowledged
+    and raises if one failed, so the global checkpoint never moves past a record whose
+    dead-letter copy is not in Kafka (unless ``default_production_exception_handler=continue``
+    says to log and skip a failed write, as it does in a stream thread); :meth:`close` flushes
+    and closes the producer.
+    """
+
+    def __init__(self, config: Any, bootstrap_servers: str, client_id: str) -> None:
+        dead_letter = config["default_deserialization_exception_handler"] == "dead_letter"
+        self.dead_letter_topic: str | None = config["dead_letter_topic"] if dead_letter else None
+        self._bootstrap_servers = bootstrap_servers
+        self._client_id = client_id
+        overrides = config.client_configs("producer.")
+        overrides.pop("transactional.id", None)  # never transactional: no transaction to join
+        self._overrides = overrides
+        self._continue_on_error = config["default_production_exception_handler"] == "continue"
+        self._collector: RecordCollector | None = None
 
     def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
-        log.warning("global stream thread: record for topic %s dropped (global processors write no topics)",
-                    topic)
+        if self.dead_letter_topic is None or topic != self.dead_letter_topic:
+            log.warning("global stream thread: record for topic %s dropped "
+                        "(global processors write no topics)", topic)
+            return
+        if self._collector is None:
+            log.info("global stream thread: creating producer %s for dead-letter topic %s",
+                     self._client_id, topic)
+            self._collector = RecordCollector(self._bootstrap_servers, self._client_id, self._overrides, (),
+                                              self._continue_on_error)
+        self._collector.send(topic, key, value, headers, timestamp, None)
+
+    def poll(self) -> None:
+        """Serve delivery reports (raises a delivery error that came back)."""
+        if self._collector is not None:
+            self._collector.poll()
+
+    def flush(self) -> None:
+        """Wait until every dead-letter record sent so far is acknowledged (raises if one failed)."""
+        if self._collector is not None:
+            self._collector.wait_for_acks()
+
+    def close(self) -> None:
+        collector, self._collector = self._collector, None
+        if collector is not None:
+            collector.close()
 
 
 def _wall_clock_ms() -> int:
@@ -87,6 +149,8 @@ class GlobalStreamThread(threading.Thread):
         self._ready = threading.Event()
         self._consumer: Any = None
         self._task: StreamTask | None = None
+        self._collector = GlobalRecordCollector(self._config, runtime.bootstrap_servers,
+                                                f"{self.name}-producer")
         self._locked = False
         self._positions: dict[TopicPartitionKey, int] = {}  # last offset applied per partition
         self._checkpointed: dict[TopicPartitionKey, int] = {}
@@ -159,7 +223,7 @@ class GlobalStreamThread(threading.Thread):
         topology = build_processor_topology(builder, nodes)
         topology.store_names = [n for n, e in builder.stores.items() if e.is_global]
         store_builders = {name: entry.builder for name, entry in builder.stores.items()}
-        task = StreamTask(GLOBAL_TASK_ID, topology, store_builders, self._config, _DroppingCollector(),
+        task = StreamTask(GLOBAL_TASK_ID, topology, store_builders, self._config, self._collector,
                           StreamsMetrics(), None, _wall_clock_ms, rt.state_directory.task_dir(GLOBAL_DIR))
         task.initialize(input_partition=0)
         extractor = resolve_extractor(self._config["default_timestamp_extractor"], _wall_clock_ms)
@@ -265,13 +329,16 @@ class GlobalStreamThread(threading.Thread):
         last_commit = _wall_clock_ms()
         while not self._stop_requested.is_set():
             self._apply(self._consumer.consume(CONSUME_BATCH, poll_s))
+            self._collector.poll()
             now = _wall_clock_ms()
             if now - last_commit >= commit_interval:
                 self._checkpoint()
                 last_commit = now
 
     def _checkpoint(self) -> None:
-        """Flush the global stores, then record the offsets their data reflects."""
+        """Flush the global stores and wait for the dead-letter records' acks (``task.commit()``
+        flushes the stores, then the collector), then record the offsets their data reflects: a
+        failed dead-letter write raises here, before the checkpoint moves past its record."""
         self._task.commit()
         offsets = {tp: off for tp, off in self._positions.items() if off >= 0}
         if offsets and offsets != self._checkpointed:
@@ -279,23 +346,32 @@ class GlobalStreamThread(threading.Thread):
             self._checkpointed = dict(offsets)
 
     def _close(self) -> None:
+        """Checkpoint (after a clean run only), close the task, the producer (if one was created),
+        the consumer, and unlock the global directory; each step runs even if one before failed."""
         task, self._task = self._task, None
-        try:
-            if task is not None:
+        if task is not None:
+            try:
                 if self.error is None and self._ready.is_set():
                     self._task = task
                     self._checkpoint()
-                    self._task = None
+            except Exception:
+                log.exception("%s: error checkpointing the global task on close", self.name)
+            finally:
+                self._task = None
+            try:
                 task.close()
+            except Exception:
+                log.exception("%s: error closing the global task", self.name)
+        try:
+            self._collector.close()
         except Exception:
-            log.exception("%s: error closing the global task", self.name)
-        finally:
-            consumer, self._consumer = self._consumer, None
-            if consumer is not None:
-                try:
-                    consumer.close()
-                except Exception:
-                    log.exception("%s: error closing the global consumer", self.name)
-            if self._locked:
-                self._runtime.state_directory.unlock(GLOBAL_DIR)
-                self._locked = False
+            log.exception("%s: error closing the global producer", self.name)
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            try:
+                consumer.close()
+            except Exception:
+                log.exception("%s: error closing the global consumer", self.name)
+        if self._locked:
+            self._runtime.state_directory.unlock(GLOBAL_DIR)
+            self._locked = False

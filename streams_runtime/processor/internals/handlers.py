@@ -5,7 +5,9 @@ Deserialization (config ``default_deserialization_exception_handler``):
   - ``log_and_continue``: log, count in ``dropped-records``, skip the record.
   - ``dead_letter``: send the raw record to ``dead_letter_topic`` with headers naming the error
     (Kafka Streams' KIP-1034 names: ``__streams.errors.exception``, ``.message``, ``.stacktrace``,
-    ``.topic``, ``.partition``, ``.offset``), log, count, skip. Nothing is lost.
+    ``.topic``, ``.partition``, ``.offset``), log, count, skip. Nothing is lost: a stream task
+    sends through its thread's collector, the global task through the GlobalStreamThread's
+    (whose producer is created on the first dead-letter record).
 Processing (config ``processing_exception_handler``), invoked at the processor that raised:
   - ``log_and_fail`` (default): raise StreamsProcessingError naming node, task and source record.
   - ``log_and_continue``: log, count in ``dropped-records``, and go on with the next sibling.

@@ -1,0 +1,189 @@
+"""The GlobalStreamThread's handling of corrupt global records, without a broker: the global task is
+fed fake consumer messages and the dead-letter producer is a fake StreamsProducer. Dead-letter
+records get the task path's headers, the producer exists only once one was sent, the checkpoint
+is written only after its acks, and log_and_continue / log_and_fail keep their behaviour."""
+
+from __future__ import annotations
+
+import struct
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from streams_runtime import Consumed, Materialized, Serdes, StreamsBuilder
+from streams_runtime.config import StreamsConfig
+from streams_runtime.errors import DeserializationFailedError
+from streams_runtime.processor.internals import record_collector
+from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR, GlobalStreamThread
+from streams_runtime.processor.internals.record_collector import ProductionError
+from streams_runtime.processor.internals.state_directory import StateDirectory
+
+TOPIC, STORE, DLQ = "scores", "scores-store", "scores-dlq"
+
+
+class FakeMessage:
+    def __init__(self, offset: int, key: bytes, value: bytes, headers: list | None = None) -> None:
+        self._offset, self._key, self._value, self._headers = offset, key, value, headers
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return TOPIC
+
+    def partition(self) -> int:
+        return 0
+
+    def offset(self) -> int:
+        return self._offset
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 1_000 + self._offset)
+
+    def key(self) -> bytes:
+        return self._key
+
+    def value(self) -> bytes:
+        return self._value
+
+    def headers(self) -> list | None:
+        return self._headers
+
+
+class FakeStreamsProducer:
+    """Records the calls; ``fail`` makes every delivery report an error."""
+
+    instances: list[FakeStreamsProducer] = []
+    fail = False
+
+    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any,
+                 errors_only: bool) -> None:
+        self.client_id, self.overrides, self._on_delivery = client_id, dict(overrides), on_delivery
+        self.sent: list[tuple] = []
+        self.pending: list[tuple] = []
+        self.instances.append(self)
+
+    def produce(self, topic: str, key: Any, value: Any, partition: Any, timestamp: int, headers: Any) -> None:
+        record = (topic, key, value, partition, timestamp, headers)
+        self.sent.append(record)
+        self.pending.append(record)
+
+    def poll(self) -> None:
+        self.flush(0)
+
+    def flush(self, timeout_s: float) -> int:
+        for topic, *_ in self.pending:
+            msg = SimpleNamespace(topic=lambda t=topic: t, partition=lambda: 0, offset=lambda: 0)
+            self._on_delivery("broker said no" if self.fail else None, msg)
+        self.pending.clear()
+        EVENTS.append("dead-letter acks")
+        return 0
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        EVENTS.append("producer closed")
+
+
+EVENTS: list[str] = []
+
+
+@pytest.fixture
+def make_thread(monkeypatch, tmp_path):
+    EVENTS.clear()
+    FakeStreamsProducer.instances.clear()
+    FakeStreamsProducer.fail = False
+    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
+    threads: list[GlobalStreamThread] = []
+
+    def make(**config: Any) -> GlobalStreamThread:
+        builder = StreamsBuilder()
+        builder.global_table(TOPIC, Consumed.with_(Serdes.String(), Serdes.Integer()),
+                             Materialized.as_(STORE))
+        props = {"application_id": "app", "bootstrap_servers": "unused:9092", "state_dir": str(tmp_path),
+                 **config}
+        state_directory = StateDirectory(tmp_path, "app")
+        write_checkpoint = state_directory.write_checkpoint
+
+        def recording_write_checkpoint(task_id: Any, offsets: Any) -> None:
+            EVENTS.append(f"checkpoint {dict(offsets)}")
+            write_checkpoint(task_id, offsets)
+
+        state_directory.write_checkpoint = recording_write_checkpoint
+        runtime = SimpleNamespace(
+            config=StreamsConfig(props), client_id="app-client", bootstrap_servers="unused:9092",
+            global_topics={TOPIC: 1}, builder=builder.build().internal_builder,
+            state_directory=state_directory)
+        thread = GlobalStreamThread(runtime)
+        thread._task = thread._build_task()  # noqa: SLF001 (step 1 without the consumer)
+        threads.append(thread)
+        return thread
+
+    yield make
+    for thread in threads:
+        thread._close()  # noqa: SLF001
+
+
+def good(offset: int, i: int) -> FakeMessage:
+    return FakeMessage(offset, f"u{i}".encode(), struct.pack(">i", i))
+
+
+def test_should_dead_letter_a_corrupt_global_record_with_the_task_path_headers(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
+    corrupt = FakeMessage(1, b"bad", b"xx", [("origin", b"test")])
+    assert thread._apply([good(0, 0), corrupt, good(2, 2)]) == 3  # noqa: SLF001
+
+    assert thread.stores[STORE].get("u0").value == 0 and thread.stores[STORE].get("u2").value == 2
+    [producer] = FakeStreamsProducer.instances
+    assert producer.client_id == "app-client-GlobalStreamThread-producer"
+    [(topic, key, value, partition, timestamp, headers)] = producer.sent
+    assert (topic, key, value, partition, timestamp) == (DLQ, b"bad", b"xx", None, 1_001)
+    assert headers[0] == ("origin", b"test")
+    named = dict(headers[1:])
+    assert named["__streams.errors.topic"] == TOPIC.encode()
+    assert named["__streams.errors.partition"] == b"0"
+    assert named["__streams.errors.offset"] == b"1"
+    assert named["__streams.errors.exception"] == b"SerializationError"
+    assert {"__streams.errors.message", "__streams.errors.stacktrace"} <= named.keys()
+
+
+def test_should_write_the_checkpoint_only_after_the_dead_letter_records_are_acknowledged(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
+    thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
+    thread._checkpoint()  # noqa: SLF001
+    assert EVENTS == ["dead-letter acks", f"checkpoint {{{(TOPIC, 0)!r}: 1}}"]
+
+
+def test_should_not_move_the_checkpoint_past_a_record_whose_dead_letter_write_failed(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
+    FakeStreamsProducer.fail = True
+    thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
+    with pytest.raises(ProductionError, match=DLQ):
+        thread._checkpoint()  # noqa: SLF001
+    assert not any(e.startswith("checkpoint") for e in EVENTS)
+    assert thread._runtime.state_directory.read_checkpoint(GLOBAL_DIR) == {}  # noqa: SLF001
+
+
+def test_should_create_no_producer_until_a_record_is_dead_lettered_and_close_it_on_shutdown(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
+    thread._apply([good(0, 0), good(1, 1)])  # noqa: SLF001
+    thread._checkpoint()  # noqa: SLF001
+    assert FakeStreamsProducer.instances == []
+    thread._apply([FakeMessage(2, b"bad", b"xx")])  # noqa: SLF001
+    assert len(FakeStreamsProducer.instances) == 1
+    thread._ready.set()  # noqa: SLF001 (a clean run: close checkpoints first)
+    thread._close()  # noqa: SLF001
+    assert EVENTS[-3:] == ["dead-letter acks", f"checkpoint {{{(TOPIC, 0)!r}: 2}}", "producer closed"]
+
+
+def test_should_skip_a_corrupt_global_record_without_a_producer_under_log_and_continue(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="log_and_continue")
+    assert thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2)]) == 3  # noqa: SLF001
+    assert thread.stores[STORE].get("u2").value == 2
+    assert FakeStreamsProducer.instances == []
+
+
+def test_should_fail_on_a_corrupt_global_record_under_log_and_fail(make_thread):
+    thread = make_thread()
+    with pytest.raises(DeserializationFailedError, match=f"topic={TOPIC} partition=0 offset=1"):
+        thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
+    assert FakeStreamsProducer.instances == []
