@@ -11,7 +11,10 @@
 #   PID file  $STREAMS_RUNTIME_HOME/workers/<i>.pid
 #   log       $STREAMS_RUNTIME_HOME/logs/worker-<i>.log
 #   state     $STATE_DIR/worker-<i>   (kept across restarts, so a restart restores little)
-#   HTTP API  port $HTTP_PORT+<i> when HTTP_PORT is set (interactive queries, /metrics, /health)
+#   HTTP API  port $HTTP_PORT+<i> when HTTP_PORT is set (interactive queries, /metrics, /health),
+#             advertised as $HTTP_HOST (--http-host) and bound to $HTTP_BIND (--http-bind) when
+#             set (default: the app's, else 127.0.0.1); the bearer token is read by the worker
+#             from $STREAMS_RUNTIME_HTTP_TOKEN when set
 # Kafka: $BOOTSTRAP_SERVERS, else the broker recorded by `streams-runtime broker start` (started
 # here when none runs, so all instances share one).
 set -euo pipefail
@@ -40,6 +43,8 @@ ensure_broker() {
 start_one() {
   local i=$1 http=()
   if [ -n "${HTTP_PORT:-}" ]; then http=(--http-port "$((HTTP_PORT + i))"); fi
+  if [ -n "${HTTP_HOST:-}" ]; then http+=(--http-host "$HTTP_HOST"); fi
+  if [ -n "${HTTP_BIND:-}" ]; then http+=(--http-bind "$HTTP_BIND"); fi
   nohup "$CLI" worker --app "$APP" --instances 1 --threads "$THREADS" \
     --state-dir "$STATE_DIR/worker-$i" "${http[@]}" >>"$LOGS/worker-$i.log" 2>&1 &
   echo $! >"$PIDS/$i.pid"
@@ -90,5 +95,5 @@ case "${1:-}" in
   stop)
     for i in $(running); do stop_one "$i"; done
     rm -f "$PIDS"/*.pid ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
