@@ -53,6 +53,7 @@ from streams_runtime.state import KeyValue, Stores, ValueAndTimestamp
 from streams_runtime.testing import TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
 
 # --- issue 4: windows, joins, suppression ---
+from streams_runtime.kstream.emit_strategy import EmitStrategy
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
 from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
@@ -117,6 +118,7 @@ __all__ = [
     "errors",
     # issue 4
     "BufferConfig",
+    "EmitStrategy",
     "JoinWindows",
     "Joined",
     "ReadOnlySessionStore",

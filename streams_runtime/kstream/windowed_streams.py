@@ -14,6 +14,10 @@ Stores (Kafka Streams' WindowStoreMaterializer / SessionStoreMaterializer rules)
 
 Names follow Kafka Streams: ``KSTREAM-AGGREGATE-`` / ``KSTREAM-REDUCE-`` processors and stores;
 ``count(Materialized)`` without a store name burns one index.
+
+``TimeWindowedKStream.emit_strategy(EmitStrategy.on_window_close())`` (time and sliding windows,
+as in Kafka Streams 3.3) applies to the aggregations built after it; it changes neither names,
+stores nor ``describe()``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.emit_strategy import EmitStrategy, StrategyType, check_emit_strategy
 from streams_runtime.kstream.internals import window_aggregate as wa
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
@@ -111,6 +116,7 @@ class _WindowedKStream:
         self.windows = windows
         self.key_serde = grouped.key_serde
         self.value_serde = grouped.value_serde
+        self._emit_strategy = EmitStrategy.on_window_update()
 
     def _windowed_key_serde(self, key_serde: Any) -> Any:
         raise NotImplementedError
@@ -121,6 +127,7 @@ class _WindowedKStream:
         internal = self._internal
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows
+        supplier.emit_on_window_close = self._emit_strategy.type is StrategyType.ON_WINDOW_CLOSE
         parent = self._grouped._repartitioned_parent(mat.store_name)
         node = StatefulProcessorNode(func_name, supplier, store_factories=(_WindowStoreFactory(mat, self.windows),))
         internal.add_graph_node(parent, node)
@@ -142,6 +149,16 @@ class TimeWindowedKStream(_WindowedKStream):
     def _windowed_key_serde(self, key_serde: Any) -> Any:
         size = self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
         return WindowedSerdes.time_windowed(key_serde, max(size, 1))
+
+    def emit_strategy(self, emit_strategy: EmitStrategy) -> TimeWindowedKStream:
+        """When the aggregations built after this call forward their results; returns this stream.
+
+        ``EmitStrategy.on_window_update()`` (the default) forwards every update;
+        ``EmitStrategy.on_window_close()`` forwards one final result per window once stream time
+        passes window end + grace, without a suppression buffer.
+        """
+        self._emit_strategy = check_emit_strategy(emit_strategy)
+        return self
 
     def _processor(self, supplier: wa.WindowAggregateSupplier, initializer: Callable[[], Any],
                    aggregator: Callable[[Any, Any, Any], Any]) -> Any:

@@ -21,6 +21,10 @@ end is below ``stream time - grace`` is closed, and a record that cannot reach a
 (``t + 1 + d <= stream time - grace``) is dropped altogether -- both logged and counted on
 ``dropped-records``. Null keys or values are dropped the same way.
 
+Under ``EmitStrategy.on_window_close()`` nothing is forwarded per update; each window is
+forwarded once, by the record that moves stream time past its end + grace (see
+``_WindowProcessor.maybe_emit_final``).
+
 Stored windows are read from ``t - 2d`` (the earliest window whose right-window successor may
 involve ``t``), which is why the store's retention must be at least ``2d + grace``.
 """
@@ -30,7 +34,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier, _WindowProcessor
+from streams_runtime.kstream.internals.window_aggregate import (
+    NO_TIMESTAMP,
+    WindowAggregateSupplier,
+    _WindowProcessor,
+)
 from streams_runtime.processor.api import Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import TimeWindow, Windowed
@@ -62,10 +70,19 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
             # neither its left nor any right window can still be open
             self._drop_expired(record, timestamp - self.diff, timestamp, close_time)
             return
+        self.maybe_emit_final(record, close_time)  # before the writes: see window_aggregate's docstring
         if timestamp < self.diff:
             self._process_early(record, close_time)
         else:
             self._process_regular(record, close_time)
+
+    def emit_range(self, close_time: int) -> tuple[int, int] | None:
+        """Windows ``[start, start + d]`` (inclusive) closed once ``end < close time``: starts up to
+        close - d - 1, after those (end < last emit's close time) already emitted."""
+        high = close_time - self.diff - 1
+        last = self.last_emit_close_time
+        low = 0 if last == NO_TIMESTAMP else max(0, last - self.diff)
+        return (low, high) if 0 <= high and low <= high else None
 
     # -- the two cases -----------------------------------------------------------------------
 

@@ -16,6 +16,22 @@ Kafka Streams' semantics:
   session is stored and forwarded with timestamp = its end.
 * Updates go out through the store's cache flush when the store is cached, directly otherwise
   (:class:`WindowedTupleForwarder`).
+* Emit on window close (``EmitStrategy.on_window_close()``, time and sliding windows): no
+  updates are forwarded and no cache flush listener is registered; on each record the
+  processor forwards, straight from its window store (``fetch_all`` over window starts, so in
+  window-start then key order), every window that closed since the last emit, as
+  ``Change(final, None)`` stamped with the aggregate's timestamp. The bookkeeping is the close
+  time of the last emit (``last_emit_close_time``), as in Kafka Streams; each emit records how
+  many windows it sent on the node's ``emitted-records`` sensor. The emit runs before
+  the record is written (Kafka writes first): the windows emitted and the windows written are
+  disjoint (closed vs open), so the output is the same, but a record that moves stream time far
+  enough to close a window *and* push it out of the store's retention (size + grace by default)
+  cannot make the store expire it before its final result is read. Two further differences:
+  Kafka throttles the check to once per ``emit interval`` of wall-clock time (1000 ms, an
+  internal config its tests set to 0) -- we check on every record, like the stream-join
+  spurious-result fix here, so results never depend on the wall clock; and Kafka keeps the
+  last emit time in the commit's processor metadata across restarts -- we keep it in memory
+  only (after a restart, closed windows still in the store are emitted again).
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ class WindowAggregateSupplier:
         self.send_old_values = False
         self._factory = factory
         self.windows: Any = None  # set by the DSL; suppress reads its grace
+        self.emit_on_window_close = False  # set by the DSL from its EmitStrategy
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         self.send_old_values = True
@@ -96,12 +113,48 @@ class _WindowProcessor(Processor):
         self.send_old_values = supplier.send_old_values
         self.grace_ms = grace_ms
         self.observed_stream_time = NO_TIMESTAMP
+        self.emit_on_close = supplier.emit_on_window_close
+        self.last_emit_close_time = NO_TIMESTAMP
 
     def init(self, context: Any) -> None:
         self.context = context
         self.store = context.get_state_store(self.store_name)
-        self.forwarder = WindowedTupleForwarder(self.store, context, self.send_old_values, self.session)
+        if self.emit_on_close:
+            self.forwarder = _UpdatesHeldBack()  # and no flush listener: the cache must not forward
+            tags = {"task-id": str(context.task_id), "processor-node-id": context.current_node.name}
+            self.emitted = context.metrics.sensor("emitted-records", "stream-processor-node-metrics", tags)
+        else:
+            self.forwarder = WindowedTupleForwarder(self.store, context, self.send_old_values, self.session)
         self.dropped = context.metrics.dropped_records(context.task_id)
+
+    def emit_range(self, close_time: int) -> tuple[int, int] | None:
+        """Window starts ``(low, high)``, both inclusive, of the windows closed since the last emit."""
+        raise NotImplementedError
+
+    def maybe_emit_final(self, record: Record, close_time: int) -> None:
+        """Under emit-on-window-close, forward the final result of each window closed since the last emit.
+
+        1. Nothing to do unless the close time moved past the last emit's.
+        2. Read the closed windows from the store (``emit_range``; ``None`` = none can have closed).
+        3. Forward each as ``Change(final, None)`` with the aggregate's timestamp and this record's
+           headers, then remember the close time.
+        """
+        # Step 1
+        if not self.emit_on_close:
+            return
+        if self.last_emit_close_time != NO_TIMESTAMP and self.last_emit_close_time >= close_time:
+            return
+        # Step 2
+        bounds = self.emit_range(close_time)
+        if bounds is None:
+            return
+        with self.store.fetch_all(*bounds) as closed:
+            finals = [(kv.key, kv.value) for kv in closed if kv.value is not None]
+        # Step 3
+        for windowed, final in finals:
+            self.context.forward(Record(windowed, Change(final.value, None), final.timestamp, record.headers))
+        self.emitted.record(len(finals))
+        self.last_emit_close_time = close_time
 
     def drop(self, reason: str, record: Record, detail: str = "") -> None:
         """Log (Kafka Streams' message) and count a dropped record."""
@@ -130,6 +183,7 @@ class KStreamWindowAggregate(_WindowProcessor):
         if timestamp > self.observed_stream_time:
             self.observed_stream_time = timestamp
         close_time = self.observed_stream_time - self.grace_ms
+        self.maybe_emit_final(record, close_time)
         store = self.store
         for start, window in self.windows.windows_for(timestamp).items():
             if window.end <= close_time:
@@ -145,6 +199,23 @@ class KStreamWindowAggregate(_WindowProcessor):
             new_agg = self.aggregator(key, record.value, old_agg)
             store.put(key, ValueAndTimestamp.make(new_agg, new_ts), start)
             self.forwarder.maybe_forward(Windowed(key, window), new_agg, old_agg, new_ts, record.headers)
+
+    def emit_range(self, close_time: int) -> tuple[int, int] | None:
+        """Windows ``[start, start + size)`` closed once ``end <= close time``: starts up to close - size,
+        after those (end <= last emit's close time) already emitted."""
+        size = self.windows.size_ms
+        high = close_time - size
+        low = 0 if self.last_emit_close_time == NO_TIMESTAMP else max(0, self.last_emit_close_time - size) + 1
+        return (low, high) if 0 <= high and low <= high else None
+
+
+class _UpdatesHeldBack:
+    """The forwarder under emit-on-window-close: window updates are not forwarded."""
+
+    cached = False
+
+    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: tuple) -> None:
+        return None
 
 
 class KStreamSessionWindowAggregate(_WindowProcessor):
