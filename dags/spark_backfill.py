@@ -4,7 +4,14 @@
 Recomputes, with Spark, what the stream application computes (spend per user per tumbling
 window) from the input topic's records, validates the result with a Great Expectations suite,
 writes Parquet (one directory per interval, overwritten when the interval is re-run), and
-publishes the rows to *publish_topic* only when the suite passed. A failed suite fails the task,
+publishes the rows to *publish_topic* only when the suite passed, in one Kafka transaction per
+interval (`transactional.id` `spark-backfill.payments_backfill.<topic>.<interval>`, so a retried
+task fences the attempt before it). **Readers of *publish_topic* must use
+`isolation.level=read_committed`**: they see an interval's rows all at once or not at all. A failed
+publish aborts its transaction and fails the task; the retry publishes the interval whole. A re-run
+of an interval whose result did not change publishes nothing (the marker
+`_published/<interval>/<topic>.json` under the output directory says it is on the topic); a
+changed result is published again in full, in a new transaction. A failed suite fails the task,
 publishes nothing, and leaves the validation report under the output directory
 (`_validation/<interval>/`), whose path the task log prints.
 

@@ -16,10 +16,17 @@ Steps of :func:`run_backfill`, in order -- nothing leaves the job before the sui
      :class:`BackfillValidationError` here, so nothing is written and nothing is published;
   6. write Parquet under ``<output_dir>/interval_id=<id>/``, overwriting only that partition
      (dynamic partition overwrite): re-running an interval replaces it and leaves the others;
-  7. publish the rows to ``publish_topic``, if given, through ``streams_runtime.kafka.clients``.
+  7. publish the rows to ``publish_topic``, if given, in ONE Kafka transaction whose
+     ``transactional.id`` is stable per (job, topic, interval), then write the interval's
+     "published" marker (:mod:`spark_jobs.payments_backfill.publish`).
 
-Publishing is at-least-once: a re-run publishes the interval again (downstream consumers key by
-``(user, window_start)``; a compacted topic keeps the latest).
+Publishing is transactional: readers of ``publish_topic`` must use ``isolation.level=
+read_committed`` and then see an interval's rows all at once or not at all; a retried attempt
+fences the one before it. Re-running an interval whose result is unchanged publishes nothing (the
+marker under ``<output_dir>/_published/`` holds the digest of what was committed); a changed result
+is published whole in a new transaction (keyed consumers keep the latest row per
+``(user, window_start)``); ``force_publish=True`` publishes again regardless. The rules, and the
+one window left (a crash between the commit and the marker), are in the publish module.
 """
 
 from __future__ import annotations
@@ -38,9 +45,17 @@ from pyspark.sql import functions as F
 
 from spark_jobs.kafka_source import FORMAT, pinned_offsets, plan_ranges
 from spark_jobs.payments_backfill.expectations import ValidationReport, validate_windowed_spend
+from spark_jobs.payments_backfill.publish import (
+    publish_transactionally,
+    published_marker,
+    read_marker,
+    records_digest,
+    transactional_id,
+    write_marker,
+)
 from spark_jobs.payments_backfill.transform import HOUR_MS, in_interval, parse_payments, windowed_spend
 from spark_jobs.session import session_or_local
-from streams_runtime.kafka.clients import create_admin, create_producer, partition_counts
+from streams_runtime.kafka.clients import create_admin, partition_counts
 
 __all__ = ["BackfillValidationError", "interval_id", "main", "run_backfill", "to_epoch_ms"]
 
@@ -86,15 +101,12 @@ def interval_id(start_ms: int, end_ms: int) -> str:
     return f"{fmt(start_ms)}_{fmt(end_ms)}"
 
 
-def _publish(bootstrap_servers: str, topic: str, rows: list[Any]) -> int:
-    """Send each result row keyed by user, value JSON with epoch-ms window bounds; wait for delivery."""
-    producer = create_producer(bootstrap_servers)
-    failures: list[str] = []
+JOB = "payments_backfill"
 
-    def on_delivery(error: Any, _msg: Any) -> None:
-        if error is not None:
-            failures.append(str(error))
 
+def _encode(rows: list[Any]) -> list[tuple[bytes, bytes]]:
+    """Each result row keyed by user, value JSON with epoch-ms window bounds."""
+    encoded = []
     for row in rows:
         value = {
             "user": row["user"],
@@ -103,16 +115,37 @@ def _publish(bootstrap_servers: str, topic: str, rows: list[Any]) -> int:
             "count": int(row["count"]),
             "total_amount": float(row["total_amount"]),
         }
-        producer.produce(
-            topic, key=row["user"].encode(), value=json.dumps(value).encode(), on_delivery=on_delivery
-        )
-        producer.poll(0)
-    remaining = producer.flush(30)
-    if remaining or failures:
-        raise RuntimeError(
-            f"publish to {topic}: {remaining} undelivered, {len(failures)} failed: {failures[:3]}"
-        )
-    return len(rows)
+        encoded.append((row["user"].encode(), json.dumps(value).encode()))
+    return encoded
+
+
+def _publish(
+    bootstrap_servers: str,
+    topic: str,
+    rows: list[Any],
+    output_dir: Path,
+    ident: str,
+    source_offsets: dict[str, Any],
+    force: bool,
+) -> dict[str, Any]:
+    """Step 7: skip when the marker holds this exact result, else one transaction, then the marker."""
+    records = _encode(rows)
+    marker_path = published_marker(output_dir, ident, topic)
+    txn_id = transactional_id(JOB, topic, ident)
+    digest = records_digest(records)
+    marker = read_marker(marker_path)
+    if not force and marker is not None and marker.get("digest") == digest:
+        log.info("interval %s already published to %s (publish %s, %d records): skipped",
+                 ident, topic, marker.get("publish_id"), marker.get("records", 0))
+        return {"published": 0, "publish_skipped": True, "transactional_id": txn_id,
+                "publish_id": marker.get("publish_id"), "publish_marker": str(marker_path)}
+    result = publish_transactionally(
+        bootstrap_servers, topic, records, txn_id,
+        headers={"backfill.job": JOB, "backfill.interval_id": ident},
+    )
+    write_marker(marker_path, result, topic, ident, source_offsets)
+    return {"published": result.records, "publish_skipped": False, "transactional_id": txn_id,
+            "publish_id": result.publish_id, "publish_marker": str(marker_path)}
 
 
 class _StepClock:
@@ -140,6 +173,7 @@ def run_backfill(
     *,
     window_ms: int = HOUR_MS,
     spark: SparkSession | None = None,
+    force_publish: bool = False,
 ) -> dict[str, Any]:
     """Recompute, validate, write and (optionally) publish one interval (steps in the module docstring).
 
@@ -149,8 +183,11 @@ def run_backfill(
     :param report_dir: where the validation report goes; default ``<output_dir>/_validation/<id>``.
     :param window_ms: the tumbling window size.
     :param spark: the session to use; default the active one, else a new local one.
+    :param force_publish: publish even when the marker says this exact result is on the topic.
     :returns: a JSON-friendly summary (see ``/work/notes/spark-status.md`` for its keys).
     :raises BackfillValidationError: when the suite failed (the report is on disk).
+    :raises PublishError: the publish transaction failed and was aborted (``PublishFencedError``: a
+        newer attempt of the same interval took over); the Parquet output is written, no marker.
     :raises ValueError: for an empty or inverted interval, or a missing topic.
     """
     clock = _StepClock()
@@ -215,7 +252,7 @@ def run_backfill(
         )
         clock.lap("6-write")
         # Step 7
-        published = 0
+        publish: dict[str, Any] = {"published": 0, "publish_skipped": False}
         if publish_topic:
             outgoing = result.select(
                 "user",
@@ -224,7 +261,8 @@ def run_backfill(
                 "count",
                 "total_amount",
             ).collect()
-            published = _publish(bootstrap_servers, publish_topic, outgoing)
+            publish = _publish(bootstrap_servers, publish_topic, outgoing, output_dir, ident,
+                               run_meta["source_offsets"], force_publish)
         clock.lap("7-publish")
     finally:
         payments.unpersist()
@@ -238,7 +276,7 @@ def run_backfill(
         "report_json": str(report.report_json),
         "report_summary": str(report.report_summary),
         "publish_topic": publish_topic,
-        "published": published,
+        **publish,
         "timings_s": clock.timings,
     }
 
@@ -256,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--publish-topic")
     parser.add_argument("--report-dir")
     parser.add_argument("--window-ms", type=int, default=HOUR_MS)
+    parser.add_argument("--force-publish", action="store_true",
+                        help="publish even when the interval's marker says this result is on the topic")
     args = parser.parse_args(argv)
 
     def when(text: str) -> int | str:
@@ -271,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             publish_topic=args.publish_topic,
             report_dir=args.report_dir,
             window_ms=args.window_ms,
+            force_publish=args.force_publish,
         )
     except BackfillValidationError as exc:
         print(

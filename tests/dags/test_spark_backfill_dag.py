@@ -87,6 +87,13 @@ def end_offsets(bootstrap_servers: str, topic: str) -> int:
         consumer.close()
 
 
+def read_committed(bootstrap_servers: str, topic: str) -> list:
+    """The committed records of ``topic`` (one partition), as a read_committed reader sees them."""
+    from tests.spark_jobs.test_transactional_publish import read_to_end
+
+    return read_to_end(bootstrap_servers, topic, committed=True)
+
+
 def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a_bad_record(
     spark, run_dag, kafka_conn, bootstrap_servers, unique_name, tmp_path
 ) -> None:
@@ -122,7 +129,14 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
     assert (result["interval_start_ms"], result["interval_end_ms"]) == (T0, T0 + H)
     assert result["source_records"] == sum(count for count, _ in want.values())
     assert result["rows"] == len(want) == result["published"]
-    assert end_offsets(bootstrap_servers, spend) == result["rows"], "only the passing interval published"
+    assert end_offsets(bootstrap_servers, spend) == result["rows"] + 1, (
+        "only the passing interval published: its rows and one transaction commit marker"
+    )
+    committed = read_committed(bootstrap_servers, spend)
+    assert len(committed) == result["rows"], "read_committed: the interval's rows, once"
+    assert {dict(m.headers())["backfill.publish_id"].decode() for m in committed} == {result["publish_id"]}
+    assert result["transactional_id"] == f"spark-backfill.payments_backfill.{spend}.{result['interval_id']}"
+    assert (out / "_published" / result["interval_id"] / f"{spend}.json").exists(), "the published marker"
     written = {p.name for p in out.iterdir() if p.name.startswith("interval_id=")}
     assert written == {f"interval_id={result['interval_id']}"}, "the failing interval wrote nothing"
     reports = [json.loads(p.read_text()) for p in (out / "_validation").rglob("validation.json")]

@@ -12,8 +12,11 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_jobs.kafka_source import FORMAT, plan_ranges
+from spark_jobs.payments_backfill import main as backfill_main
 from spark_jobs.payments_backfill.main import BackfillValidationError, main, run_backfill
-from tests.spark_jobs.conftest import Record
+from spark_jobs.payments_backfill.publish import PublishError, read_marker
+from tests.spark_jobs.conftest import Record, produce
+from tests.spark_jobs.test_transactional_publish import by_attempt, read_to_end
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -69,6 +72,13 @@ def test_should_backfill_an_interval_to_parquet_publish_it_and_overwrite_it_on_r
     assert result["status"] == "passed"
     assert result["source_records"] == sum(w[3] for w in want) == 40
     assert result["rows"] == len(want) and result["published"] == len(want)
+    assert result["publish_skipped"] is False
+    assert result["transactional_id"] == f"spark-backfill.payments_backfill.{spend}.{result['interval_id']}"
+    committed = by_attempt(read_to_end(bootstrap_servers, spend, committed=True))
+    assert list(committed) == [result["publish_id"]] and len(committed[result["publish_id"]]) == len(want)
+    marker = read_marker(Path(result["publish_marker"]))
+    assert marker["publish_id"] == result["publish_id"] and marker["records"] == len(want)
+    assert marker["source_offsets"] == result["source_offsets"]
     assert as_tuples(spark.read.parquet(result["output_path"])) == want
     published = read_published(spark, bootstrap_servers, spend)
     assert (
@@ -139,3 +149,84 @@ def test_should_refuse_a_missing_publish_topic_or_an_empty_interval_before_readi
     with pytest.raises(ValueError, match="empty interval"):
         run_backfill(bootstrap_servers, "any", tmp_path, T0 + H, T0)
     assert issubclass(BackfillValidationError, RuntimeError)  # what the Airflow operator catches
+
+
+def published_rows(messages) -> list[tuple]:
+    return sorted(
+        (p["user"], p["window_start"], p["window_end"], p["count"], Decimal(str(p["total_amount"])))
+        for p in (json.loads(m.value()) for m in messages)
+    )
+
+
+def test_should_skip_an_unchanged_rerun_and_publish_a_changed_or_forced_one_in_a_new_transaction(
+    spark, bootstrap_servers, make_topic, tmp_path
+):
+    records = payments()
+    topic = make_topic("payments-rerun", partitions=3, records=records)
+    spend = make_topic("spend-rerun", partitions=1)
+    out, interval = tmp_path / "spend", (T0, T0 + 2 * H)
+
+    first = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
+    # new input outside the interval moves the input offsets but not the result: still skipped
+    produce(bootstrap_servers, topic, [Record(0, b"user-0", {"payment_id": 500, "user": "user-0",
+                                                             "amount": 5.0}, T0 + 5 * H)])
+    rerun = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
+
+    assert rerun["publish_skipped"] is True and rerun["published"] == 0
+    assert rerun["publish_id"] == first["publish_id"] and rerun["source_offsets"] != first["source_offsets"]
+    assert len(read_to_end(bootstrap_servers, spend, committed=True)) == first["published"]
+
+    forced = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark,
+                          force_publish=True)
+    late = Record(1, b"user-1", {"payment_id": 501, "user": "user-1", "amount": 7.5}, T0 + 60_000)
+    produce(bootstrap_servers, topic, [late])
+    changed = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
+
+    assert forced["publish_skipped"] is False and forced["published"] == first["published"]
+    assert changed["publish_skipped"] is False
+    assert len({first["transactional_id"], forced["transactional_id"], changed["transactional_id"]}) == 1
+    attempts = by_attempt(read_to_end(bootstrap_servers, spend, committed=True))
+    assert list(attempts) == [first["publish_id"], forced["publish_id"], changed["publish_id"]]
+    assert sorted(attempts[forced["publish_id"]]) == sorted(attempts[first["publish_id"]])
+    messages = read_to_end(bootstrap_servers, spend, committed=True)
+    newest = [m for m in messages
+              if dict(m.headers())["backfill.publish_id"].decode() == changed["publish_id"]]
+    assert published_rows(newest) == expected(records + [late], *interval)
+    assert read_marker(Path(changed["publish_marker"]))["publish_id"] == changed["publish_id"]
+
+
+def test_should_commit_nothing_and_write_no_marker_when_the_publish_fails_midway_then_publish_once(
+    spark, bootstrap_servers, make_topic, tmp_path, monkeypatch
+):
+    """A failure injected after 3 records: the transaction is aborted, the task fails with
+    PublishError and no marker; the retried run (same transactional.id) publishes every row once."""
+    records = payments()
+    topic = make_topic("payments-fail", partitions=3, records=records)
+    spend = make_topic("spend-fail", partitions=1)
+    out, interval = tmp_path / "spend", (T0, T0 + 2 * H)
+    real = backfill_main.publish_transactionally
+
+    def failing_after_three(bootstrap, target, rows, txn_id, **kwargs):
+        def rows_then_failure():
+            for i, row in enumerate(rows):
+                if i == 3:
+                    raise OSError("injected: executor lost mid-publish")
+                yield row
+
+        return real(bootstrap, target, rows_then_failure(), txn_id, **kwargs)
+
+    monkeypatch.setattr(backfill_main, "publish_transactionally", failing_after_three)
+    with pytest.raises(PublishError, match="injected") as failed:
+        run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
+    monkeypatch.setattr(backfill_main, "publish_transactionally", real)
+
+    assert failed.value.aborted and failed.value.sent == 3
+    assert not (out / "_published").exists(), "no marker for an aborted publish"
+    assert read_to_end(bootstrap_servers, spend, committed=True) == [] or set(
+        by_attempt(read_to_end(bootstrap_servers, spend, committed=True))) == {failed.value.publish_id}
+    retry = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
+
+    assert retry["transactional_id"] == failed.value.transactional_id
+    committed = [m for m in read_to_end(bootstrap_servers, spend, committed=True)
+                 if dict(m.headers())["backfill.publish_id"].decode() == retry["publish_id"]]
+    assert published_rows(committed) == expected(records, *interval)
