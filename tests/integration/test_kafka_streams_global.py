@@ -18,6 +18,7 @@ from streams_runtime import (
     StreamsBuilder,
 )
 from streams_runtime.kafka.clients import create_producer
+from streams_runtime.state.stores import Stores
 from tests.integration.streams_support import (
     count_to_end,
     make_topics,
@@ -94,9 +95,10 @@ def test_should_join_a_stream_with_a_global_table_restored_before_processing_and
         assert client.close(timeout=30)
 
 
-def _scores_enrich(orders: str, scores: str, sink: str):
+def _scores_enrich(orders: str, scores: str, sink: str, *, in_memory: bool = False):
     builder = StreamsBuilder()
-    table = builder.global_table(scores, Consumed.with_(S(), Serdes.Integer()), Materialized.as_(STORE))
+    store = Stores.in_memory_key_value_store(STORE) if in_memory else STORE
+    table = builder.global_table(scores, Consumed.with_(S(), Serdes.Integer()), Materialized.as_(store))
     (builder.stream(orders, Consumed.with_(S(), S()))
         .join(table, lambda key, value: value, lambda order, score: f"{order}={score}")
         .to(sink, Produced.with_(S(), S())))
@@ -163,4 +165,42 @@ def test_should_send_corrupt_global_records_to_the_dead_letter_topic_while_resto
         assert client.global_store(STORE).get("u10").value == 100
     finally:
         assert client.close(timeout=30)
+    assert count_to_end(bootstrap_servers, dlq, 1) == 2
+
+
+def test_should_not_dead_letter_a_corrupt_global_record_again_when_an_in_memory_store_restores(
+        bootstrap_servers, unique_name, tmp_path):
+    """An in-memory global store re-reads its whole topic on every start; the corrupt records the
+    previous runs dead-lettered (at or below the global checkpoint they wrote) are not sent again,
+    a corrupt record new since then is sent once."""
+    orders, scores, sink, dlq, app = (unique_name(n) for n in ("orders", "scores", "out", "dlq", "memdlq"))
+    make_topics(bootstrap_servers, **{orders: 1, scores: 1, sink: 1, dlq: 1})
+    _produce_scores(bootstrap_servers, scores,
+                    [_good(0), (b"bad1", b"xx", None), _good(1)], timestamp=1_000)
+    config = streams_config(bootstrap_servers, app, tmp_path / "state",
+                            default_deserialization_exception_handler="dead_letter", dead_letter_topic=dlq)
+
+    def run(expect_restored: int, then=None) -> None:
+        client = KafkaStreams(_scores_enrich(orders, scores, sink, in_memory=True), config)
+        try:
+            client.start()
+            assert client._global_thread.restored == expect_restored  # noqa: SLF001 (re-read from 0)
+            assert client.global_store(STORE).get("u1").value == 10
+            if then is not None:
+                then(client)
+        finally:
+            assert client.close(timeout=30)
+
+    def corrupt_while_running(client) -> None:
+        wait_running(client, timeout=30)
+        _produce_scores(bootstrap_servers, scores, [(b"bad2", b"not-an-int", None), _good(2)],
+                        timestamp=2_000)
+        wait_until(lambda: client.global_store(STORE).get("u2") is not None, 20, "the global update u2")
+
+    run(3, corrupt_while_running)
+    assert count_to_end(bootstrap_servers, dlq, 1) == 2
+    run(5)  # everything re-read, nothing dead-lettered twice
+    run(5)
+    dead = read_all(bootstrap_servers, dlq, 1, 2)
+    assert [dict(m.headers())["__streams.errors.offset"] for m in dead] == [b"1", b"3"]
     assert count_to_end(bootstrap_servers, dlq, 1) == 2

@@ -12,9 +12,17 @@ handler, as in a stream task: ``log_and_fail`` raises (a failed restore fails ``
 failure afterwards ends the thread and the client), ``log_and_continue`` logs and skips,
 ``dead_letter`` writes the raw record with the ``__streams.errors.*`` headers to
 ``dead_letter_topic`` through the :class:`GlobalRecordCollector`, whose producer is created only
-when the first dead-letter record is sent and is flushed before every checkpoint. A record is
-dead-lettered again when it is read again (at-least-once): after a crash, records past the last
-checkpoint; with in-memory global stores (no trusted checkpoint), on every start.
+when the first dead-letter record is sent and is flushed before every checkpoint.
+
+Dead-letter records are sent once per corrupt record, not once per read. Every checkpoint the
+thread writes comes after the dead-letter acks (see :meth:`GlobalStreamThread._checkpoint`), so
+the on-disk ``.checkpoint`` also says "every corrupt record at or below this offset is in the
+dead-letter topic". That holds whether or not the checkpoint is trusted for the stores' data, so
+it is read at start even for in-memory global stores (which re-read the topic from its start):
+records at or below it are applied again but not dead-lettered again; records past it (the tail
+after a crash, whose acks were never confirmed) are dead-lettered again, so nothing is lost
+(at-least-once only for that tail). A checkpoint outside ``[log start - 1, true end - 1]`` (a
+fresh broker, D1) says nothing about the current log and is ignored for this as well.
 
 Local state: ``<state_dir>/<application_id>/global/`` (the StateDirectory's ``global`` task
 directory, locked by this thread while it runs) holds the persistent global stores and a
@@ -54,6 +62,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
+from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.record_collector import RecordCollector
@@ -102,11 +111,20 @@ class GlobalRecordCollector:
         self._overrides = overrides
         self._continue_on_error = config["default_production_exception_handler"] == "continue"
         self._collector: RecordCollector | None = None
+        #: per source partition, the highest offset whose dead-letter copy is known to be in Kafka
+        #: (the last checkpoint written); set by the GlobalStreamThread, see the module docstring
+        self.dead_lettered_up_to: dict[TopicPartitionKey, int] = {}
 
     def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
             log.warning("global stream thread: record for topic %s dropped "
                         "(global processors write no topics)", topic)
+            return
+        source = _source_of(headers)
+        if source is not None and source[1] <= self.dead_lettered_up_to.get(source[0], -1):
+            log.debug("global stream thread: corrupt record %s-%d@%d read again; its dead-letter copy is "
+                      "already in %s (at or below the checkpoint)",
+                      source[0][0], source[0][1], source[1], topic)
             return
         if self._collector is None:
             log.info("global stream thread: creating producer %s for dead-letter topic %s",
@@ -129,6 +147,19 @@ class GlobalRecordCollector:
         collector, self._collector = self._collector, None
         if collector is not None:
             collector.close()
+
+
+def _source_of(headers: Any) -> tuple[TopicPartitionKey, int] | None:
+    """The source partition and offset the deserialization handler named in a dead-letter record's
+    headers (its own headers come last, so a source record's headers cannot fake them)."""
+    named: dict[str, bytes] = {}
+    for key, value in reversed(list(headers or ())):
+        if key in (DLQ_TOPIC, DLQ_PARTITION, DLQ_OFFSET) and key not in named:
+            named[key] = value
+    try:
+        return (named[DLQ_TOPIC].decode(), int(named[DLQ_PARTITION])), int(named[DLQ_OFFSET])
+    except (KeyError, ValueError, AttributeError):
+        return None
 
 
 def _wall_clock_ms() -> int:
@@ -272,6 +303,7 @@ class GlobalStreamThread(threading.Thread):
             self._runtime.state_directory.wipe_task(GLOBAL_DIR)
             self._task = self._build_task()
             checkpoint = {}
+        self._collector.dead_lettered_up_to = self._dead_letter_watermark(lows, ends)
         starts = {tp: (checkpoint[tp] + 1 if tp in checkpoint else lows[tp]) for tp in self._partitions}
         self._positions = {tp: starts[tp] - 1 for tp in self._partitions}
         # Step 4
@@ -288,6 +320,16 @@ class GlobalStreamThread(threading.Thread):
         self._checkpoint()
         log.info("%s: global stores %s restored (%d records in %.2fs)", self.name, sorted(self._task.stores),
                  self.restored, time.monotonic() - began)
+
+    def _dead_letter_watermark(self, lows: dict[TopicPartitionKey, int],
+                               ends: dict[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int]:
+        """The on-disk checkpoint, trusted or not for the stores (see the module docstring): corrupt
+        records at or below it are already in the dead-letter topic. Empty when any partition's
+        offset is outside its log (a fresh broker: the offsets name other records)."""
+        written = self._runtime.state_directory.read_checkpoint(GLOBAL_DIR)
+        if any(tp in ends and not lows[tp] <= off + 1 <= ends[tp] for tp, off in written.items()):
+            return {}
+        return {tp: off for tp, off in written.items() if tp in ends}
 
     def _on_error(self, msg: Any, ends: dict[TopicPartitionKey, int] | None = None) -> None:
         err = msg.error()
@@ -344,6 +386,7 @@ class GlobalStreamThread(threading.Thread):
         if offsets and offsets != self._checkpointed:
             self._runtime.state_directory.write_checkpoint(GLOBAL_DIR, offsets)
             self._checkpointed = dict(offsets)
+            self._collector.dead_lettered_up_to = dict(offsets)
 
     def _close(self) -> None:
         """Checkpoint (after a clean run only), close the task, the producer (if one was created),

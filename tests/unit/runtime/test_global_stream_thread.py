@@ -18,6 +18,7 @@ from streams_runtime.processor.internals import record_collector
 from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR, GlobalStreamThread
 from streams_runtime.processor.internals.record_collector import ProductionError
 from streams_runtime.processor.internals.state_directory import StateDirectory
+from streams_runtime.state.stores import Stores
 
 TOPIC, STORE, DLQ = "scores", "scores-store", "scores-dlq"
 
@@ -95,10 +96,11 @@ def make_thread(monkeypatch, tmp_path):
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     threads: list[GlobalStreamThread] = []
 
-    def make(**config: Any) -> GlobalStreamThread:
+    def make(in_memory: bool = False, **config: Any) -> GlobalStreamThread:
         builder = StreamsBuilder()
+        store = Stores.in_memory_key_value_store(STORE) if in_memory else STORE
         builder.global_table(TOPIC, Consumed.with_(Serdes.String(), Serdes.Integer()),
-                             Materialized.as_(STORE))
+                             Materialized.as_(store))
         props = {"application_id": "app", "bootstrap_servers": "unused:9092", "state_dir": str(tmp_path),
                  **config}
         state_directory = StateDirectory(tmp_path, "app")
@@ -187,3 +189,81 @@ def test_should_fail_on_a_corrupt_global_record_under_log_and_fail(make_thread):
     with pytest.raises(DeserializationFailedError, match=f"topic={TOPIC} partition=0 offset=1"):
         thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
     assert FakeStreamsProducer.instances == []
+
+
+def dead_lettered_offsets() -> list[bytes]:
+    return [dict(headers)["__streams.errors.offset"]
+            for producer in FakeStreamsProducer.instances for *_, headers in producer.sent]
+
+
+def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool) -> GlobalStreamThread:
+    """Close ``thread`` cleanly (it checkpoints) and start a new one on the same state directory,
+    up to the point where ``_restore`` has read the checkpoint (the log is ``[0, ends)``)."""
+    thread._ready.set()  # noqa: SLF001 (a clean run: close checkpoints first)
+    thread._close()  # noqa: SLF001
+    FakeStreamsProducer.instances.clear()
+    again = make_thread(in_memory=in_memory, default_deserialization_exception_handler="dead_letter",
+                        dead_letter_topic=DLQ)
+    tp = (TOPIC, 0)
+    again._collector.dead_lettered_up_to = again._dead_letter_watermark({tp: 0}, {tp: ends})  # noqa: SLF001
+    return again
+
+
+@pytest.mark.parametrize("in_memory", [False, True], ids=["rocksdb", "in-memory"])
+def test_should_not_dead_letter_a_record_again_when_it_is_reread_at_or_below_the_checkpoint(
+        make_thread, in_memory):
+    thread = make_thread(in_memory=in_memory, default_deserialization_exception_handler="dead_letter",
+                         dead_letter_topic=DLQ)
+    thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2)])  # noqa: SLF001
+    assert dead_lettered_offsets() == [b"1"]
+
+    # the restore of a store without a trusted checkpoint re-reads the topic from its start
+    again = restart(make_thread, thread, ends=5, in_memory=in_memory)
+    assert again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2),  # noqa: SLF001
+                         FakeMessage(3, b"bad2", b"xx"), good(4, 4)]) == 5
+    assert again.stores[STORE].get("u2").value == 2, "re-read records are still applied"
+    assert dead_lettered_offsets() == [b"3"], "only the record past the checkpoint is dead-lettered"
+
+    # and the checkpoint written now covers offset 3: a second restart sends nothing
+    third = restart(make_thread, again, ends=5, in_memory=in_memory)
+    third._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), FakeMessage(3, b"bad2", b"xx")])  # noqa: SLF001
+    assert dead_lettered_offsets() == []
+
+
+def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_lost(make_thread):
+    """A crash after the send but before the checkpoint: the ack was never confirmed, so the
+    record is sent again (at-least-once for the tail past the checkpoint)."""
+    thread = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
+                         dead_letter_topic=DLQ)
+    thread._apply([good(0, 0)])  # noqa: SLF001
+    thread._checkpoint()  # noqa: SLF001
+    thread._apply([FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001 (then the process dies: no checkpoint)
+    thread._task.close()  # noqa: SLF001
+    thread._task = None  # noqa: SLF001
+    FakeStreamsProducer.instances.clear()
+    again = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
+                        dead_letter_topic=DLQ)
+    tp = (TOPIC, 0)
+    again._collector.dead_lettered_up_to = again._dead_letter_watermark({tp: 0}, {tp: 2})  # noqa: SLF001
+    again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
+    assert dead_lettered_offsets() == [b"1"]
+
+
+def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_lettered(make_thread):
+    """A fresh broker (D1): the checkpoint names offsets of records that no longer exist."""
+    thread = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
+                         dead_letter_topic=DLQ)
+    thread._apply([good(0, 0), good(1, 1), good(2, 2), good(3, 3)])  # noqa: SLF001
+    again = restart(make_thread, thread, ends=2, in_memory=True)  # checkpoint 3, log [0, 2)
+    assert again._collector.dead_lettered_up_to == {}  # noqa: SLF001
+    again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
+    assert dead_lettered_offsets() == [b"1"]
+
+
+def test_should_not_let_a_source_records_own_headers_fake_the_dead_letter_source(make_thread):
+    thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
+    thread._collector.dead_lettered_up_to = {(TOPIC, 0): 5}  # noqa: SLF001
+    forged = [("__streams.errors.topic", TOPIC.encode()), ("__streams.errors.partition", b"0"),
+              ("__streams.errors.offset", b"0")]
+    thread._apply([FakeMessage(7, b"bad", b"xx", forged)])  # noqa: SLF001
+    assert dead_lettered_offsets() == [b"7"]
