@@ -162,7 +162,13 @@ class ProcessorContextImpl(ProcessorContext):
         self._topic = record_context.topic
         self._partition = record_context.partition
         self._offset = record_context.offset
-        self._record = Record(None, None, record_context.timestamp, tuple(record_context.headers or ()))
+        headers = tuple(record_context.headers or ())
+        record = self._record = Record(None, None, record_context.timestamp, headers)
+        if type(record_context) is RecordContext:
+            # record_context() would rebuild this very value (same topic, partition, offset,
+            # timestamp and headers): answer with it (a cache flush sets one per entry, and the
+            # forward of the entry asks for it again). The memo's checks still apply.
+            self._record_context_memo = (record, record_context)
 
     @property
     def current_node(self) -> Any:

@@ -86,40 +86,44 @@ class CachingKeyValueStore(WrappedKeyValueStore):
         # Steps 3 and 6 once per batch: each entry sets its own record context before it is
         # written and forwarded, so restoring the previous one between entries is unobservable;
         # it is restored after the last entry (or the first failure).
+        # The hot path of every commit: the store's layers and the context's methods are bound
+        # once per batch, and each entry goes through Steps 1-5 inline.
         context = self.context
         current = context.record_context()
-        try:
-            for entry in entries:
-                self._put_and_maybe_forward(entry)
-        finally:
-            context.set_record_context(current)
-
-    def _put_and_maybe_forward(self, entry: DirtyEntry) -> None:
+        set_record_context = context.set_record_context
         wrapped = self.wrapped
-        new_value = entry.new_value
+        put = wrapped.put
         listener = self._listener
-        if listener is None:
-            self.context.set_record_context(entry.entry.record_context)
-            wrapped.put(entry.key, new_value)
-            return
-        # Step 1
-        old_value = None
-        if new_value is None or self._send_old_values:
-            old_value = wrapped.get(entry.key)
-        # Step 2
-        if new_value is None and old_value is None:
-            return
-        # Step 3
-        self.context.set_record_context(entry.entry.record_context)
-        # Step 4
-        wrapped.put(entry.key, new_value)
-        # Step 5
-        listener(
-            entry.key,
-            new_value,
-            old_value if self._send_old_values else None,
-            entry.entry.timestamp,
-        )
+        try:
+            if listener is None:
+                for key, new_value, cached in entries:
+                    set_record_context(cached.record_context)
+                    put(key, new_value)
+                return
+            send_old_values = self._send_old_values
+            get = wrapped.get
+            for key, new_value, cached in entries:
+                # Step 1
+                old_value = None
+                if new_value is None or send_old_values:
+                    old_value = get(key)
+                # Step 2
+                if new_value is None and old_value is None:
+                    continue
+                # Step 3
+                record_context = cached.record_context
+                set_record_context(record_context)
+                # Step 4
+                put(key, new_value)
+                # Step 5 (the timestamp is LRUCacheEntry.timestamp)
+                listener(
+                    key,
+                    new_value,
+                    old_value if send_old_values else None,
+                    getattr(record_context, "timestamp", None),
+                )
+        finally:
+            set_record_context(current)
 
     def flush(self) -> None:
         """Flush this store's dirty entries downwards, then flush the layers below."""

@@ -30,7 +30,7 @@ import bisect
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from streams_runtime.errors import StreamsError
 
@@ -88,13 +88,18 @@ class LRUCacheEntry:
         return getattr(self.record_context, "timestamp", None)
 
 
-@dataclass(frozen=True, slots=True)
-class DirtyEntry:
-    """One dirty entry handed to a flush listener."""
+class DirtyEntry(NamedTuple):
+    """One dirty entry handed to a flush listener (immutable; a named tuple because a flush
+    builds one per dirty key, and a tuple is the cheapest immutable record to build)."""
 
     key: bytes
     new_value: bytes | None
     entry: LRUCacheEntry
+
+
+# Builds a DirtyEntry from a ready (key, new_value, entry) tuple without the keyword-argument
+# handling of DirtyEntry(...): the flush loop's constructor.
+_new_dirty_entry = tuple.__new__
 
 
 DirtyEntryFlushListener = Callable[[list[DirtyEntry]], None]
@@ -208,19 +213,24 @@ class NamedCache:
         self.flushes += 1
         if self.listener is None:
             raise StreamsError(f"no flush listener registered for cache {self.name}")
-        if evicted is None and not self._dirty:
+        dirty = self._dirty
+        if evicted is None and not dirty:
             return
         # Step 1: collect the dirty entries (the evicted one first) and mark them clean.
         entries = [] if evicted is None else [evicted]
+        append = entries.append
+        lru = self._lru
+        new_entry = _new_dirty_entry
         tombstones: list[tuple[bytes, LRUCacheEntry]] = []
-        for key in self._dirty:
-            entry = self._lru[key]
-            entries.append(DirtyEntry(key, entry.value, entry))
+        for key in dirty:
+            entry = lru[key]
+            value = entry.value
+            append(new_entry(DirtyEntry, (key, value, entry)))
             entry.is_dirty = False
-            if entry.value is None:
+            if value is None:
                 tombstones.append((key, entry))
         # Step 2: clear the dirty set before calling the listener, which may write again.
-        self._dirty.clear()
+        dirty.clear()
         self.listener(entries)
         # Step 3: drop flushed tombstones, unless the listener wrote the key again meanwhile.
         for key, entry in tombstones:
