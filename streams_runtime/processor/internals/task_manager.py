@@ -95,6 +95,7 @@ class TaskManager:
         self._committed: dict[tuple[str, int], int] = {}
         self._idle_since: dict[TaskId, int] = {}
         self._multi_queues: dict[TaskId, list[Any] | None] = {}
+        self._processed: dict[TaskId, Any] = {}  # each task's process-total sensor, looked up once
         self._awaiting_lock: dict[TaskId, int] = {}
         self._max_idle_ms = max(0, config["max_task_idle_ms"])
         self._eos = config["processing_guarantee"] == "exactly_once_v2"
@@ -182,6 +183,7 @@ class TaskManager:
             task.context.set_state_manager(state_manager)
         task.initialize()
         self.tasks[task_id] = task
+        self._processed[task_id] = self._metrics.sensor("process-total", tags={"task-id": task_id})
         queues = list(task.partition_group.queues.values())
         self._multi_queues[task_id] = queues if len(queues) > 1 else None
         self._restoring.add(task_id)
@@ -211,6 +213,7 @@ class TaskManager:
         self._restoring.discard(task_id)
         self._idle_since.pop(task_id, None)
         self._multi_queues.pop(task_id, None)
+        self._processed.pop(task_id, None)
         for tp in partitions:
             self._adders.pop(tp, None)
             self._committed.pop(tp, None)
@@ -418,7 +421,7 @@ class TaskManager:
 
     def _process(self, now_ms: int) -> int:
         total = 0
-        multi = self._multi_queues
+        multi, processed = self._multi_queues, self._processed
         for task in self._running:
             queues = multi[task.id]
             if queues is not None and not self._processable(task, queues, now_ms):
@@ -435,7 +438,7 @@ class TaskManager:
                     while process():
                         n += 1
             if n:
-                self._metrics.sensor("process-total", tags={"task-id": task.id}).increment(n)
+                processed[task.id].increment(n)
                 task.maybe_punctuate_stream_time()
                 total += n
         return total
