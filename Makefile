@@ -11,7 +11,8 @@ test: setup
 	@.venv/bin/python -m pytest $(ARGS)
 
 lint: setup
-	@.venv/bin/ruff check streams_runtime tests
+	@.venv/bin/ruff check .
+	@.venv/bin/ruff format --check .
 	@.venv/bin/lint-imports
 
 broker-start: setup

@@ -38,7 +38,10 @@ from streams_runtime import (
 
 
 def _inputs(n: int) -> list[tuple[str, str]]:
-    return [(f"user-{i % 1000}", json.dumps({"id": i, "amount": i % 97, "user": f"user-{i % 1000}"})) for i in range(n)]
+    return [
+        (f"user-{i % 1000}", json.dumps({"id": i, "amount": i % 97, "user": f"user-{i % 1000}"}))
+        for i in range(n)
+    ]
 
 
 def _is_big(value: dict) -> bool:
@@ -193,12 +196,18 @@ def main() -> int:
             return 1
         rows.append((name, args.records / f_time, args.records / b_time, f_out))
     chain_rate = rows[0][1]
-    for name, framework in (("windowed count", windowed_count_framework), ("stream-stream join", join_framework)):
+    for name, framework in (
+        ("windowed count", windowed_count_framework),
+        ("stream-stream join", join_framework),
+    ):
         print(f"[bench] {name}: {args.records} records ...", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as d:
             f_time, f_out = framework(records, d)
         rows.append((name, args.records / f_time, None, f_out))
-    print(f"{'workload':<18} {'driver rec/s':>14} {'plain loop rec/s':>17} {'ratio':>7} {'vs chain':>9} {'outputs':>9}")
+    print(
+        f"{'workload':<18} {'driver rec/s':>14} {'plain loop rec/s':>17} {'ratio':>7}"
+        f" {'vs chain':>9} {'outputs':>9}"
+    )
     for name, f_rate, b_rate, out in rows:
         loop = f"{b_rate:>17,.0f}" if b_rate else f"{'-':>17}"
         ratio = f"{f_rate / b_rate:>7.2f}" if b_rate else f"{'-':>7}"

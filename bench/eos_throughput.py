@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--alos-commit-ms", type=int, default=1000)
-    parser.add_argument("--eos-linger-ms", type=int, default=None,
-                        help="producer linger.ms override for the exactly-once run")
+    parser.add_argument(
+        "--eos-linger-ms", type=int, default=None, help="producer linger.ms override for the exactly-once run"
+    )
     parser.add_argument("--bootstrap-servers", default=None)
     parser.add_argument("--profile", action="store_true", help="cProfile both runs (stream threads)")
     args = parser.parse_args(argv)
@@ -59,8 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         admin = create_admin(servers)
         source = f"bench-eos-payments-{run}"
         create_topics(admin, [TopicSpec(source, args.partitions)])
-        print(f"[bench] Kafka at {servers}; producing {args.records:,} records to {source} "
-              f"({args.partitions} partitions, {args.keys:,} keys) ...", flush=True)
+        print(
+            f"[bench] Kafka at {servers}; producing {args.records:,} records to {source} "
+            f"({args.partitions} partitions, {args.keys:,} keys) ...",
+            flush=True,
+        )
         started = time.perf_counter()
         expected = produce_input(servers, source, args.records, args.partitions, args.keys)
         print(f"[bench] produced in {time.perf_counter() - started:.1f}s", flush=True)
@@ -69,9 +73,16 @@ def main(argv: list[str] | None = None) -> int:
             output = f"bench-eos-{name}-out-{run}"
             create_topics(admin, [TopicSpec(output, args.partitions)])
             spec = {
-                "workload": "stateful-framework", "servers": servers, "input": source, "output": output,
-                "changelog": "", "group": f"bench-eos-{name}-{run}", "ends": expected["ends"],
-                "commit_ms": commit_ms, "state_dir": os.path.join(tmp, name), "config": config,
+                "workload": "stateful-framework",
+                "servers": servers,
+                "input": source,
+                "output": output,
+                "changelog": "",
+                "group": f"bench-eos-{name}-{run}",
+                "ends": expected["ends"],
+                "commit_ms": commit_ms,
+                "state_dir": os.path.join(tmp, name),
+                "config": config,
                 "profile": args.profile,
             }
             print(f"[bench] running {name} (commit every {commit_ms} ms) ...", flush=True)
@@ -86,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             if "error" in r:
                 print(f"{name:<18} FAILED: {r['error'].strip().splitlines()[-1]}")
                 continue
-            print(f"{name:<18} {args.records / r['seconds']:>12,.0f} {r['seconds']:>9.2f} {r['cpu_s']:>9.2f} "
-                  f"{r['peak_rss_mb']:>9.1f}  {r['check']}")
+            print(
+                f"{name:<18} {args.records / r['seconds']:>12,.0f} {r['seconds']:>9.2f} {r['cpu_s']:>9.2f} "
+                f"{r['peak_rss_mb']:>9.1f}  {r['check']}"
+            )
         alos, eos = results.get("at_least_once", {}), results.get("exactly_once_v2", {})
         code = 1
         if "seconds" in alos and "seconds" in eos:
@@ -95,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             cpu_ratio = alos["cpu_s"] / eos["cpu_s"]
             ok = ratio >= TARGET and alos["check"] == "ok" and eos["check"] == "ok"
             code = 0 if ok else 1
-            print(f"\nexactly_once_v2 / at_least_once = {ratio:.2f}x records/s (target >= {TARGET}x) "
-                  f"{'MET' if ok else 'MISSED'}; {cpu_ratio:.2f}x records per CPU second")
+            print(
+                f"\nexactly_once_v2 / at_least_once = {ratio:.2f}x records/s (target >= {TARGET}x) "
+                f"{'MET' if ok else 'MISSED'}; {cpu_ratio:.2f}x records per CPU second"
+            )
         for name, r in results.items():
             if r.get("profile"):
                 print(f"\n--- profile of {name} (stream threads; by own time, then cumulative) ---")

@@ -61,15 +61,19 @@ def run(bootstrap: str, keys: int, standbys: int, workdir: Path) -> dict[str, fl
         wait_for(lambda: watcher.count() >= keys, 120, lambda: f"{watcher.count()} outputs")
         if standbys:
             covered = f"{app}-counts-changelog:0"
-            wait_for(lambda: second.checkpoint(app, "0_0").get(covered, -1) >= keys - 1, 60,
-                     lambda: f"standby checkpoint {second.checkpoint(app, '0_0')}")
+            wait_for(
+                lambda: second.checkpoint(app, "0_0").get(covered, -1) >= keys - 1,
+                60,
+                lambda: f"standby checkpoint {second.checkpoint(app, '0_0')}",
+            )
         live = LiveProducer(bootstrap, source, 1)
         time.sleep(1.5)
         killed = first.kill()
         wait_for(lambda: watcher.first_after(killed + 0.5) is not None, 120, lambda: second.text())
         output = watcher.first_after(killed + 0.5)
-        wait_for(lambda: any(r[1] == "0_0" for r in second.restorations(since=killed)), 10,
-                 lambda: second.text())
+        wait_for(
+            lambda: any(r[1] == "0_0" for r in second.restorations(since=killed)), 10, lambda: second.text()
+        )
         logged, _, records, seconds = next(r for r in second.restorations(since=killed) if r[1] == "0_0")
     finally:
         if live is not None:
@@ -78,13 +82,19 @@ def run(bootstrap: str, keys: int, standbys: int, workdir: Path) -> dict[str, fl
             instance.stop()
         watcher.close()
     restore_end = logged
-    return {"to_output": output - killed, "rebalance": restore_end - seconds - killed, "restore": seconds,
-            "records": records, "rest": output - restore_end}
+    return {
+        "to_output": output - killed,
+        "rebalance": restore_end - seconds - killed,
+        "restore": seconds,
+        "records": records,
+        "rest": output - restore_end,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--bootstrap-servers", default=None)
@@ -94,18 +104,24 @@ def main() -> None:
         for _ in range(args.runs):
             for name, standbys in (("with standby", 1), ("without standby", 0)):
                 results[name].append(run(bootstrap, args.keys, standbys, Path(tmp)))
-    print(f"failover, kill -9 of the active instance, {args.keys} keys in the store, "
-          f"{args.runs} run(s), median:")
+    print(
+        f"failover, kill -9 of the active instance, {args.keys} keys in the store, "
+        f"{args.runs} run(s), median:"
+    )
     print(f"{'scenario':<16} {'to output':>10} {'rebalance':>10} {'restore':>9} {'records':>9} {'rest':>7}")
     medians = {}
     for name, runs in results.items():
         m = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         medians[name] = m
-        print(f"{name:<16} {m['to_output']:>9.2f}s {m['rebalance']:>9.2f}s {m['restore']:>8.2f}s "
-              f"{int(m['records']):>9} {m['rest']:>6.2f}s")
+        print(
+            f"{name:<16} {m['to_output']:>9.2f}s {m['rebalance']:>9.2f}s {m['restore']:>8.2f}s "
+            f"{int(m['records']):>9} {m['rest']:>6.2f}s"
+        )
     ratio = medians["without standby"]["to_output"] / medians["with standby"]["to_output"]
-    print(f"ratio without/with standby (kill to first output): {ratio:.2f}x; "
-          f"target with a standby < 5 s: {'met' if medians['with standby']['to_output'] < 5 else 'NOT met'}")
+    print(
+        f"ratio without/with standby (kill to first output): {ratio:.2f}x; "
+        f"target with a standby < 5 s: {'met' if medians['with standby']['to_output'] < 5 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

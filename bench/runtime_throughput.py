@@ -126,7 +126,9 @@ def run_child(spec: dict) -> dict:
     """Run one workload in a fresh process and return its JSON result line."""
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve().parent / "runtime_workloads.py"), json.dumps(spec)],
-        capture_output=True, text=True, timeout=1800,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -139,8 +141,10 @@ def _row(name: str, r: dict, records: int) -> str:
         lines = r["error"].strip().splitlines() or [r["error"]]
         return f"{name:<22} FAILED: {lines[-1]}"
     rate = records / r["seconds"]
-    return (f"{name:<22} {rate:>12,.0f} {r['seconds']:>9.2f} {r['cpu_s']:>9.2f} "
-            f"{r['peak_rss_mb']:>9.1f}  {r.get('check', '?')}")
+    return (
+        f"{name:<22} {rate:>12,.0f} {r['seconds']:>9.2f} {r['cpu_s']:>9.2f} "
+        f"{r['peak_rss_mb']:>9.1f}  {r.get('check', '?')}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,13 +162,19 @@ def main(argv: list[str] | None = None) -> int:
         admin = create_admin(servers)
         source = f"bench-payments-{run}"
         create_topics(admin, [TopicSpec(source, args.partitions)])
-        print(f"[bench] Kafka at {servers}; producing {args.records:,} records to {source} "
-              f"({args.partitions} partitions, {args.keys:,} keys) ...", flush=True)
+        print(
+            f"[bench] Kafka at {servers}; producing {args.records:,} records to {source} "
+            f"({args.partitions} partitions, {args.keys:,} keys) ...",
+            flush=True,
+        )
         started = time.perf_counter()
         expected = produce_input(servers, source, args.records, args.partitions, args.keys)
-        print(f"[bench] produced in {time.perf_counter() - started:.1f}s; values "
-              f"{expected['value_bytes'][0]}-{expected['value_bytes'][1]} bytes; "
-              f"{expected['kept']:,} pass the filter", flush=True)
+        print(
+            f"[bench] produced in {time.perf_counter() - started:.1f}s; values "
+            f"{expected['value_bytes'][0]}-{expected['value_bytes'][1]} bytes; "
+            f"{expected['kept']:,} pass the filter",
+            flush=True,
+        )
         results: dict[str, dict] = {}
         for name in WORKLOADS:
             kind = name.split("-")[0]
@@ -176,9 +186,15 @@ def main(argv: list[str] | None = None) -> int:
                 specs.append(TopicSpec(changelog, args.partitions, config={"cleanup.policy": "compact"}))
             create_topics(admin, specs)
             spec = {
-                "workload": name, "servers": servers, "input": source, "output": output,
-                "changelog": changelog, "group": f"bench-{name}-{run}", "ends": expected["ends"],
-                "commit_ms": args.commit_ms, "state_dir": os.path.join(tmp, name),
+                "workload": name,
+                "servers": servers,
+                "input": source,
+                "output": output,
+                "changelog": changelog,
+                "group": f"bench-{name}-{run}",
+                "ends": expected["ends"],
+                "commit_ms": args.commit_ms,
+                "state_dir": os.path.join(tmp, name),
                 "profile": args.profile and name.endswith("framework"),
             }
             print(f"[bench] running {name} ...", flush=True)
@@ -201,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             ok = ratio >= target and fw["check"] == "ok" and hand["check"] == "ok"
             code |= 0 if ok else 1
             verdict = "MET" if ok else "MISSED"
-            print(f"{kind}: framework / hand loop = {ratio:.2f}x records/s (target >= {target}x) "
-                  f"{verdict}; {cpu_ratio:.2f}x records per CPU second")
+            print(
+                f"{kind}: framework / hand loop = {ratio:.2f}x records/s (target >= {target}x) "
+                f"{verdict}; {cpu_ratio:.2f}x records per CPU second"
+            )
         for name, r in results.items():
             if r.get("profile"):
                 print(f"\n--- profile of {name} (stream threads; by own time, then cumulative) ---")

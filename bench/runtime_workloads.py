@@ -147,12 +147,21 @@ def run_hand(spec: dict) -> dict:
     ends = {int(p): n for p, n in spec["ends"].items()}
     interval = spec["commit_ms"] / 1000
     if spec["workload"].startswith("stateless"):
-        timing = hand_loops.stateless_loop(spec["servers"], spec["group"], spec["input"], spec["output"],
-                                           ends, interval)
+        timing = hand_loops.stateless_loop(
+            spec["servers"], spec["group"], spec["input"], spec["output"], ends, interval
+        )
     else:
         Path(spec["state_dir"]).mkdir(parents=True, exist_ok=True)
-        timing = hand_loops.stateful_loop(spec["servers"], spec["group"], spec["input"], spec["output"],
-                                          spec["changelog"], ends, interval, spec["state_dir"] + "/db")
+        timing = hand_loops.stateful_loop(
+            spec["servers"],
+            spec["group"],
+            spec["input"],
+            spec["output"],
+            spec["changelog"],
+            ends,
+            interval,
+            spec["state_dir"] + "/db",
+        )
     return timing
 
 

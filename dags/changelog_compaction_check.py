@@ -37,15 +37,23 @@ from streams_ops.operators.compaction import ChangelogCompactionCheckOperator
     params={
         "application_id": Param("demo-payments-app", type="string", minLength=1, title="Application id"),
         "max_superseded_ratio": Param(
-            0.5, type="number", minimum=0, maximum=1, title="Max superseded ratio",
+            0.5,
+            type="number",
+            minimum=0,
+            maximum=1,
+            title="Max superseded ratio",
             description="Fail above this share of superseded records in a changelog.",
         ),
         "fail_on_embedded": Param(
-            False, type="boolean", title="Fail on the embedded broker",
+            False,
+            type="boolean",
+            title="Fail on the embedded broker",
             description="Tansu never compacts; by default its ratios are reported, not failed.",
         ),
         "store_key_counts": Param(
-            {}, type="object", title="Store key counts",
+            {},
+            type="object",
+            title="Store key counts",
             description='Optional {"<store>": <keys>} to compare with the changelog\'s live keys.',
         ),
         "kafka_conn_id": Param("streams_kafka", type="string", title="Kafka connection id"),

@@ -39,11 +39,16 @@ from streams_ops.operators.provisioning import ProvisionTopicsOperator
     max_active_runs=1,
     params={
         "spec_file": Param(
-            "specs/topics.yaml", type="string", title="Spec file",
+            "specs/topics.yaml",
+            type="string",
+            title="Spec file",
             description="YAML or JSON topic spec; relative paths are relative to the DAGs folder.",
         ),
         "topologies": Param(
-            [], type="array", items={"type": "string"}, title="Extra topologies",
+            [],
+            type="array",
+            items={"type": "string"},
+            title="Extra topologies",
             description="package.module:attr of topologies whose internal topics to provision.",
         ),
         "dry_run": Param(False, type="boolean", title="Dry run", description="Only report; change nothing."),

@@ -47,18 +47,25 @@ MAX_INTERVALS = 400
     max_active_runs=2,
     params={
         "range_start": Param(
-            None, type=["null", "string"], format="date-time", title="Range start",
+            None,
+            type=["null", "string"],
+            format="date-time",
+            title="Range start",
             description="With range end: backfill this range instead of the run's data interval.",
         ),
         "range_end": Param(None, type=["null", "string"], format="date-time", title="Range end (exclusive)"),
         "chunk_hours": Param(24, type="integer", minimum=1, title="Hours per interval (range runs)"),
         "topic": Param("demo-payments", type="string", minLength=1, title="Input topic"),
         "output_dir": Param(
-            "", type="string", title="Parquet output root",
+            "",
+            type="string",
+            title="Parquet output root",
             description="Empty: <STREAMS_RUNTIME_HOME>/backfill/payments_spend.",
         ),
         "publish_topic": Param(
-            "", type="string", title="Publish topic",
+            "",
+            type="string",
+            title="Publish topic",
             description="Empty: validate and write, publish nothing.",
         ),
         "window_ms": Param(3_600_000, type="integer", minimum=1000, title="Window size (ms)"),

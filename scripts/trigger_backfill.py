@@ -37,8 +37,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", required=True, help="Airflow API server, e.g. http://127.0.0.1:8080")
     parser.add_argument("--user", default="admin", help="login (default admin)")
-    parser.add_argument("--password", default=None,
-                        help=f"password (default: the one in $STREAMS_RUNTIME_HOME/airflow/{PASSWORD_FILE})")
+    parser.add_argument(
+        "--password",
+        default=None,
+        help=f"password (default: the one in $STREAMS_RUNTIME_HOME/airflow/{PASSWORD_FILE})",
+    )
     parser.add_argument("--start", required=True, help="range start, ISO date-time (inclusive)")
     parser.add_argument("--end", required=True, help="range end, ISO date-time (exclusive)")
     parser.add_argument("--chunk-hours", type=int, default=None, help="hours per interval (DAG default 24)")
@@ -74,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         run_id = client.trigger(args.dag_id, conf)
         print(f"triggered {args.dag_id} run {run_id} with conf {json.dumps(conf)}", flush=True)
         state = client.wait_for_run(
-            args.dag_id, run_id, args.timeout,
+            args.dag_id,
+            run_id,
+            args.timeout,
             on_change=lambda s: print(f"  {time.monotonic() - started:6.1f}s  run state: {s}", flush=True),
         )
         tasks = client.task_states(args.dag_id, run_id)
@@ -82,14 +87,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  task {task}: {task_state}")
         for task, task_state in sorted(tasks.items()):
             if task.startswith("backfill[") and task_state == "success":
-                index = task[len("backfill["):-1]
-                path = (f"/api/v2/dags/{args.dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}"
-                        f"/taskInstances/backfill/xcomEntries/return_value?map_index={index}")
+                index = task[len("backfill[") : -1]
+                path = (
+                    f"/api/v2/dags/{args.dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}"
+                    f"/taskInstances/backfill/xcomEntries/return_value?map_index={index}"
+                )
                 try:
                     value = client.request("GET", path).get("value")
                     value = json.loads(value) if isinstance(value, str) else value
-                    print(f"  {task}: {value.get('interval_id')} {value.get('source_records')} records -> "
-                          f"{value.get('result_rows')} rows, {value.get('output_path')}")
+                    print(
+                        f"  {task}: {value.get('interval_id')} {value.get('source_records')} records -> "
+                        f"{value.get('result_rows')} rows, {value.get('output_path')}"
+                    )
                 except (AirflowError, AttributeError, ValueError):
                     pass
     except (AirflowError, OSError) as exc:

@@ -37,6 +37,13 @@ from streams_runtime.kstream import (
     Repartitioned,
     StreamsBuilder,
 )
+
+# --- issue 4: windows, joins, suppression ---
+from streams_runtime.kstream.emit_strategy import EmitStrategy
+from streams_runtime.kstream.join_options import Joined, StreamJoined
+from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
+from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
+from streams_runtime.kstream.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor import (
     Cancellable,
     Processor,
@@ -48,30 +55,25 @@ from streams_runtime.processor import (
     Topology,
     TopologyDescription,
 )
-from streams_runtime.serdes import Serde, Serdes
-from streams_runtime.state import KeyValue, Stores, ValueAndTimestamp
-from streams_runtime.testing import TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
-
-# --- issue 4: windows, joins, suppression ---
-from streams_runtime.kstream.emit_strategy import EmitStrategy
-from streams_runtime.kstream.join_options import Joined, StreamJoined
-from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
-from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
-from streams_runtime.kstream.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
-from streams_runtime.state import (
-    ReadOnlySessionStore,
-    ReadOnlyWindowStore,
-    SessionStore,
-    TimestampedWindowStore,
-    WindowStore,
-)
-from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed, WindowedSerdes
 
 # --- issue 5: state restore (no client library needed) ---
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 # --- issue 6: interactive queries (no client library needed) ---
 from streams_runtime.query import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
+from streams_runtime.serdes import Serde, Serdes
+from streams_runtime.state import (
+    KeyValue,
+    ReadOnlySessionStore,
+    ReadOnlyWindowStore,
+    SessionStore,
+    Stores,
+    TimestampedWindowStore,
+    ValueAndTimestamp,
+    WindowStore,
+)
+from streams_runtime.testing import TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
+from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed, WindowedSerdes
 
 __all__ = [
     "Branched",

@@ -70,7 +70,10 @@ def _broker_status(args: argparse.Namespace) -> int:
     except TimeoutError:
         print(f"broker: pid {info.pid} alive but {info.bootstrap_servers} does not answer")
         return 1
-    print(f"broker: running at {info.bootstrap_servers} (pid {info.pid}, {brokers} broker(s)); log: {info.log_file}")
+    print(
+        f"broker: running at {info.bootstrap_servers} (pid {info.pid}, {brokers} broker(s));"
+        f" log: {info.log_file}"
+    )
     return 0
 
 
@@ -125,10 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--instances", type=int, default=2, help="worker instances (default 2)")
     demo.add_argument("--threads", type=int, default=2, help="stream threads per instance (default 2)")
     demo.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for results (default 90)")
-    demo.add_argument("--with-airflow", action="store_true",
-                      help="also start `airflow standalone` on loopback and run the provisioning DAG")
-    demo.add_argument("--airflow-port", type=int, default=None,
-                      help="Airflow API/UI port (default: a free one)")
+    demo.add_argument(
+        "--with-airflow",
+        action="store_true",
+        help="also start `airflow standalone` on loopback and run the provisioning DAG",
+    )
+    demo.add_argument(
+        "--airflow-port", type=int, default=None, help="Airflow API/UI port (default: a free one)"
+    )
     demo.set_defaults(func=_demo)
 
     worker = commands.add_parser("worker", help="run a topology as N instances x M stream threads")
@@ -137,17 +144,27 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--threads", type=int, default=1, help="stream threads per instance (default 1)")
     worker.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
     worker.add_argument("--state-dir", default=None, help="state root; instance i uses <dir>/instance-<i>")
-    worker.add_argument("--http-port", type=int, default=None,
-                        help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
-                             "on port HTTP_PORT+i (sets application_server; binds "
-                             "application_server_bind, loopback by default; the bearer token "
-                             "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set)")
-    worker.add_argument("--http-host", default=None,
-                        help="host advertised in application_server, which other instances forward "
-                             "to (default: the app's, else 127.0.0.1)")
-    worker.add_argument("--http-bind", default=None,
-                        help="address the HTTP API binds (application_server_bind), e.g. 0.0.0.0 "
-                             "in a container (default: the app's, else 127.0.0.1)")
+    worker.add_argument(
+        "--http-port",
+        type=int,
+        default=None,
+        help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
+        "on port HTTP_PORT+i (sets application_server; binds "
+        "application_server_bind, loopback by default; the bearer token "
+        "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set)",
+    )
+    worker.add_argument(
+        "--http-host",
+        default=None,
+        help="host advertised in application_server, which other instances forward "
+        "to (default: the app's, else 127.0.0.1)",
+    )
+    worker.add_argument(
+        "--http-bind",
+        default=None,
+        help="address the HTTP API binds (application_server_bind), e.g. 0.0.0.0 "
+        "in a container (default: the app's, else 127.0.0.1)",
+    )
     worker.set_defaults(func=_worker)
     return parser
 

@@ -174,17 +174,33 @@ _define("state_dir", os.path.join(tempfile.gettempdir(), "kafka-streams"), strin
 _define("replication_factor", -1, _replication)
 _define("num_standby_replicas", 0, int_at_least(0))
 _define("max_task_idle_ms", 0, _max_task_idle)
-_define("acceptable_recovery_lag", 10_000, int_at_least(0),
-        "Changelog records a client may lag and still count as caught up for a task (warm-ups).")
+_define(
+    "acceptable_recovery_lag",
+    10_000,
+    int_at_least(0),
+    "Changelog records a client may lag and still count as caught up for a task (warm-ups).",
+)
 _define("max_warmup_replicas", 2, int_at_least(1), "Warm-up replicas assigned at once, in total.")
-_define("probing_rebalance_interval_ms", 600_000, int_at_least(1_000),
-        "How often a rebalance probes whether warm-ups caught up (Kafka's minimum is 60000; "
-        "shorter values are allowed here for tests).")
+_define(
+    "probing_rebalance_interval_ms",
+    600_000,
+    int_at_least(1_000),
+    "How often a rebalance probes whether warm-ups caught up (Kafka's minimum is 60000; "
+    "shorter values are allowed here for tests).",
+)
 _define("application_server", "", _host_port)
-_define("application_server_bind", "127.0.0.1", string(allow_empty=False),
-        "Address the worker's HTTP server (interactive queries, metrics, health) binds to.")
-_define("application_server_token", None, string(allow_empty=False, allow_none=True),
-        "When set, HTTP requests must carry 'Authorization: Bearer <token>'.")
+_define(
+    "application_server_bind",
+    "127.0.0.1",
+    string(allow_empty=False),
+    "Address the worker's HTTP server (interactive queries, metrics, health) binds to.",
+)
+_define(
+    "application_server_token",
+    None,
+    string(allow_empty=False, allow_none=True),
+    "When set, HTTP requests must carry 'Authorization: Bearer <token>'.",
+)
 _define("poll_ms", 100, int_at_least(0))
 _define("statestore_cache_max_bytes", 10 * 1024 * 1024, int_at_least(0))
 _define("default_key_serde", None, _serde)

@@ -56,8 +56,7 @@ class SerializationError(StreamsError):
         self.operation = operation
         detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
         super().__init__(
-            f"failed to {operation} the {side} of a record for topic {topic!r} "
-            f"with serde {serde}{detail}"
+            f"failed to {operation} the {side} of a record for topic {topic!r} with serde {serde}{detail}"
         )
 
 

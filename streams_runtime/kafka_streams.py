@@ -135,8 +135,9 @@ class KafkaStreams:
         self.errors: list[BaseException] = []
         self._restore_progress: RestoreProgress | None = None
         self._server: Any = None  # the HTTP server (streams_runtime.server) when application_server is set
-        self._queries = InteractiveQueries(lambda: self._setup, self._live_threads, lambda: self._state.name,
-                                           lambda: self._restore_progress)
+        self._queries = InteractiveQueries(
+            lambda: self._setup, self._live_threads, lambda: self._state.name, lambda: self._restore_progress
+        )
 
     # ------------------------------------------------------------------ state
     @property
@@ -231,8 +232,9 @@ class KafkaStreams:
                 raise
 
     def _new_thread(self) -> StreamThread:
-        thread = StreamThread(self._setup, self._next_index, self._on_thread_state, self._on_thread_death,
-                              self._on_thread_error)
+        thread = StreamThread(
+            self._setup, self._next_index, self._on_thread_state, self._on_thread_death, self._on_thread_error
+        )
         self._next_index += 1
         self._threads.append(thread)
         return thread
@@ -320,8 +322,10 @@ class KafkaStreams:
                     self._new_thread().start()
             return
         if response is StreamThreadExceptionResponse.SHUTDOWN_APPLICATION:
-            log.error("SHUTDOWN_APPLICATION: every instance of %s was asked to shut down",
-                      self.config["application_id"])
+            log.error(
+                "SHUTDOWN_APPLICATION: every instance of %s was asked to shut down",
+                self.config["application_id"],
+            )
         with self._lock:
             if not self._set_state_if(State.PENDING_ERROR):
                 return
@@ -333,8 +337,9 @@ class KafkaStreams:
             if thread.error is None or not self._state.is_running_or_rebalancing():
                 return
             self.errors.append(thread.error)
-            log.error("global stream thread %s died (%s); shutting the client down", thread.name,
-                      thread.error)
+            log.error(
+                "global stream thread %s died (%s); shutting the client down", thread.name, thread.error
+            )
             if not self._set_state_if(State.PENDING_ERROR):
                 return
         threading.Thread(target=self._finish_error, name="kafka-streams-error-shutdown", daemon=True).start()
@@ -378,7 +383,8 @@ class KafkaStreams:
             threads = [t for t in self._threads if t.state != DEAD]
         return [
             ThreadMetadata(
-                t.name, t.state,
+                t.name,
+                t.state,
                 frozenset(TaskMetadata(task, parts) for task, parts in t.active_tasks.items()),
                 frozenset(TaskMetadata(task, parts) for task, parts in t.standby_tasks.items()),
             )
@@ -390,8 +396,9 @@ class KafkaStreams:
         or None; available once start() returned."""
         return self._setup.global_stores.get(name) if self._setup is not None else None
 
-    def rebuild_state(self, store_name: str, tasks: Any = None,
-                      timeout: float = 120.0) -> list[dict[str, Any]]:
+    def rebuild_state(
+        self, store_name: str, tasks: Any = None, timeout: float = 120.0
+    ) -> list[dict[str, Any]]:
         """Rebuild ``store_name`` from its changelog in every local active task owning it (or only
         in ``tasks``, ids like ``"0_1"``): close cleanly, wipe, restore, resume; one report dict per
         task (records restored, store key count vs the changelog's live keys, ``ok``). Protocol and
@@ -405,8 +412,9 @@ class KafkaStreams:
 
         with self._lock:
             if not self._state.is_running_or_rebalancing() or self._setup is None:
-                raise StreamsError(f"rebuild_state() needs a running client; the client is "
-                                   f"{self._state.name}")
+                raise StreamsError(
+                    f"rebuild_state() needs a running client; the client is {self._state.name}"
+                )
             threads = [t for t in self._threads if t.is_alive_member()]
         rebuilder = StateRebuilder(threads, self._setup.subtopologies, self._setup.bootstrap_servers)
         return rebuilder.rebuild(store_name, tasks, timeout)

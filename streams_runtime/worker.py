@@ -186,14 +186,23 @@ class WorkerLauncher:
     def command(self, index: int) -> list[str]:
         """The command line of instance ``index``."""
         cmd = [
-            sys.executable, "-m", "streams_runtime.worker_instance",
-            "--app", self.app_spec,
-            "--instance", str(index),
-            "--threads", str(self.threads),
-            "--bootstrap-servers", self.bootstrap_servers,
-            "--state-dir", str(self.state_dir / f"instance-{index}"),
-            "--runtime", self.runtime,
-            "--close-timeout", str(self.close_timeout),
+            sys.executable,
+            "-m",
+            "streams_runtime.worker_instance",
+            "--app",
+            self.app_spec,
+            "--instance",
+            str(index),
+            "--threads",
+            str(self.threads),
+            "--bootstrap-servers",
+            self.bootstrap_servers,
+            "--state-dir",
+            str(self.state_dir / f"instance-{index}"),
+            "--runtime",
+            self.runtime,
+            "--close-timeout",
+            str(self.close_timeout),
         ]
         if self.http_port is not None:
             cmd += ["--http-port", str(self.http_port + index)]
@@ -337,8 +346,15 @@ def run_worker(
             print(f"[worker] {line}", flush=True)
         # Steps 4-6
         launcher = WorkerLauncher(
-            app_spec, instances=instances, threads=threads, bootstrap_servers=servers,
-            state_dir=state, runtime=runtime, verbose=verbose, http_port=http_port,
-            http_host=http_host, http_bind=http_bind,
+            app_spec,
+            instances=instances,
+            threads=threads,
+            bootstrap_servers=servers,
+            state_dir=state,
+            runtime=runtime,
+            verbose=verbose,
+            http_port=http_port,
+            http_host=http_host,
+            http_bind=http_bind,
         )
         return launcher.run_until_signal()

@@ -125,8 +125,9 @@ def changelog_topics(admin: Any, application_id: str) -> dict[str, int]:
     }
 
 
-def measure_changelog(consumer: Any, topic: str, partitions: int, cleanup_policy: str,
-                      timeout: float = 120.0) -> ChangelogStats:
+def measure_changelog(
+    consumer: Any, topic: str, partitions: int, cleanup_policy: str, timeout: float = 120.0
+) -> ChangelogStats:
     """Read ``topic`` from its start to its true end and count what compaction would keep (step 3)."""
     stats = ChangelogStats(topic, cleanup_policy, partitions)
     latest_is_tombstone: dict[tuple[int, bytes | None], bool] = {}

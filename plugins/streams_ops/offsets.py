@@ -75,9 +75,7 @@ def scan_to_eof(
     return ends
 
 
-def true_end_offsets(
-    consumer: Any, topic: str, partitions: int, timeout: float = 30.0
-) -> dict[int, int]:
+def true_end_offsets(consumer: Any, topic: str, partitions: int, timeout: float = 30.0) -> dict[int, int]:
     """The true end offset of every partition of ``topic`` (steps in the module docstring)."""
     from streams_runtime.kafka.clients import TopicPartition
 
@@ -117,8 +115,9 @@ class ConsumerLag:
         }
 
 
-def measure_consumer_lag(consumer: Any, group_id: str, topic: str, partitions: int, timeout: float = 30.0
-                         ) -> ConsumerLag:
+def measure_consumer_lag(
+    consumer: Any, group_id: str, topic: str, partitions: int, timeout: float = 30.0
+) -> ConsumerLag:
     """Lag of ``group_id`` on ``topic``: true end minus committed offset, per partition.
 
     A partition the group never committed counts from its low watermark (everything unread).

@@ -304,7 +304,9 @@ def merge_wanted(topics: Iterable[WantedTopic]) -> dict[str, WantedTopic]:
         if other is None:
             merged[topic.name] = topic
         elif (other.partitions, other.replication_factor, dict(other.config)) != (
-            topic.partitions, topic.replication_factor, dict(topic.config)
+            topic.partitions,
+            topic.replication_factor,
+            dict(topic.config),
         ):
             raise ProvisioningError(
                 f"{topic.name} is wanted twice, differently: by {other.origin} and by {topic.origin}"

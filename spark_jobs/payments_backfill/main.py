@@ -135,17 +135,35 @@ def _publish(
     digest = records_digest(records)
     marker = read_marker(marker_path)
     if not force and marker is not None and marker.get("digest") == digest:
-        log.info("interval %s already published to %s (publish %s, %d records): skipped",
-                 ident, topic, marker.get("publish_id"), marker.get("records", 0))
-        return {"published": 0, "publish_skipped": True, "transactional_id": txn_id,
-                "publish_id": marker.get("publish_id"), "publish_marker": str(marker_path)}
+        log.info(
+            "interval %s already published to %s (publish %s, %d records): skipped",
+            ident,
+            topic,
+            marker.get("publish_id"),
+            marker.get("records", 0),
+        )
+        return {
+            "published": 0,
+            "publish_skipped": True,
+            "transactional_id": txn_id,
+            "publish_id": marker.get("publish_id"),
+            "publish_marker": str(marker_path),
+        }
     result = publish_transactionally(
-        bootstrap_servers, topic, records, txn_id,
+        bootstrap_servers,
+        topic,
+        records,
+        txn_id,
         headers={"backfill.job": JOB, "backfill.interval_id": ident},
     )
     write_marker(marker_path, result, topic, ident, source_offsets)
-    return {"published": result.records, "publish_skipped": False, "transactional_id": txn_id,
-            "publish_id": result.publish_id, "publish_marker": str(marker_path)}
+    return {
+        "published": result.records,
+        "publish_skipped": False,
+        "transactional_id": txn_id,
+        "publish_id": result.publish_id,
+        "publish_marker": str(marker_path),
+    }
 
 
 class _StepClock:
@@ -261,8 +279,15 @@ def run_backfill(
                 "count",
                 "total_amount",
             ).collect()
-            publish = _publish(bootstrap_servers, publish_topic, outgoing, output_dir, ident,
-                               run_meta["source_offsets"], force_publish)
+            publish = _publish(
+                bootstrap_servers,
+                publish_topic,
+                outgoing,
+                output_dir,
+                ident,
+                run_meta["source_offsets"],
+                force_publish,
+            )
         clock.lap("7-publish")
     finally:
         payments.unpersist()
@@ -294,8 +319,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--publish-topic")
     parser.add_argument("--report-dir")
     parser.add_argument("--window-ms", type=int, default=HOUR_MS)
-    parser.add_argument("--force-publish", action="store_true",
-                        help="publish even when the interval's marker says this result is on the topic")
+    parser.add_argument(
+        "--force-publish",
+        action="store_true",
+        help="publish even when the interval's marker says this result is on the topic",
+    )
     args = parser.parse_args(argv)
 
     def when(text: str) -> int | str:

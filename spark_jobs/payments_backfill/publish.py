@@ -98,8 +98,9 @@ Record = tuple[bytes | None, bytes]
 class PublishError(RuntimeError):
     """The publish failed before its commit: its transaction was aborted, nothing was committed."""
 
-    def __init__(self, message: str, *, transactional_id: str, publish_id: str, sent: int,
-                 aborted: bool) -> None:
+    def __init__(
+        self, message: str, *, transactional_id: str, publish_id: str, sent: int, aborted: bool
+    ) -> None:
         super().__init__(message)
         self.transactional_id = transactional_id
         self.publish_id = publish_id
@@ -153,8 +154,9 @@ def read_marker(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def write_marker(path: Path, result: PublishResult, topic: str, interval: str,
-                 source_offsets: Mapping[str, Any]) -> None:
+def write_marker(
+    path: Path, result: PublishResult, topic: str, interval: str, source_offsets: Mapping[str, Any]
+) -> None:
     """Replace the marker atomically (written only after the commit)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -251,12 +253,18 @@ def publish_transactionally(
                 fenced = fenced or _is_fenced(abort_exc)
                 log.warning("publish to %s: abort of transaction %s failed: %s", topic, txn_id, abort_exc)
         cls = PublishFencedError if fenced else PublishError
-        what = "fenced by a newer producer with the same transactional.id" if fenced else (
-            "aborted" if aborted else "not committed")
+        what = (
+            "fenced by a newer producer with the same transactional.id"
+            if fenced
+            else ("aborted" if aborted else "not committed")
+        )
         raise cls(
             f"publish to {topic} ({txn_id}, attempt {publish_id}) failed after {sent} records: "
             f"{type(exc).__name__}: {exc}; transaction {what}, nothing committed",
-            transactional_id=txn_id, publish_id=publish_id, sent=sent, aborted=aborted,
+            transactional_id=txn_id,
+            publish_id=publish_id,
+            sent=sent,
+            aborted=aborted,
         ) from exc
     finally:
         producer.flush(0)  # serve the last callbacks; the producer is closed when dropped

@@ -129,8 +129,9 @@ class AirflowClient:
                 return body
             if time.monotonic() > deadline:
                 errors = self._raw("GET", "/api/v2/importErrors", token=self.token())[1]
-                raise AirflowError(f"DAG {dag_id} not parsed after {timeout:.0f}s (HTTP {status}); "
-                                   f"import errors: {errors}")
+                raise AirflowError(
+                    f"DAG {dag_id} not parsed after {timeout:.0f}s (HTTP {status}); import errors: {errors}"
+                )
             time.sleep(1.0)
 
     # -- DAG runs ---------------------------------------------------------------------------
@@ -149,8 +150,7 @@ class AirflowClient:
         quoted = urllib.parse.quote(run_id, safe="")
         return str(self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{quoted}")["state"])
 
-    def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 300.0,
-                     on_change: Any = None) -> str:
+    def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 300.0, on_change: Any = None) -> str:
         """Poll until the run is success or failed (or *timeout*: returns the last state)."""
         deadline = time.monotonic() + timeout
         last = None
@@ -172,8 +172,9 @@ class AirflowClient:
             states[key] = str(ti.get("state"))
         return states
 
-    def run_dag(self, dag_id: str, conf: dict[str, Any] | None = None, timeout: float = 300.0,
-                on_change: Any = None) -> tuple[str, str]:
+    def run_dag(
+        self, dag_id: str, conf: dict[str, Any] | None = None, timeout: float = 300.0, on_change: Any = None
+    ) -> tuple[str, str]:
         """Unpause, trigger and wait: ``(run_id, final state)``."""
         self.wait_for_dag(dag_id)
         self.unpause(dag_id)
@@ -222,32 +223,34 @@ class AirflowStandalone:
         bin_dir = str(Path(sys.executable).parent)  # standalone runs its components as `airflow ...`
         env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
         conn = {"conn_type": "kafka", "extra": {"bootstrap_servers": self.bootstrap_servers}}
-        env.update({
-            "AIRFLOW_HOME": str(self.home),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(self.plugins_folder),
-            "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
-            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
-            "AIRFLOW__API__HOST": "127.0.0.1",
-            "AIRFLOW__API__PORT": str(self.port),
-            "AIRFLOW__API__BASE_URL": self.url,
-            "AIRFLOW__API__WORKERS": "1",
-            "AIRFLOW__API_AUTH__JWT_SECRET": (
-                env.get("AIRFLOW__API_AUTH__JWT_SECRET") or secrets.token_hex(32)
-            ),
-            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
-            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
-            # the scheduler's and triggerer's log servers (Airflow binds them to all interfaces;
-            # free ports so a second standalone, e.g. a test next to the demo, does not collide)
-            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.log_ports[0]),
-            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.log_ports[1]),
-            "AIRFLOW_CONN_STREAMS_KAFKA": json.dumps(conn),
-            "STREAMS_RUNTIME_HOME": str(runtime_home()),
-            "PYTHONUNBUFFERED": "1",
-        })
+        env.update(
+            {
+                "AIRFLOW_HOME": str(self.home),
+                "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
+                "AIRFLOW__CORE__PLUGINS_FOLDER": str(self.plugins_folder),
+                "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
+                "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+                "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+                "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+                "AIRFLOW__API__HOST": "127.0.0.1",
+                "AIRFLOW__API__PORT": str(self.port),
+                "AIRFLOW__API__BASE_URL": self.url,
+                "AIRFLOW__API__WORKERS": "1",
+                "AIRFLOW__API_AUTH__JWT_SECRET": (
+                    env.get("AIRFLOW__API_AUTH__JWT_SECRET") or secrets.token_hex(32)
+                ),
+                "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
+                "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+                # the scheduler's and triggerer's log servers (Airflow binds them to all interfaces;
+                # free ports so a second standalone, e.g. a test next to the demo, does not collide)
+                "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.log_ports[0]),
+                "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.log_ports[1]),
+                "AIRFLOW_CONN_STREAMS_KAFKA": json.dumps(conn),
+                "STREAMS_RUNTIME_HOME": str(runtime_home()),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.update(self.extra_env)
         return env
 
@@ -261,8 +264,13 @@ class AirflowStandalone:
         command = [str(airflow) if airflow.exists() else "airflow", "standalone"]
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=self.environ(), cwd=str(self.home), start_new_session=True,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.environ(),
+                cwd=str(self.home),
+                start_new_session=True,
             )
         return self
 
@@ -290,8 +298,9 @@ class AirflowStandalone:
                 raise AirflowError("interrupted while waiting for Airflow")
             if not self.alive():
                 code = self.process.poll() if self.process else None
-                raise AirflowError(f"airflow standalone exited (code {code}); "
-                                   f"log {self.log_file}:\n{self._log_tail()}")
+                raise AirflowError(
+                    f"airflow standalone exited (code {code}); log {self.log_file}:\n{self._log_tail()}"
+                )
             if client is None and self.password_file.exists():
                 probe = AirflowClient(self.url, self.username, self.password(), timeout=5)
                 if probe.api_answers():
@@ -304,8 +313,10 @@ class AirflowStandalone:
                     client.token()
                     return client
             if time.monotonic() > deadline:
-                raise AirflowError(f"Airflow at {self.url} not ready after {timeout:.0f}s; "
-                                   f"log {self.log_file}:\n{self._log_tail()}")
+                raise AirflowError(
+                    f"Airflow at {self.url} not ready after {timeout:.0f}s; "
+                    f"log {self.log_file}:\n{self._log_tail()}"
+                )
             time.sleep(0.5)
 
     def stop(self, timeout: float = 30.0) -> bool:
@@ -350,15 +361,17 @@ class AirflowStandalone:
         self.stop()
 
 
-
-def demo_provision(airflow: AirflowStandalone, say: Callable[[str], None],
-                   should_stop: Callable[[], bool] | None = None) -> bool:
+def demo_provision(
+    airflow: AirflowStandalone, say: Callable[[str], None], should_stop: Callable[[], bool] | None = None
+) -> bool:
     """The demo's Airflow step: wait for it, print UI and login, run the provisioning DAG via the API."""
     say(f"waiting for Airflow at {airflow.url} (log {airflow.log_file}) ...")
     try:
         client = airflow.wait_ready(should_stop=should_stop)
-        say(f"Airflow UI: {airflow.url}  login: {airflow.username} / {airflow.password()}  "
-            f"(password file {airflow.password_file})")
+        say(
+            f"Airflow UI: {airflow.url}  login: {airflow.username} / {airflow.password()}  "
+            f"(password file {airflow.password_file})"
+        )
         run_id, state = client.run_dag(
             PROVISION_DAG_ID, timeout=180, on_change=lambda s: say(f"  {PROVISION_DAG_ID}: {s}")
         )
@@ -366,8 +379,12 @@ def demo_provision(airflow: AirflowStandalone, say: Callable[[str], None],
     except (AirflowError, OSError) as exc:
         say(f"FAILED: Airflow: {exc}")
         return False
-    say(f"{'OK' if state == 'success' else 'FAILED'}: {PROVISION_DAG_ID} run {run_id} "
-        f"finished {state} ({tasks}) via the REST API")
-    say(f"backfill a range: .venv/bin/python scripts/trigger_backfill.py --url {airflow.url} "
-        f"--user {airflow.username} --password {airflow.password()} --start ISO --end ISO")
+    say(
+        f"{'OK' if state == 'success' else 'FAILED'}: {PROVISION_DAG_ID} run {run_id} "
+        f"finished {state} ({tasks}) via the REST API"
+    )
+    say(
+        f"backfill a range: .venv/bin/python scripts/trigger_backfill.py --url {airflow.url} "
+        f"--user {airflow.username} --password {airflow.password()} --start ISO --end ISO"
+    )
     return state == "success"

@@ -60,7 +60,9 @@ def payments_topology(config: dict[str, Any] | None = None) -> Topology:
         .aggregate(
             _start,
             _add,
-            materialized=Materialized.as_(STORE).with_key_serde(Serdes.String()).with_value_serde(Serdes.Json()),
+            materialized=Materialized.as_(STORE)
+            .with_key_serde(Serdes.String())
+            .with_value_serde(Serdes.Json()),
         )
         .to_stream()
         .to(RESULTS_TOPIC, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))

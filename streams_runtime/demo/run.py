@@ -69,8 +69,9 @@ def _produce(producer: Any, batch: list[dict[str, Any]], ledger: Ledger) -> None
         raise RuntimeError(f"{remaining} demo records were not delivered within 30 s")
 
 
-def _wait_for_workers(launcher: WorkerLauncher, total_tasks: int, stop: threading.Event,
-                      timeout: float = 45.0) -> None:
+def _wait_for_workers(
+    launcher: WorkerLauncher, total_tasks: int, stop: threading.Event, timeout: float = 45.0
+) -> None:
     """Step 4: wait until every instance is RUNNING with tasks and all tasks are owned (bounded)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stop.is_set() and launcher.alive():
@@ -89,8 +90,9 @@ def _wait_for_workers(launcher: WorkerLauncher, total_tasks: int, stop: threadin
     say(f"workers not all running with tasks after {timeout:.0f}s; producing anyway")
 
 
-def _watch(view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: threading.Event,
-           timeout: float) -> bool:
+def _watch(
+    view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: threading.Event, timeout: float
+) -> bool:
     """Step 6: True once the results equal the ledger; prints progress about once a second."""
     started = time.monotonic()
     next_report = started + 1.0
@@ -101,8 +103,10 @@ def _watch(view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: th
             elapsed = time.monotonic() - started
             say(f"all {ledger.payments} payments reflected in the results after {elapsed:.1f}s")
             print(table(view.latest), flush=True)
-            say(f"OK: final per-user counts equal the produced payments "
-                f"({ledger.payments} payments, {len(ledger.counts)} users)")
+            say(
+                f"OK: final per-user counts equal the produced payments "
+                f"({ledger.payments} payments, {len(ledger.counts)} users)"
+            )
             return True
         if over:
             say("FAILED: counted more payments than were produced: " + "; ".join(over))
@@ -163,15 +167,18 @@ def _query_totals(http_port: int, ledger: Ledger, stop: threading.Event, timeout
             value = value["value"] or {}
         got = {"count": value.get("count"), "total_cents": value.get("total_cents")}
         verdict = "ok" if got == expected else f"WRONG, expected {expected}"
-        say(f"  {user}: count {got['count']}, total_cents {got['total_cents']} "
-            f"(partition {body.get('partition')}, answered by {body.get('host')}) {verdict}")
+        say(
+            f"  {user}: count {got['count']}, total_cents {got['total_cents']} "
+            f"(partition {body.get('partition')}, answered by {body.get('host')}) {verdict}"
+        )
         if got != expected:
             return False
     return True
 
 
-def _run_until_interrupted(producer: Any, view: ResultsView, ledger: Ledger, rng: random.Random,
-                           stop: threading.Event) -> None:
+def _run_until_interrupted(
+    producer: Any, view: ResultsView, ledger: Ledger, rng: random.Random, stop: threading.Event
+) -> None:
     """Step 7: 50 payments a second, live results, until Ctrl-C."""
     say("running until Ctrl-C ...")
     rounds = 0
@@ -218,8 +225,10 @@ def run_demo(
             admin = create_admin(servers)
             topics = [TopicSpec(PAYMENTS_TOPIC, PARTITIONS), TopicSpec(RESULTS_TOPIC, PARTITIONS)]
             created = create_topics(admin, topics)
-            say(f"topics {PAYMENTS_TOPIC} -> {RESULTS_TOPIC} ({PARTITIONS} partitions each) "
-                f"{'created' if created else 'exist'}")
+            say(
+                f"topics {PAYMENTS_TOPIC} -> {RESULTS_TOPIC} ({PARTITIONS} partitions each) "
+                f"{'created' if created else 'exist'}"
+            )
             # Step 3
             ledger = Ledger()
             for payment in read_payments(servers, PAYMENTS_TOPIC, PARTITIONS):
@@ -232,8 +241,14 @@ def run_demo(
             for line in plan.report():
                 say(f"  {line}")
             http_port = _free_ports(instances)
-            launcher = WorkerLauncher(APP_SPEC, instances=instances, threads=threads,
-                                      bootstrap_servers=servers, state_dir=state_dir, http_port=http_port)
+            launcher = WorkerLauncher(
+                APP_SPEC,
+                instances=instances,
+                threads=threads,
+                bootstrap_servers=servers,
+                state_dir=state_dir,
+                http_port=http_port,
+            )
             launcher.start()
             _wait_for_workers(launcher, plan.total_tasks, stop)
             view = ResultsView(servers, RESULTS_TOPIC, PARTITIONS)

@@ -186,7 +186,7 @@ def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float
             [NewTopic(s.name, s.partitions, s.replication_factor, config=dict(s.config)) for s in missing],
             operation_timeout=timeout,
         )
-        for name, future in futures.items():
+        for future in futures.values():
             try:
                 future.result(timeout)
             except KafkaException as exc:

@@ -247,7 +247,10 @@ class GroupMember:
         with self._lock:
             sums.update({task: LATEST_OFFSET for task in self._current.active_tasks})
         return SubscriptionInfo(
-            self.process_id, self.endpoint, sums, self.thread_count,
+            self.process_id,
+            self.endpoint,
+            sums,
+            self.thread_count,
             shutdown_requested=self.shutdown_requested,
         )
 

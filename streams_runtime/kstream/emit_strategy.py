@@ -34,8 +34,10 @@ class StrategyType(enum.Enum):
         for member in cls:
             if member.value == strategy_id:
                 return member
-        raise ValueError(f"unknown emit strategy id {strategy_id!r}; allowed: "
-                         + ", ".join(f"{m.value} ({m.name})" for m in cls))
+        raise ValueError(
+            f"unknown emit strategy id {strategy_id!r}; allowed: "
+            + ", ".join(f"{m.value} ({m.name})" for m in cls)
+        )
 
 
 class EmitStrategy:
@@ -46,8 +48,9 @@ class EmitStrategy:
 
     def __init__(self, strategy_type: StrategyType) -> None:
         if not isinstance(strategy_type, StrategyType):
-            raise TypeError(f"an emit strategy type must be a StrategyType ({_allowed_types()}), "
-                            f"got {strategy_type!r}")
+            raise TypeError(
+                f"an emit strategy type must be a StrategyType ({_allowed_types()}), got {strategy_type!r}"
+            )
         self._type = strategy_type
 
     @classmethod
@@ -77,8 +80,10 @@ class EmitStrategy:
 def check_emit_strategy(strategy: object) -> EmitStrategy:
     """``strategy`` if it is an EmitStrategy; a TypeError naming the allowed values otherwise."""
     if not isinstance(strategy, EmitStrategy):
-        raise TypeError("emit_strategy takes EmitStrategy.on_window_update() or "
-                        f"EmitStrategy.on_window_close(), got {strategy!r}")
+        raise TypeError(
+            "emit_strategy takes EmitStrategy.on_window_update() or "
+            f"EmitStrategy.on_window_close(), got {strategy!r}"
+        )
     return strategy
 
 

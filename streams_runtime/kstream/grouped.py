@@ -20,7 +20,12 @@ from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
-from streams_runtime.kstream.kstream import REPARTITION_TOPIC_SUFFIX, SINK_NAME, SOURCE_NAME, create_repartitioned_source
+from streams_runtime.kstream.kstream import (
+    REPARTITION_TOPIC_SUFFIX,
+    SINK_NAME,
+    SOURCE_NAME,
+    create_repartitioned_source,
+)
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.serdes import Serdes
 
@@ -35,8 +40,15 @@ def _count_init() -> int:
 
 
 class KGroupedStream:
-    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
-                 grouped_name: str | None, repartition_required: bool) -> None:
+    def __init__(
+        self,
+        internal: Any,
+        node: GraphNode,
+        key_serde: Any,
+        value_serde: Any,
+        grouped_name: str | None,
+        repartition_required: bool,
+    ) -> None:
         self._internal = internal
         self._node = node
         self.key_serde = key_serde
@@ -63,30 +75,47 @@ class KGroupedStream:
         parent = self._repartitioned_parent(mat.store_name)
         node = ProcessorGraphNode(func_name, supplier, materialized=mat)
         self._internal.add_graph_node(parent, node)
-        return KTable(self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+        return KTable(
+            self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name
+        )
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
         """Count records per key (null keys/values skipped); Long values."""
         internal = self._internal
         if materialized is not None and materialized.store_name is None:
             internal.new_store_name(KSTREAM_AGGREGATE_NAME)  # Kafka Streams burns one here
-        mat = internal.materialize(materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde,
-                                   value_serde=Serdes.Long())
+        mat = internal.materialize(
+            materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
+        )
         func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: ap.KStreamAggregate(s, _count_init, lambda k, v, agg: agg + 1))
+        return self._build(
+            func, mat, lambda s: ap.KStreamAggregate(s, _count_init, lambda k, v, agg: agg + 1)
+        )
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Materialized | None = None, *,
-               name: str | None = None) -> Any:
+    def reduce(
+        self,
+        reducer: Callable[[Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """Combine values per key: ``reducer(aggregate, value)``; the first value is the start."""
         check_callable(reducer, "reducer")
         internal = self._internal
-        mat = internal.materialize(materialized, KSTREAM_REDUCE_NAME, key_serde=self.key_serde,
-                                   value_serde=self.value_serde)
+        mat = internal.materialize(
+            materialized, KSTREAM_REDUCE_NAME, key_serde=self.key_serde, value_serde=self.value_serde
+        )
         func = internal.name_or_generate(name, KSTREAM_REDUCE_NAME)
         return self._build(func, mat, lambda s: ap.KStreamReduce(s, reducer))
 
-    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
-                  materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def aggregate(
+        self,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """``aggregator(key, value, aggregate)`` starting from ``initializer()`` per key."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
@@ -103,8 +132,9 @@ class KGroupedStream:
 
 
 class KGroupedTable:
-    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
-                 grouped_name: str | None) -> None:
+    def __init__(
+        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, grouped_name: str | None
+    ) -> None:
         self._internal = internal
         self._node = node
         self.key_serde = key_serde
@@ -112,18 +142,22 @@ class KGroupedTable:
         self._grouped_name = grouped_name
         self._repartition_node: RepartitionNode | None = None
 
-    def _build(self, name: str | None, func_prefix: str, mat: Any,
-               factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
+    def _build(
+        self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
+    ) -> Any:
         from streams_runtime.kstream.ktable import KTable
 
         internal = self._internal
         sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
         source = internal.suffix_or_generate(name, "-source", SOURCE_NAME)
         func = internal.name_or_generate(name, func_prefix)
-        topic = (self._grouped_name if self._grouped_name is not None else mat.store_name) + REPARTITION_TOPIC_SUFFIX
+        topic = (
+            self._grouped_name if self._grouped_name is not None else mat.store_name
+        ) + REPARTITION_TOPIC_SUFFIX
         if self._repartition_node is None or self._grouped_name is None:
-            self._repartition_node = RepartitionNode(source, sink, None, topic, self.key_serde,
-                                                     ChangeSerde(self.value_serde))
+            self._repartition_node = RepartitionNode(
+                source, sink, None, topic, self.key_serde, ChangeSerde(self.value_serde)
+            )
         internal.add_graph_node(self._node, self._repartition_node)
         supplier = ap.AggregateSupplier(mat.store_name, factory)
         node = ProcessorGraphNode(func, supplier, materialized=mat)
@@ -131,27 +165,48 @@ class KGroupedTable:
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
-        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde,
-                                         value_serde=Serdes.Long())
-        return self._build(name, KTABLE_AGGREGATE_NAME, mat, lambda s: ap.KTableAggregate(
-            s, _count_init, lambda k, v, agg: agg + 1, lambda k, v, agg: agg - 1))
+        mat = self._internal.materialize(
+            materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
+        )
+        return self._build(
+            name,
+            KTABLE_AGGREGATE_NAME,
+            mat,
+            lambda s: ap.KTableAggregate(
+                s, _count_init, lambda k, v, agg: agg + 1, lambda k, v, agg: agg - 1
+            ),
+        )
 
-    def reduce(self, adder: Callable[[Any, Any], Any], subtractor: Callable[[Any, Any], Any],
-               materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def reduce(
+        self,
+        adder: Callable[[Any, Any], Any],
+        subtractor: Callable[[Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """``adder(aggregate, new_value)``; ``subtractor(aggregate, old_value)`` runs first."""
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
-        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde,
-                                         value_serde=self.value_serde)
+        mat = self._internal.materialize(
+            materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=self.value_serde
+        )
         return self._build(name, KTABLE_REDUCE_NAME, mat, lambda s: ap.KTableReduce(s, adder, subtractor))
 
-    def aggregate(self, initializer: Callable[[], Any], adder: Callable[[Any, Any, Any], Any],
-                  subtractor: Callable[[Any, Any, Any], Any], materialized: Materialized | None = None, *,
-                  name: str | None = None) -> Any:
+    def aggregate(
+        self,
+        initializer: Callable[[], Any],
+        adder: Callable[[Any, Any, Any], Any],
+        subtractor: Callable[[Any, Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """``adder(key, new_value, agg)``; ``subtractor(key, old_value, agg)`` runs first."""
         check_callable(initializer, "initializer")
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
         mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde)
-        return self._build(name, KTABLE_AGGREGATE_NAME, mat,
-                           lambda s: ap.KTableAggregate(s, initializer, adder, subtractor))
+        return self._build(
+            name, KTABLE_AGGREGATE_NAME, mat, lambda s: ap.KTableAggregate(s, initializer, adder, subtractor)
+        )

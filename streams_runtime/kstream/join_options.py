@@ -29,7 +29,9 @@ class StreamJoined:
     store_type: str | None = None  # "rocksdb" | "in_memory" | None (default_dsl_store)
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None) -> StreamJoined:
+    def with_(
+        cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None
+    ) -> StreamJoined:
         return cls(key_serde, value_serde, other_value_serde)
 
     @classmethod
@@ -71,8 +73,13 @@ class Joined:
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None,
-              name: str | None = None) -> Joined:
+    def with_(
+        cls,
+        key_serde: Any = None,
+        value_serde: Any = None,
+        other_value_serde: Any = None,
+        name: str | None = None,
+    ) -> Joined:
         return cls(key_serde, value_serde, other_value_serde, name)
 
     @classmethod

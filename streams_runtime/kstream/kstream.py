@@ -18,7 +18,12 @@ from typing import Any
 
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.functions import check_callable, with_key
-from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode, StreamSinkNode
+from streams_runtime.kstream.internals.graph import (
+    GraphNode,
+    ProcessorGraphNode,
+    RepartitionNode,
+    StreamSinkNode,
+)
 from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
 from streams_runtime.kstream.options import Grouped, Materialized, Produced, Repartitioned
 
@@ -41,8 +46,15 @@ TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
 REPARTITION_TOPIC_SUFFIX = "-repartition"
 
 
-def create_repartitioned_source(internal: Any, prefix: str, key_serde: Any, value_serde: Any, *,
-                                partitioner: Any = None, number_of_partitions: int | None = None) -> RepartitionNode:
+def create_repartitioned_source(
+    internal: Any,
+    prefix: str,
+    key_serde: Any,
+    value_serde: Any,
+    *,
+    partitioner: Any = None,
+    number_of_partitions: int | None = None,
+) -> RepartitionNode:
     """The repartition node of Kafka Streams' createRepartitionedSource (filter -> sink -> source).
 
     Always burns three indexes (sink, filter, source); generated names are used when the prefix
@@ -56,15 +68,25 @@ def create_repartitioned_source(internal: Any, prefix: str, key_serde: Any, valu
         sink, source, filter_name = gen_sink, gen_source, gen_filter
     else:
         sink, source, filter_name = topic + "-sink", topic + "-source", topic + "-filter"
-    return RepartitionNode(source, sink, filter_name, topic, key_serde, value_serde, partitioner=partitioner,
-                           number_of_partitions=number_of_partitions, filter_supplier=sp.PassThrough)
+    return RepartitionNode(
+        source,
+        sink,
+        filter_name,
+        topic,
+        key_serde,
+        value_serde,
+        partitioner=partitioner,
+        number_of_partitions=number_of_partitions,
+        filter_supplier=sp.PassThrough,
+    )
 
 
 class KStream:
     """See the module docstring."""
 
-    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any,
-                 repartition_required: bool) -> None:
+    def __init__(
+        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, repartition_required: bool
+    ) -> None:
         self._internal = internal
         self._node = node
         self.key_serde = key_serde
@@ -135,7 +157,9 @@ class KStream:
         node = ProcessorGraphNode(self._internal.name_or_generate(name, MERGE_NAME), sp.PassThrough)
         node.merge_node = True
         self._internal.add_graph_node([self._node, other._node], node)
-        return KStream(self._internal, node, None, None, self.repartition_required or other.repartition_required)
+        return KStream(
+            self._internal, node, None, None, self.repartition_required or other.repartition_required
+        )
 
     def split(self, *, name: str | None = None) -> Any:
         """Branch by predicates: ``split().branch(p1).branch(p2).default_branch()`` -> dict."""
@@ -153,7 +177,9 @@ class KStream:
         node.key_changing = True
         return self._add(node, None, None, True)
 
-    def process_values(self, supplier: Callable[[], Any], *store_names: str, name: str | None = None) -> KStream:
+    def process_values(
+        self, supplier: Callable[[], Any], *store_names: str, name: str | None = None
+    ) -> KStream:
         """Like ``process`` but the processor may not change keys (no repartition needed)."""
         check_callable(supplier, "processor supplier")
         node_name = name if name is not None else self._internal.new_processor_name(PROCESSVALUES_NAME)
@@ -163,8 +189,7 @@ class KStream:
 
         if callable(getattr(supplier, "stores", None)) and not isinstance(supplier, type):
             make.stores = supplier.stores  # type: ignore[attr-defined]
-        node = ProcessorGraphNode(node_name, make,
-                                  store_names=store_names, fixed_key=True)
+        node = ProcessorGraphNode(node_name, make, store_names=store_names, fixed_key=True)
         return self._add(node, self.key_serde, None, self.repartition_required)
 
     # ------------------------------------------------------------------ repartition, sinks, tables
@@ -174,15 +199,25 @@ class KStream:
         prefix = r.name if r.name is not None else self._internal.new_processor_name(REPARTITION_NAME)
         key_serde = r.key_serde if r.key_serde is not None else self.key_serde
         value_serde = r.value_serde if r.value_serde is not None else self.value_serde
-        node = create_repartitioned_source(self._internal, prefix, key_serde, value_serde,
-                                           partitioner=r.partitioner, number_of_partitions=r.number_of_partitions)
+        node = create_repartitioned_source(
+            self._internal,
+            prefix,
+            key_serde,
+            value_serde,
+            partitioner=r.partitioner,
+            number_of_partitions=r.number_of_partitions,
+        )
         return self._add(node, key_serde, value_serde, False)
 
-    def to(self, topic: str | Callable[..., str], produced: Produced | None = None, *, name: str | None = None) -> None:
+    def to(
+        self, topic: str | Callable[..., str], produced: Produced | None = None, *, name: str | None = None
+    ) -> None:
         """Write to ``topic``, or to ``topic(key, value, record_context)`` chosen per record."""
         p = produced or Produced()
-        p = p.replace(key_serde=p.key_serde if p.key_serde is not None else self.key_serde,
-                      value_serde=p.value_serde if p.value_serde is not None else self.value_serde)
+        p = p.replace(
+            key_serde=p.key_serde if p.key_serde is not None else self.key_serde,
+            value_serde=p.value_serde if p.value_serde is not None else self.value_serde,
+        )
         sink_name = self._internal.name_or_generate(name if name is not None else p.name, SINK_NAME)
         self._internal.add_graph_node(self._node, StreamSinkNode(sink_name, topic, p))
 
@@ -192,7 +227,9 @@ class KStream:
 
         internal = self._internal
         node_name = internal.name_or_generate(name, TO_KTABLE_NAME)
-        mat = internal.materialize(materialized, TO_KTABLE_NAME, key_serde=self.key_serde, value_serde=self.value_serde)
+        mat = internal.materialize(
+            materialized, TO_KTABLE_NAME, key_serde=self.key_serde, value_serde=self.value_serde
+        )
         parent = self._node
         if self.repartition_required:
             repartition = create_repartitioned_source(internal, node_name, mat.key_serde, mat.value_serde)
@@ -210,7 +247,9 @@ class KStream:
         g = grouped or Grouped()
         key_serde = g.key_serde if g.key_serde is not None else self.key_serde
         value_serde = g.value_serde if g.value_serde is not None else self.value_serde
-        return KGroupedStream(self._internal, self._node, key_serde, value_serde, g.name, self.repartition_required)
+        return KGroupedStream(
+            self._internal, self._node, key_serde, value_serde, g.name, self.repartition_required
+        )
 
     def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
         from streams_runtime.kstream.grouped import KGroupedStream
@@ -223,7 +262,7 @@ class KStream:
         value_serde = g.value_serde if g.value_serde is not None else self.value_serde
         return KGroupedStream(self._internal, node, g.key_serde, value_serde, g.name, True)
 
-    # ------------------------------------------------------------------ joins (issue 4; see internals/join_builders)
+    # ------------------------------------------------------------------ joins (see internals/join_builders)
     def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
         """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
         ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""

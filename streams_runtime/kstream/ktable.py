@@ -28,8 +28,15 @@ SOURCE_NAME = "KTABLE-SOURCE-"
 
 
 class KTable:
-    def __init__(self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, supplier: Any,
-                 queryable_store_name: str | None = None) -> None:
+    def __init__(
+        self,
+        internal: Any,
+        node: GraphNode,
+        key_serde: Any,
+        value_serde: Any,
+        supplier: Any,
+        queryable_store_name: str | None = None,
+    ) -> None:
         self._internal = internal
         self._queryable_store_name = queryable_store_name
         self._node = node
@@ -49,12 +56,20 @@ class KTable:
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         return self._supplier.enable_sending_old_values(force_materialization)
 
-    def _materialized_node(self, prefix: str, name: str | None, materialized: Materialized | None,
-                           make_supplier: Callable[[str | None], Any], value_serde: Any) -> KTable:
+    def _materialized_node(
+        self,
+        prefix: str,
+        name: str | None,
+        materialized: Materialized | None,
+        make_supplier: Callable[[str | None], Any],
+        value_serde: Any,
+    ) -> KTable:
         internal = self._internal
         mat = None
         if materialized is not None:
-            mat = internal.materialize(materialized, prefix, key_serde=self.key_serde, value_serde=value_serde)
+            mat = internal.materialize(
+                materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
+            )
         node_name = internal.name_or_generate(name, prefix)
         queryable = mat.queryable_store_name if mat is not None else None
         supplier = make_supplier(queryable)
@@ -64,27 +79,51 @@ class KTable:
         out_value_serde = mat.value_serde if mat is not None else value_serde
         return KTable(internal, node, key_serde, out_value_serde, supplier, queryable)
 
-    def filter(self, predicate: Callable[[Any, Any], bool], materialized: Materialized | None = None, *,
-               name: str | None = None) -> KTable:
+    def filter(
+        self,
+        predicate: Callable[[Any, Any], bool],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         """Keep entries matching ``predicate(key, value)``; others become deletes downstream."""
         check_callable(predicate, "predicate")
-        return self._materialized_node(FILTER_NAME, name, materialized,
-                                       lambda q: tp.KTableFilterSupplier(self._supplier, predicate, False, q),
-                                       self.value_serde)
+        return self._materialized_node(
+            FILTER_NAME,
+            name,
+            materialized,
+            lambda q: tp.KTableFilterSupplier(self._supplier, predicate, False, q),
+            self.value_serde,
+        )
 
-    def filter_not(self, predicate: Callable[[Any, Any], bool], materialized: Materialized | None = None, *,
-                   name: str | None = None) -> KTable:
+    def filter_not(
+        self,
+        predicate: Callable[[Any, Any], bool],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         check_callable(predicate, "predicate")
-        return self._materialized_node(FILTER_NAME, name, materialized,
-                                       lambda q: tp.KTableFilterSupplier(self._supplier, predicate, True, q),
-                                       self.value_serde)
+        return self._materialized_node(
+            FILTER_NAME,
+            name,
+            materialized,
+            lambda q: tp.KTableFilterSupplier(self._supplier, predicate, True, q),
+            self.value_serde,
+        )
 
-    def map_values(self, mapper: Callable[..., Any], materialized: Materialized | None = None, *,
-                   name: str | None = None) -> KTable:
+    def map_values(
+        self, mapper: Callable[..., Any], materialized: Materialized | None = None, *, name: str | None = None
+    ) -> KTable:
         """Map each value (``mapper(value)`` or ``mapper(key, value)``); deletes stay deletes."""
         fn = with_key(mapper)
-        return self._materialized_node(MAPVALUES_NAME, name, materialized,
-                                       lambda q: tp.KTableMapValuesSupplier(self._supplier, fn, q), None)
+        return self._materialized_node(
+            MAPVALUES_NAME,
+            name,
+            materialized,
+            lambda q: tp.KTableMapValuesSupplier(self._supplier, fn, q),
+            None,
+        )
 
     def to_stream(self, mapper: Callable[[Any, Any], Any] | None = None, *, name: str | None = None) -> Any:
         """The table's update stream; with ``mapper(key, value)`` the key is re-selected."""
@@ -109,21 +148,39 @@ class KTable:
         return KGroupedTable(self._internal, node, g.key_serde, g.value_serde, g.name)
 
     # ------------------------------------------------------------------ joins, suppress (issue 4)
-    def join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
-             name: str | None = None) -> KTable:
+    def join(
+        self,
+        other: KTable,
+        joiner: Callable[..., Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate."""
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
         return table_table_join(self, other, joiner, "inner", name, materialized)
 
-    def left_join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
-                  name: str | None = None) -> KTable:
+    def left_join(
+        self,
+        other: KTable,
+        joiner: Callable[..., Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
         return table_table_join(self, other, joiner, "left", name, materialized)
 
-    def outer_join(self, other: KTable, joiner: Callable[..., Any], materialized: Materialized | None = None, *,
-                   name: str | None = None) -> KTable:
+    def outer_join(
+        self,
+        other: KTable,
+        joiner: Callable[..., Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
         return table_table_join(self, other, joiner, "outer", name, materialized)

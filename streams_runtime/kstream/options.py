@@ -149,7 +149,9 @@ class Materialized(_Options):
 
     def __post_init__(self) -> None:
         if self.store_type is not None and self.store_type not in STORE_TYPES:
-            raise TopologyError(f"Materialized.store_type must be one of {STORE_TYPES}, got {self.store_type!r}")
+            raise TopologyError(
+                f"Materialized.store_type must be one of {STORE_TYPES}, got {self.store_type!r}"
+            )
         if self.store_supplier is not None and self.store_name is None:
             object.__setattr__(self, "store_name", self.store_supplier.name)
 

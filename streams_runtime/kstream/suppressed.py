@@ -51,7 +51,9 @@ class BufferConfig:
         return dataclasses.replace(self, max_bytes_=_positive(byte_limit, "max_bytes"))
 
     def with_no_bound(self) -> BufferConfig:
-        return dataclasses.replace(self, max_records_=UNBOUNDED, max_bytes_=UNBOUNDED, full_strategy=SHUT_DOWN)
+        return dataclasses.replace(
+            self, max_records_=UNBOUNDED, max_bytes_=UNBOUNDED, full_strategy=SHUT_DOWN
+        )
 
     def emit_early_when_full(self) -> BufferConfig:
         return dataclasses.replace(self, full_strategy=EMIT)
@@ -78,8 +80,10 @@ class Suppressed:
     @classmethod
     def until_window_closes(cls, buffer_config: BufferConfig) -> Suppressed:
         if not isinstance(buffer_config, BufferConfig) or not buffer_config.is_strict:
-            raise TypeError("until_window_closes needs a strict buffer config: BufferConfig.unbounded() or "
-                            "a bounded one with .shut_down_when_full()")
+            raise TypeError(
+                "until_window_closes needs a strict buffer config: BufferConfig.unbounded() or "
+                "a bounded one with .shut_down_when_full()"
+            )
         return cls(True, 0, buffer_config)
 
     @classmethod

@@ -62,25 +62,34 @@ class _WindowStoreFactory:
         minimum = (windows.inactivity_gap_ms if session else windows.size_ms) + windows.grace_ms
         retention = m.retention_ms if m.retention_ms is not None else minimum
         if retention < minimum:
-            raise TopologyError(f"the retention period of the {'session' if session else 'window'} store {name} "
-                                f"must be no smaller than its window size plus the grace period; "
-                                f"got size+grace=[{minimum}], retention=[{retention}]")
+            raise TopologyError(
+                f"the retention period of the {'session' if session else 'window'} store {name} "
+                f"must be no smaller than its window size plus the grace period; "
+                f"got size+grace=[{minimum}], retention=[{retention}]"
+            )
         supplier = m.store_supplier
         if session:
             if supplier is None:
                 supplier = (Stores.in_memory_session_store if in_memory else Stores.persistent_session_store)(
-                    name, retention)
+                    name, retention
+                )
             builder = Stores.session_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
         else:
             if supplier is None:
-                make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
+                make = (
+                    Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
+                )
                 supplier = make(name, retention, windows.size_ms, False)
-            builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
+            builder = Stores.timestamped_window_store_builder(
+                supplier, self.mat.key_serde, self.mat.value_serde
+            )
         return self._switches(builder)
 
     def _switches(self, builder: Any) -> Any:
         m = self.mat.materialized
-        builder.with_logging_enabled(m.logging_config or {}) if m.logging_enabled else builder.with_logging_disabled()
+        builder.with_logging_enabled(
+            m.logging_config or {}
+        ) if m.logging_enabled else builder.with_logging_disabled()
         builder.with_caching_enabled() if m.caching_enabled else builder.with_caching_disabled()
         return builder
 
@@ -100,9 +109,11 @@ class _WindowStoreFactory:
             minimum = 2 * diff + windows.grace_ms
             retention = m.retention_ms if m.retention_ms is not None else minimum
             if retention < minimum:
-                raise TopologyError(f"the retention period of the window store {name} must be no smaller "
-                                    f"than 2 * time difference plus the grace period; got time difference="
-                                    f"[{diff}], grace=[{windows.grace_ms}], retention=[{retention}]")
+                raise TopologyError(
+                    f"the retention period of the window store {name} must be no smaller "
+                    f"than 2 * time difference plus the grace period; got time difference="
+                    f"[{diff}], grace=[{windows.grace_ms}], retention=[{retention}]"
+                )
             make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
             supplier = make(name, retention, diff, False)
         builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
@@ -129,13 +140,17 @@ class _WindowedKStream:
         supplier.windows = self.windows
         supplier.emit_on_window_close = self._emit_strategy.type is StrategyType.ON_WINDOW_CLOSE
         parent = self._grouped._repartitioned_parent(mat.store_name)
-        node = StatefulProcessorNode(func_name, supplier, store_factories=(_WindowStoreFactory(mat, self.windows),))
+        node = StatefulProcessorNode(
+            func_name, supplier, store_factories=(_WindowStoreFactory(mat, self.windows),)
+        )
         internal.add_graph_node(parent, node)
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
     def _materialize(self, materialized: Any, prefix: str, value_serde: Any) -> Any:
-        return self._internal.materialize(materialized, prefix, key_serde=self.key_serde, value_serde=value_serde)
+        return self._internal.materialize(
+            materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
+        )
 
     def _count_materialized(self, materialized: Any) -> Any:
         if materialized is not None and materialized.store_name is None:
@@ -147,7 +162,9 @@ class TimeWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
 
     def _windowed_key_serde(self, key_serde: Any) -> Any:
-        size = self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
+        size = (
+            self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
+        )
         return WindowedSerdes.time_windowed(key_serde, max(size, 1))
 
     def emit_strategy(self, emit_strategy: EmitStrategy) -> TimeWindowedKStream:
@@ -160,8 +177,12 @@ class TimeWindowedKStream(_WindowedKStream):
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def _processor(self, supplier: wa.WindowAggregateSupplier, initializer: Callable[[], Any],
-                   aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+    def _processor(
+        self,
+        supplier: wa.WindowAggregateSupplier,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+    ) -> Any:
         return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
 
     def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
@@ -170,15 +191,23 @@ class TimeWindowedKStream(_WindowedKStream):
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None) -> Any:
+    def reduce(
+        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
+    ) -> Any:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
         func = self._internal.name_or_generate(name, REDUCE_NAME)
         return self._build(func, mat, lambda s: self._processor(s, _none, _reducing(reducer)))
 
-    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
-                  materialized: Any = None, *, name: str | None = None) -> Any:
+    def aggregate(
+        self,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        materialized: Any = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """``aggregator(key, value, aggregate)`` per key and window, from ``initializer()``."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
@@ -192,8 +221,12 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     ends inclusive) created by the records (Kafka Streams' KStreamSlidingWindowAggregate); keys are
     ``Windowed(key, TimeWindow(start, start + time difference))``."""
 
-    def _processor(self, supplier: wa.WindowAggregateSupplier, initializer: Callable[[], Any],
-                   aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+    def _processor(
+        self,
+        supplier: wa.WindowAggregateSupplier,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+    ) -> Any:
         return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
 
     def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
@@ -212,28 +245,47 @@ class SessionWindowedKStream(_WindowedKStream):
     def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
-            s, self.windows, _zero, _count, lambda k, a, b: a + b))
+        return self._build(
+            func,
+            mat,
+            lambda s: wa.KStreamSessionWindowAggregate(s, self.windows, _zero, _count, lambda k, a, b: a + b),
+        )
 
-    def reduce(self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None) -> Any:
+    def reduce(
+        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
+    ) -> Any:
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
         func = self._internal.name_or_generate(name, REDUCE_NAME)
         aggregator = _reducing(reducer)
-        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
-            s, self.windows, _none, aggregator, lambda k, a, b: aggregator(k, b, a)))
+        return self._build(
+            func,
+            mat,
+            lambda s: wa.KStreamSessionWindowAggregate(
+                s, self.windows, _none, aggregator, lambda k, a, b: aggregator(k, b, a)
+            ),
+        )
 
-    def aggregate(self, initializer: Callable[[], Any], aggregator: Callable[[Any, Any, Any], Any],
-                  merger: Callable[[Any, Any, Any], Any], materialized: Any = None, *,
-                  name: str | None = None) -> Any:
+    def aggregate(
+        self,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any],
+        materialized: Any = None,
+        *,
+        name: str | None = None,
+    ) -> Any:
         """``aggregator(key, value, agg)``; ``merger(key, agg1, agg2)`` when sessions merge."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
         check_callable(merger, "session merger")
         mat = self._materialize(materialized, AGGREGATE_NAME, None)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: wa.KStreamSessionWindowAggregate(
-            s, self.windows, initializer, aggregator, merger))
+        return self._build(
+            func,
+            mat,
+            lambda s: wa.KStreamSessionWindowAggregate(s, self.windows, initializer, aggregator, merger),
+        )
 
 
 def windowed_by(grouped: Any, windows: Any) -> Any:
@@ -262,4 +314,5 @@ def _count(key: Any, value: Any, aggregate: int) -> int:
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
     def aggregate(key: Any, value: Any, agg: Any) -> Any:
         return value if agg is None else reducer(agg, value)
+
     return aggregate

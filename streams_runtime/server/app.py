@@ -90,8 +90,9 @@ def _status_of(exc: InvalidStateStoreError) -> tuple[int, str]:
 
 def create_app(streams: Any) -> FastAPI:
     """The app serving ``streams`` (kept in ``app.state.streams`` for other routers)."""
-    app = FastAPI(title="Kafka Streams worker API", version="1", description=__doc__, docs_url=None,
-                  openapi_url=None)
+    app = FastAPI(
+        title="Kafka Streams worker API", version="1", description=__doc__, docs_url=None, openapi_url=None
+    )
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
 

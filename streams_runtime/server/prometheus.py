@@ -109,7 +109,9 @@ class StreamsCollector(Collector):
             "consumer_records_lag",
             "Records between the consumer's position and the partition's high "
             "watermark (the last fetch's), per input partition.",
-            "thread_id", "topic", "partition",
+            "thread_id",
+            "topic",
+            "partition",
         )
         for thread in threads:
             for (topic, partition), value in sorted(thread.metrics.records_lag.items()):
@@ -143,7 +145,8 @@ class StreamsCollector(Collector):
     def _restore(streams: Any) -> Iterator[Metric]:
         labels = ("task_id", "store", "topic", "partition")
         remaining = _gauge(
-            "restore_remaining_records", "Changelog records still to restore, per changelog partition.",
+            "restore_remaining_records",
+            "Changelog records still to restore, per changelog partition.",
             *labels,
         )
         restored = _counter(
@@ -164,20 +167,33 @@ class StreamsCollector(Collector):
     @staticmethod
     def _under_locks(threads: list[Any]) -> Iterator[Metric]:
         entries = _gauge(
-            "state_store_entries", "Approximate number of entries of a store of a task.",
-            "thread_id", "task_id", "store",
+            "state_store_entries",
+            "Approximate number of entries of a store of a task.",
+            "thread_id",
+            "task_id",
+            "store",
         )
         operations = _counter(
-            "state_store_operations", "Operations on a store of a task.",
-            "thread_id", "task_id", "store", "operation",
+            "state_store_operations",
+            "Operations on a store of a task.",
+            "thread_id",
+            "task_id",
+            "store",
+            "operation",
         )
         standby = _gauge(
-            "standby_records_lag", "Changelog records a standby task is behind its active.",
-            "thread_id", "task_id", "topic", "partition",
+            "standby_records_lag",
+            "Changelog records a standby task is behind its active.",
+            "thread_id",
+            "task_id",
+            "topic",
+            "partition",
         )
         running = _gauge(
-            "stream_task_running", "1 for an active task that is RUNNING, 0 while it restores.",
-            "thread_id", "task_id",
+            "stream_task_running",
+            "1 for an active task that is RUNNING, 0 while it restores.",
+            "thread_id",
+            "task_id",
         )
         for thread in threads:
             if not thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):

@@ -99,8 +99,13 @@ class Stores:
         :param retain_duplicates: keep every put (stream-stream join buffers); disables caching.
         """
         return WindowBytesStoreSupplier(
-            name, retention_period_ms, window_size_ms, retain_duplicates,
-            _rocksdb_segments, "rocksdb-window-state", persistent=True,
+            name,
+            retention_period_ms,
+            window_size_ms,
+            retain_duplicates,
+            _rocksdb_segments,
+            "rocksdb-window-state",
+            persistent=True,
         )
 
     @staticmethod
@@ -116,8 +121,13 @@ class Stores:
     ) -> WindowBytesStoreSupplier:
         """A supplier of in-memory window stores (same semantics as the persistent ones)."""
         return WindowBytesStoreSupplier(
-            name, retention_period_ms, window_size_ms, retain_duplicates,
-            InMemorySegments, "in-memory-window-state", persistent=False,
+            name,
+            retention_period_ms,
+            window_size_ms,
+            retain_duplicates,
+            InMemorySegments,
+            "in-memory-window-state",
+            persistent=False,
         )
 
     @staticmethod

@@ -54,8 +54,15 @@ class _CapturingCollector:
     def __init__(self) -> None:
         self.history: list[ProducedRecord] = []
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: tuple, timestamp: int,
-             partition: int | None) -> None:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple,
+        timestamp: int,
+        partition: int | None,
+    ) -> None:
         self.history.append(ProducedRecord(topic, key, value, headers, timestamp, partition))
 
     def drain(self) -> list[ProducedRecord]:
@@ -74,8 +81,12 @@ class _MockTime:
 class TopologyTestDriver:
     """See the module docstring. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, topology: Any, config: StreamsConfig | Mapping[str, Any] | None = None,
-                 initial_wall_clock_time_ms: int = 0) -> None:
+    def __init__(
+        self,
+        topology: Any,
+        config: StreamsConfig | Mapping[str, Any] | None = None,
+        initial_wall_clock_time_ms: int = 0,
+    ) -> None:
         builder = topology.internal_builder
         app_id = getattr(topology, "application_id", None) or DEFAULT_APPLICATION_ID
         self.config = as_config(config, application_id=app_id)
@@ -104,14 +115,33 @@ class TopologyTestDriver:
         if global_nodes:
             gtopo = build_processor_topology(builder, global_nodes, decorate)
             gtopo.store_names = [n for n, e in builder.stores.items() if e.is_global]
-            self.global_task = StreamTask(TaskId(-1, -1), gtopo, store_builders, self.config, self._collector,
-                                          self.metrics, None, self._time, self._task_dir("global"))
+            self.global_task = StreamTask(
+                TaskId(-1, -1),
+                gtopo,
+                store_builders,
+                self.config,
+                self._collector,
+                self.metrics,
+                None,
+                self._time,
+                self._task_dir("global"),
+            )
             self.global_task.initialize(input_partition=0)
         if task_nodes:
             topo = build_processor_topology(builder, task_nodes, decorate)
             globals_ = self.global_task.stores if self.global_task else {}
-            self.task = StreamTask(TaskId(0, 0), topo, store_builders, self.config, self._collector,
-                                   self.metrics, self._cache, self._time, self._task_dir("0_0"), globals_)
+            self.task = StreamTask(
+                TaskId(0, 0),
+                topo,
+                store_builders,
+                self.config,
+                self._collector,
+                self.metrics,
+                self._cache,
+                self._time,
+                self._task_dir("0_0"),
+                globals_,
+            )
             self.task.initialize()
         self._task_topics = set(self.task.topology.sources_by_topic) if self.task else set()
         self._global_topics = set(self.global_task.topology.sources_by_topic) if self.global_task else set()
@@ -138,8 +168,15 @@ class TopologyTestDriver:
         return path
 
     # ------------------------------------------------------------------ topics
-    def create_input_topic(self, name: str, key_serde: Any, value_serde: Any, *, start_timestamp_ms: int | None = None,
-                           auto_advance_ms: int = 0) -> TestInputTopic:
+    def create_input_topic(
+        self,
+        name: str,
+        key_serde: Any,
+        value_serde: Any,
+        *,
+        start_timestamp_ms: int | None = None,
+        auto_advance_ms: int = 0,
+    ) -> TestInputTopic:
         return TestInputTopic(self, name, key_serde, value_serde, start_timestamp_ms, auto_advance_ms)
 
     def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
@@ -149,8 +186,11 @@ class TopologyTestDriver:
         queue = self._outputs.get(topic)
         if queue is None:
             if topic not in self._sink_topics:
-                log.warning("Unrecognized topic: %s; it is no sink topic of the topology and nothing was "
-                            "produced to it yet", topic)
+                log.warning(
+                    "Unrecognized topic: %s; it is no sink topic of the topology and nothing was "
+                    "produced to it yet",
+                    topic,
+                )
             queue = self._outputs[topic] = collections.deque()
         return queue
 
@@ -159,7 +199,9 @@ class TopologyTestDriver:
         return set(self._produced_topics)
 
     # ------------------------------------------------------------------ piping (steps 1-3)
-    def pipe_raw(self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple = ()) -> None:
+    def pipe_raw(
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple = ()
+    ) -> None:
         """Pipe serialized bytes into ``topic`` (what TestInputTopic calls)."""
         self._check_open()
         if topic not in self._task_topics and topic not in self._global_topics:
@@ -170,12 +212,16 @@ class TopologyTestDriver:
         if topic in self._global_topics:
             self._process_global(topic, key, value, timestamp, headers)
 
-    def _enqueue(self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple) -> None:
+    def _enqueue(
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
+    ) -> None:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1
         self.task.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
 
-    def _process_global(self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple) -> None:
+    def _process_global(
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
+    ) -> None:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1
         gtask = self.global_task
@@ -193,7 +239,9 @@ class TopologyTestDriver:
             if topic in self._task_topics:
                 self._enqueue(topic, produced.key, produced.value, produced.timestamp, produced.headers)
             if topic in self._global_topics:
-                self._process_global(topic, produced.key, produced.value, produced.timestamp, produced.headers)
+                self._process_global(
+                    topic, produced.key, produced.value, produced.timestamp, produced.headers
+                )
 
     def _complete_all_processable_work(self) -> None:
         """Step 3."""
@@ -291,4 +339,3 @@ class TopologyTestDriver:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-

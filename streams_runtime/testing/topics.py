@@ -54,8 +54,15 @@ class TestInputTopic:
 
     __test__ = False
 
-    def __init__(self, driver: Any, topic: str, key_serde: Any, value_serde: Any,
-                 start_timestamp_ms: int | None = None, auto_advance_ms: int = 0) -> None:
+    def __init__(
+        self,
+        driver: Any,
+        topic: str,
+        key_serde: Any,
+        value_serde: Any,
+        start_timestamp_ms: int | None = None,
+        auto_advance_ms: int = 0,
+    ) -> None:
         if auto_advance_ms < 0:
             raise ValueError("auto_advance_ms must not be negative")
         self._driver = driver
@@ -87,9 +94,16 @@ class TestInputTopic:
         value = serialize_or_raise(self._value_serde, self.topic, "value", record.value)
         self._driver.pipe_raw(self.topic, key, value, self._timestamp(record.timestamp), record.headers)
 
-    def pipe_input(self, *args: Any, key: Any = _UNSET, value: Any = _UNSET, timestamp: int | None = None,
-                   headers: Any = None) -> None:
-        """``pipe_input(value)``, ``pipe_input(key, value)``, ``pipe_input(key, value, timestamp[, headers])``."""
+    def pipe_input(
+        self,
+        *args: Any,
+        key: Any = _UNSET,
+        value: Any = _UNSET,
+        timestamp: int | None = None,
+        headers: Any = None,
+    ) -> None:
+        """``pipe_input(value)``, ``pipe_input(key, value)`` or
+        ``pipe_input(key, value, timestamp[, headers])``."""
         if len(args) == 1 and key is _UNSET and value is _UNSET:
             key, value = None, args[0]
         elif 2 <= len(args) <= 4:
@@ -103,21 +117,29 @@ class TestInputTopic:
         key = None if key is _UNSET else key
         value = None if value is _UNSET else value
         topic = self.topic
-        self._driver.pipe_raw(topic, serialize_or_raise(self._key_serde, topic, "key", key),
-                              serialize_or_raise(self._value_serde, topic, "value", value),
-                              self._timestamp(timestamp), normalize_headers(headers))
+        self._driver.pipe_raw(
+            topic,
+            serialize_or_raise(self._key_serde, topic, "key", key),
+            serialize_or_raise(self._value_serde, topic, "value", value),
+            self._timestamp(timestamp),
+            normalize_headers(headers),
+        )
 
     def pipe_record_list(self, records: Iterable[TestRecord]) -> None:
         for record in records:
             self.pipe_record(record)
 
-    def pipe_value_list(self, values: Iterable[Any], start_timestamp: int | None = None, advance_ms: int = 0) -> None:
+    def pipe_value_list(
+        self, values: Iterable[Any], start_timestamp: int | None = None, advance_ms: int = 0
+    ) -> None:
         """Pipe values (key None); with ``start_timestamp`` record i gets start + i * advance."""
         for i, value in enumerate(values):
             ts = None if start_timestamp is None else start_timestamp + i * advance_ms
             self.pipe_record(TestRecord(None, value, ts))
 
-    def pipe_key_value_list(self, pairs: Iterable[Any], start_timestamp: int | None = None, advance_ms: int = 0) -> None:
+    def pipe_key_value_list(
+        self, pairs: Iterable[Any], start_timestamp: int | None = None, advance_ms: int = 0
+    ) -> None:
         """Pipe ``(key, value)`` pairs or KeyValues; timestamps as in :meth:`pipe_value_list`."""
         for i, (key, value) in enumerate(pairs):
             ts = None if start_timestamp is None else start_timestamp + i * advance_ms
@@ -174,7 +196,9 @@ class TestOutputTopic:
         out: dict[Any, Any] = {}
         for record in self.read_records_to_list():
             if record.key is None:
-                raise StreamsError(f"topic {self.topic}: null keys are not allowed with read_key_values_to_map")
+                raise StreamsError(
+                    f"topic {self.topic}: null keys are not allowed with read_key_values_to_map"
+                )
             out[record.key] = record.value
         return out
 

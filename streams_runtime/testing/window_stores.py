@@ -24,8 +24,11 @@ class WindowStoreFacade:
         return self.inner.name
 
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
-        self.inner.put(key, None if value is None else ValueAndTimestamp.make(value, NO_TIMESTAMP),
-                       window_start_timestamp)
+        self.inner.put(
+            key,
+            None if value is None else ValueAndTimestamp.make(value, NO_TIMESTAMP),
+            window_start_timestamp,
+        )
 
     def fetch(self, *args: Any) -> Any:
         """``fetch(key, start)`` -> value; 3 or 4 arguments -> iterator of plain values."""

@@ -10,10 +10,10 @@ payments at fixed timestamps and triggers the Spark backfill DAG for that range 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
-import os
 from pathlib import Path
 
 import pytest
@@ -23,11 +23,21 @@ from streams_runtime.demo.airflow_standalone import BACKFILL_DAG_ID, PROVISION_D
 pytestmark = [pytest.mark.airflow, pytest.mark.kafka]
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC_TOPICS = {"demo-payments", "demo-user-totals", "demo-payments-spend-backfill", "demo-payments-dlq",
-               "demo-payments-app-payment-totals-changelog"}
+SPEC_TOPICS = {
+    "demo-payments",
+    "demo-user-totals",
+    "demo-payments-spend-backfill",
+    "demo-payments-dlq",
+    "demo-payments-app-payment-totals-changelog",
+}
 RANGE_START_MS = 1_622_505_600_000  # 2021-06-01T00:00:00Z: a range no other test writes to
-PAYMENTS = [("user-a", 10.0, 60_000), ("user-b", 2.5, 120_000), ("user-a", 5.5, 1_800_000),
-            ("user-c", 7.0, 3_700_000), ("user-a", 1.0, 3_900_000)]  # (user, amount, ms after start)
+PAYMENTS = [
+    ("user-a", 10.0, 60_000),
+    ("user-b", 2.5, 120_000),
+    ("user-a", 5.5, 1_800_000),
+    ("user-c", 7.0, 3_700_000),
+    ("user-a", 1.0, 3_900_000),
+]  # (user, amount, ms after start)
 
 
 @pytest.fixture
@@ -67,16 +77,38 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
     producer = create_producer(bootstrap_servers)
     for i, (user, amount, offset_ms) in enumerate(PAYMENTS):
         payment = {"payment_id": i, "user": user, "amount": amount}
-        producer.produce("demo-payments", key=user.encode(), value=json.dumps(payment).encode(),
-                         timestamp=RANGE_START_MS + offset_ms)
+        producer.produce(
+            "demo-payments",
+            key=user.encode(),
+            value=json.dumps(payment).encode(),
+            timestamp=RANGE_START_MS + offset_ms,
+        )
     assert producer.flush(30) == 0
     output = tmp_path / "backfill"
     script = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "trigger_backfill.py"),
-         "--url", airflow.url, "--user", airflow.username, "--password", airflow.password(),
-         "--start", "2021-06-01T00:00:00Z", "--end", "2021-06-01T02:00:00Z", "--chunk-hours", "2",
-         "--output-dir", str(output), "--timeout", "150"],
-        capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            str(REPO / "scripts" / "trigger_backfill.py"),
+            "--url",
+            airflow.url,
+            "--user",
+            airflow.username,
+            "--password",
+            airflow.password(),
+            "--start",
+            "2021-06-01T00:00:00Z",
+            "--end",
+            "2021-06-01T02:00:00Z",
+            "--chunk-hours",
+            "2",
+            "--output-dir",
+            str(output),
+            "--timeout",
+            "150",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert script.returncode == 0, (script.stdout, script.stderr, airflow.log_file)
     assert "streams_spark_backfill run" in script.stdout and ": success after" in script.stdout

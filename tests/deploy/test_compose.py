@@ -33,8 +33,16 @@ def _arg(args: list[str], flag: str) -> str:
 
 def test_compose_has_every_service_the_platform_needs() -> None:
     assert set(SERVICES) >= {
-        "kafka", "postgres", "airflow-init", "airflow-apiserver", "airflow-scheduler",
-        "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker", "stream-worker",
+        "kafka",
+        "postgres",
+        "airflow-init",
+        "airflow-apiserver",
+        "airflow-scheduler",
+        "airflow-dag-processor",
+        "airflow-triggerer",
+        "spark-master",
+        "spark-worker",
+        "stream-worker",
     }
 
 
@@ -69,7 +77,10 @@ def test_airflow_connection_is_the_one_the_hook_uses_by_default() -> None:
 def test_airflow_services_share_folders_that_exist_in_the_image() -> None:
     for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
         env = SERVICES[name]["environment"]
-        for key, folder in (("AIRFLOW__CORE__DAGS_FOLDER", "dags"), ("AIRFLOW__CORE__PLUGINS_FOLDER", "plugins")):
+        for key, folder in (
+            ("AIRFLOW__CORE__DAGS_FOLDER", "dags"),
+            ("AIRFLOW__CORE__PLUGINS_FOLDER", "plugins"),
+        ):
             assert env[key] == f"/opt/streams-runtime/{folder}"
             assert (ROOT / folder).is_dir()
         assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://")
@@ -88,7 +99,10 @@ def test_published_ports_do_not_collide() -> None:
 
 def test_every_named_volume_is_declared() -> None:
     used = {
-        v.split(":")[0] for s in SERVICES.values() for v in s.get("volumes", []) if not v.startswith((".", "/"))
+        v.split(":")[0]
+        for s in SERVICES.values()
+        for v in s.get("volumes", [])
+        if not v.startswith((".", "/"))
     }
     assert used <= set(COMPOSE["volumes"])
 
@@ -132,8 +146,9 @@ class _RecordingStreams:
         raise _Started(self.config)
 
 
-def _instance_config(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                     token: str | None) -> dict[str, Any]:
+def _instance_config(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str | None
+) -> dict[str, Any]:
     """The config ``streams-runtime worker <argv>`` gives the KafkaStreams of instance 0."""
     from streams_runtime import worker_instance
     from streams_runtime.cli import build_parser
@@ -145,12 +160,18 @@ def _instance_config(argv: list[str], tmp_path: Path, monkeypatch: pytest.Monkey
         monkeypatch.setenv(HTTP_TOKEN_ENV, token)
     args = build_parser().parse_args(argv)
     launcher = WorkerLauncher(
-        args.app, instances=args.instances, threads=args.threads, bootstrap_servers=args.bootstrap_servers,
-        state_dir=tmp_path, runtime=f"{__name__}:_RecordingStreams", http_port=args.http_port,
-        http_host=args.http_host, http_bind=args.http_bind,
+        args.app,
+        instances=args.instances,
+        threads=args.threads,
+        bootstrap_servers=args.bootstrap_servers,
+        state_dir=tmp_path,
+        runtime=f"{__name__}:_RecordingStreams",
+        http_port=args.http_port,
+        http_host=args.http_host,
+        http_bind=args.http_bind,
     )
     command = launcher.command(0)
-    instance_argv = command[command.index("streams_runtime.worker_instance") + 1:]
+    instance_argv = command[command.index("streams_runtime.worker_instance") + 1 :]
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         with pytest.raises(_Started) as started:
@@ -220,8 +241,13 @@ SYSTEMD_UNIT = ROOT / "deploy" / "systemd" / "streams-worker@.service"
 
 @pytest.mark.parametrize(
     "needle",
-    ["streams-runtime worker --app", "KillSignal=SIGTERM", "worker-%i", "STREAMS_RUNTIME_HTTP_TOKEN",
-     "exec "],
+    [
+        "streams-runtime worker --app",
+        "KillSignal=SIGTERM",
+        "worker-%i",
+        "STREAMS_RUNTIME_HTTP_TOKEN",
+        "exec ",
+    ],
 )
 def test_systemd_unit_runs_one_worker_instance_per_unit(needle: str) -> None:
     assert needle in SYSTEMD_UNIT.read_text()
@@ -237,8 +263,14 @@ def test_systemd_unit_gives_each_instance_its_own_http_port(
     binary = "/opt/streams-runtime/.venv/bin/streams-runtime"
     script = script.replace("%i", "2").replace("$$", "$").replace(f"exec {binary}", "printf '%s\\0'")
     defaults = dict(d.split("=", 1) for d in settings["Environment"].split())
-    env = {"PATH": "/usr/bin:/bin", "APP": "streams_runtime.demo.app:app", "THREADS": "2",
-           "BOOTSTRAP_SERVERS": "kafka-1:9092", "HTTP_HOST": "node-7", **defaults}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "APP": "streams_runtime.demo.app:app",
+        "THREADS": "2",
+        "BOOTSTRAP_SERVERS": "kafka-1:9092",
+        "HTTP_HOST": "node-7",
+        **defaults,
+    }
     out = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
     argv = out.split("\0")[:-1]
     assert _arg(argv, "--http-port") == "7072" and _arg(argv, "--state-dir").endswith("/worker-2")

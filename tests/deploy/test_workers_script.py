@@ -39,10 +39,20 @@ def _start_and_record(tmp_path: Path, count: int, **extra: str) -> list[tuple[li
     cli = tmp_path / "fake-cli"
     cli.write_text(FAKE_CLI.format(token=HTTP_TOKEN_ENV))
     cli.chmod(0o755)
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"HTTP_PORT", "HTTP_HOST", "HTTP_BIND", HTTP_TOKEN_ENV}}
-    env.update({"STREAMS_RUNTIME_HOME": str(home), "BOOTSTRAP_SERVERS": "127.0.0.1:1", "CLI": str(cli),
-                "APP": "streams_runtime.demo.app:app", **extra})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"HTTP_PORT", "HTTP_HOST", "HTTP_BIND", HTTP_TOKEN_ENV}
+    }
+    env.update(
+        {
+            "STREAMS_RUNTIME_HOME": str(home),
+            "BOOTSTRAP_SERVERS": "127.0.0.1:1",
+            "CLI": str(cli),
+            "APP": "streams_runtime.demo.app:app",
+            **extra,
+        }
+    )
     started = _run(env, "start", str(count))
     assert started.returncode == 0, started.stderr
     recorded = home / "recorded"
@@ -63,8 +73,14 @@ def _parsed(runs: list[tuple[list[str], str]]) -> list:
 
 
 def test_should_pass_http_host_and_bind_through_to_every_worker(tmp_path: Path) -> None:
-    runs = _start_and_record(tmp_path, 2, HTTP_PORT="8100", HTTP_HOST="worker.example",
-                             HTTP_BIND="0.0.0.0", **{HTTP_TOKEN_ENV: "s3cret"})
+    runs = _start_and_record(
+        tmp_path,
+        2,
+        HTTP_PORT="8100",
+        HTTP_HOST="worker.example",
+        HTTP_BIND="0.0.0.0",
+        **{HTTP_TOKEN_ENV: "s3cret"},
+    )
     parsed = _parsed(runs)
     assert [a.command for a in parsed] == ["worker", "worker"]
     assert [a.http_port for a in parsed] == [8101, 8102]

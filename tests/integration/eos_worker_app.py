@@ -12,8 +12,12 @@ from tests.integration.streams_support import FAST_CLIENT
 
 def app():
     source, output, app_id = os.environ["WORKER_TEST_TOPICS"].split(",")
-    config = {"application_id": app_id, **FAST_CLIENT, "processing_guarantee": "exactly_once_v2",
-              "statestore_cache_max_bytes": 0}
+    config = {
+        "application_id": app_id,
+        **FAST_CLIENT,
+        "processing_guarantee": "exactly_once_v2",
+        "statestore_cache_max_bytes": 0,
+    }
     config.pop("commit_interval_ms")  # the exactly-once default, 100 ms
     builder = StreamsBuilder()
     (

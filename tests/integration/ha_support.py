@@ -77,8 +77,14 @@ class OutputWatcher:
             while not self._stop.is_set():
                 for msg in self._consumer.consume(2000, 0.05):
                     if msg.error() is None:
-                        self.records.append((time.monotonic(), msg.partition(), msg.key().decode(),
-                                             struct.unpack(">q", msg.value())[0]))
+                        self.records.append(
+                            (
+                                time.monotonic(),
+                                msg.partition(),
+                                msg.key().decode(),
+                                struct.unpack(">q", msg.value())[0],
+                            )
+                        )
         finally:
             self._consumer.close()
 
@@ -105,8 +111,15 @@ class OutputWatcher:
 class LiveProducer:
     """Produces ``per_tick`` records to each partition every ``tick_s`` (keys ``live-<p>-<i>``)."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, per_tick: int = 5, tick_s: float = 0.1,
-                 keys_per_partition: int = 5) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        per_tick: int = 5,
+        tick_s: float = 0.1,
+        keys_per_partition: int = 5,
+    ) -> None:
         self.produced: dict[str, int] = {}
         self._stop = threading.Event()
         self._args = (bootstrap, topic, partitions, per_tick, tick_s, keys_per_partition)
@@ -143,8 +156,14 @@ def max_gap(times: list[float], start: float, end: float) -> float:
 wait_for = wait_until
 
 
-def produce_keys(bootstrap: str, topic: str, count: int, prefix: str = "k", value: bytes = b"",
-                 partition: int | None = None) -> None:
+def produce_keys(
+    bootstrap: str,
+    topic: str,
+    count: int,
+    prefix: str = "k",
+    value: bytes = b"",
+    partition: int | None = None,
+) -> None:
     """``count`` distinct keys (``<prefix>0000000``...) with ``value``, to ``partition`` (default: by
     key, murmur2), one producer, as fast as it goes."""
     producer = create_producer(bootstrap, {"linger.ms": 20, "partitioner": "murmur2_random"})

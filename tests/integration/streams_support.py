@@ -38,16 +38,25 @@ FAST_CLIENT = {
 
 
 def streams_config(bootstrap: str, app_id: str, state_dir: Any, **extra: Any) -> dict[str, Any]:
-    return {"application_id": app_id, "bootstrap_servers": bootstrap, "state_dir": str(state_dir),
-            **FAST_CLIENT, **extra}
+    return {
+        "application_id": app_id,
+        "bootstrap_servers": bootstrap,
+        "state_dir": str(state_dir),
+        **FAST_CLIENT,
+        **extra,
+    }
 
 
 def make_topics(bootstrap: str, **partitions: int) -> None:
     create_topics(create_admin(bootstrap), [TopicSpec(name, n) for name, n in partitions.items()])
 
 
-def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes | None]],
-            timestamp: int | None = None) -> int:
+def produce(
+    bootstrap: str,
+    topic: str,
+    records: Iterable[tuple[bytes | None, bytes | None]],
+    timestamp: int | None = None,
+) -> int:
     """Produce keyed records with Kafka's default partitioner (murmur2); returns how many."""
     producer = create_producer(bootstrap, {"partitioner": "murmur2_random"})
     n = 0
@@ -105,8 +114,14 @@ def active_task_counts(client: KafkaStreams) -> list[int]:
     return sorted(len(t.active_tasks) for t in client.metadata_for_local_threads())
 
 
-def read_latest_until(bootstrap: str, topic: str, partitions: int, decode: Callable[[Any], tuple[Any, Any]],
-                      expected: dict, timeout: float = 45.0) -> dict:
+def read_latest_until(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    decode: Callable[[Any], tuple[Any, Any]],
+    expected: dict,
+    timeout: float = 45.0,
+) -> dict:
     """Read ``topic`` keeping the latest value per key until it equals ``expected`` (or timeout)."""
     consumer = create_consumer(bootstrap, f"reader-{time.monotonic_ns()}", low_latency=True)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
@@ -139,8 +154,9 @@ def produce_to(bootstrap: str, topic: str, records: Iterable[tuple[bytes, bytes 
 
 def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 20.0) -> int:
     """How many records ``topic`` holds: read every partition to its true end (EOF, D1)."""
-    consumer = create_consumer(bootstrap, f"counter-{time.monotonic_ns()}",
-                               {"enable.partition.eof": True}, low_latency=True)
+    consumer = create_consumer(
+        bootstrap, f"counter-{time.monotonic_ns()}", {"enable.partition.eof": True}, low_latency=True
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     n, at_end = 0, set()
     deadline = time.monotonic() + timeout
@@ -158,8 +174,14 @@ def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 2
     return n
 
 
-def latest_until(bootstrap: str, topic: str, partitions: int, decode: Callable[[Any], tuple[Any, Any]],
-                 done: Callable[[dict], bool], timeout: float = 45.0) -> dict:
+def latest_until(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    decode: Callable[[Any], tuple[Any, Any]],
+    done: Callable[[dict], bool],
+    timeout: float = 45.0,
+) -> dict:
     """Read ``topic`` keeping the latest value per key until ``done(latest)`` (or the timeout)."""
     consumer = create_consumer(bootstrap, f"reader-{time.monotonic_ns()}", low_latency=True)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
@@ -186,15 +208,32 @@ class WorkerProcess:
     to the test's environment (the test apps read their topics or settings from there).
     """
 
-    def __init__(self, app: str, index: int, bootstrap: str, state_dir: Path,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, app: str, index: int, bootstrap: str, state_dir: Path, env: Mapping[str, str] | None = None
+    ) -> None:
         self.index = index
         self.state_dir = state_dir
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streams_runtime.worker_instance", "--app", app, "--instance", str(index),
-             "--threads", "1", "--bootstrap-servers", bootstrap, "--state-dir", str(state_dir)],
-            cwd=ROOT, env={**os.environ, **(env or {})},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "streams_runtime.worker_instance",
+                "--app",
+                app,
+                "--instance",
+                str(index),
+                "--threads",
+                "1",
+                "--bootstrap-servers",
+                bootstrap,
+                "--state-dir",
+                str(state_dir),
+            ],
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         self.timed_lines: list[tuple[float, str]] = []
         threading.Thread(target=self._read, daemon=True).start()

@@ -27,7 +27,10 @@ def _children(pid: int) -> list[int]:
 def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "streams_runtime.cli", "demo", "--records", "300"],
-        env=_env(tmp_path), capture_output=True, text=True, timeout=120,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -47,8 +50,11 @@ def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_
     # instance that owns the key's partition (instance 0 forwards the others' keys).
     base = int(re.search(r"through instance 0: GET http://127\.0\.0\.1:(\d+)/", out).group(1))
     owner_of = {int(t.split("_")[1]): i for i in (0, 1) for t in owners.group(i + 1).split()}
-    answers = re.findall(r"\[demo\]   (user-\d): count (\d+), .*\(partition (\d), answered by "
-                         r"127\.0\.0\.1:(\d+)\) ok", out)
+    answers = re.findall(
+        r"\[demo\]   (user-\d): count (\d+), .*\(partition (\d), answered by "
+        r"127\.0\.0\.1:(\d+)\) ok",
+        out,
+    )
     assert sorted(a[0] for a in answers) == [f"user-{i}" for i in range(5)], out
     assert sum(int(a[1]) for a in answers) == 300
     assert all(int(port) == base + owner_of[int(p)] for _, _, p, port in answers), answers
@@ -60,7 +66,10 @@ def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_
 def test_demo_should_keep_running_until_interrupted_then_stop_the_broker(tmp_path: Path) -> None:
     demo = subprocess.Popen(
         [sys.executable, "-m", "streams_runtime.cli", "demo", "--records", "50", "--keep-running"],
-        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: list[str] = []
     deadline = time.monotonic() + 60

@@ -59,13 +59,19 @@ def eos_config(bootstrap: str, app_id: str, state_dir: Any, **extra: Any) -> dic
     return config
 
 
-def count_app(source: str, sink: str, stall: threading.Event | None = None,
-              stalled: threading.Event | None = None, side_sink: str | None = None) -> Any:
+def count_app(
+    source: str,
+    sink: str,
+    stall: threading.Event | None = None,
+    stalled: threading.Event | None = None,
+    side_sink: str | None = None,
+) -> Any:
     """``source -> count per key -> sink``; with ``side_sink`` also ``source -> mapValues -> side_sink``
     where the value ``stall`` blocks the stream thread until ``stall`` is set (mid-transaction)."""
     builder = StreamsBuilder()
     stream = builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
     if side_sink is not None:
+
         def hold(value: str) -> str:
             if value == "stall":
                 stalled.set()
@@ -73,19 +79,27 @@ def count_app(source: str, sink: str, stall: threading.Event | None = None,
             return value
 
         stream.map_values(hold).to(side_sink, Produced.with_(Serdes.String(), Serdes.String()))
-    (stream.group_by_key()
+    (
+        stream.group_by_key()
         .count(Materialized.as_("counts"))
         .to_stream()
-        .to(sink, Produced.with_(Serdes.String(), Serdes.Long())))
+        .to(sink, Produced.with_(Serdes.String(), Serdes.Long()))
+    )
     return builder.build()
 
 
-def read_to_end(bootstrap: str, topic: str, partitions: int, *, committed: bool,
-                timeout: float = 20.0) -> list[Any]:
+def read_to_end(
+    bootstrap: str, topic: str, partitions: int, *, committed: bool, timeout: float = 20.0
+) -> list[Any]:
     """Every record of ``topic`` up to each partition's end for the isolation level (read_committed:
     the last stable offset, so an open transaction's records are not returned)."""
-    consumer = create_consumer(bootstrap, f"eos-reader-{time.monotonic_ns()}", {"enable.partition.eof": True},
-                               low_latency=True, read_committed=committed)
+    consumer = create_consumer(
+        bootstrap,
+        f"eos-reader-{time.monotonic_ns()}",
+        {"enable.partition.eof": True},
+        low_latency=True,
+        read_committed=committed,
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     out: list[Any] = []
     at_end: set[int] = set()
@@ -107,6 +121,7 @@ def read_to_end(bootstrap: str, topic: str, partitions: int, *, committed: bool,
 
 def visibility(bootstrap: str, topic: str, partitions: int) -> str:
     """Per partition: records visible to read_committed / read_uncommitted (a wait's diagnosis)."""
+
     def per_partition(committed: bool) -> list[int]:
         counts = [0] * partitions
         for msg in read_to_end(bootstrap, topic, partitions, committed=committed):
@@ -136,10 +151,14 @@ def counts_by_key(messages: list[Any]) -> dict[str, list[int]]:
 def assert_exactly_once(messages: list[Any], produced: dict[str, int]) -> None:
     """One output per input and exact counts: key k's updates are exactly 1, 2, ..., n_k."""
     updates = counts_by_key(messages)
-    wrong = {k: (updates.get(k, [])[-5:], n) for k, n in produced.items()
-             if updates.get(k) != list(range(1, n + 1))}
-    assert not wrong, (f"{len(wrong)} keys without exactly one update per input, "
-                       f"e.g. {sorted(wrong.items())[:3]}")
+    wrong = {
+        k: (updates.get(k, [])[-5:], n)
+        for k, n in produced.items()
+        if updates.get(k) != list(range(1, n + 1))
+    }
+    assert not wrong, (
+        f"{len(wrong)} keys without exactly one update per input, e.g. {sorted(wrong.items())[:3]}"
+    )
     assert len(messages) == sum(produced.values())
 
 
@@ -162,8 +181,9 @@ def test_should_make_outputs_changelog_and_offsets_visible_together(bootstrap_se
     changelog = f"{app}-counts-changelog"
     make_topics(bootstrap_servers, **{source: 1, sink: 1, side: 1})
     stall, stalled = threading.Event(), threading.Event()
-    streams = KafkaStreams(count_app(source, sink, stall, stalled, side),
-                           eos_config(bootstrap_servers, app, tmp_path))
+    streams = KafkaStreams(
+        count_app(source, sink, stall, stalled, side), eos_config(bootstrap_servers, app, tmp_path)
+    )
     streams.start()
     try:
         wait_running(streams, timeout=45)
@@ -173,8 +193,11 @@ def test_should_make_outputs_changelog_and_offsets_visible_together(bootstrap_se
 
         produce_to(bootstrap_servers, source, [(b"k", b"x", 0)] * 4 + [(b"k", b"stall", 0)])
         assert stalled.wait(20), "the stalling record was not processed"
-        wait_until(lambda: len(read_to_end(bootstrap_servers, side, 1, committed=False)) >= 7, 15,
-                   "the open transaction's records to reach the broker")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, side, 1, committed=False)) >= 7,
+            15,
+            "the open transaction's records to reach the broker",
+        )
         # the open transaction: visible uncommitted, invisible committed, offsets not committed
         assert len(read_to_end(bootstrap_servers, sink, 1, committed=False)) >= 7
         assert len(read_to_end(bootstrap_servers, changelog, 1, committed=False)) >= 7
@@ -184,8 +207,9 @@ def test_should_make_outputs_changelog_and_offsets_visible_together(bootstrap_se
         assert committed_offsets(bootstrap_servers, app, source, 1)[0] == 3
 
         stall.set()
-        wait_until(lambda: committed_offsets(bootstrap_servers, app, source, 1)[0] == 8, 20,
-                   "the second commit")
+        wait_until(
+            lambda: committed_offsets(bootstrap_servers, app, source, 1)[0] == 8, 20, "the second commit"
+        )
         counts = read_to_end(bootstrap_servers, sink, 1, committed=True)
         assert [struct.unpack(">q", m.value())[0] for m in counts] == list(range(1, 9))
         assert len(read_to_end(bootstrap_servers, side, 1, committed=True)) == 8
@@ -203,8 +227,13 @@ class RestoredRecords(StateRestoreListener):
         self.total += total_restored
 
 
-def _produce_slowly(bootstrap: str, topic: str, batches: list[list[tuple[bytes, bytes, int]]],
-                    pause_s: float, done: threading.Event) -> None:
+def _produce_slowly(
+    bootstrap: str,
+    topic: str,
+    batches: list[list[tuple[bytes, bytes, int]]],
+    pause_s: float,
+    done: threading.Event,
+) -> None:
     for batch in batches:
         produce_to(bootstrap, topic, batch)
         time.sleep(pause_s)
@@ -225,8 +254,11 @@ def test_should_give_one_output_per_input_across_a_clean_restart(bootstrap_serve
     try:
         wait_running(first, timeout=45)
         writer.start()
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 800, 30,
-                   "some outputs before the stop")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 800,
+            30,
+            "some outputs before the stop",
+        )
     finally:
         first.close(timeout=30)
     assert not done.is_set(), "the input was complete before the stop: not a mid-stream restart"
@@ -240,9 +272,11 @@ def test_should_give_one_output_per_input_across_a_clean_restart(bootstrap_serve
         wait_running(second, timeout=45)
         assert restored.total == 0  # the clean close checkpointed every task: nothing to restore
         writer.join(30)
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 4000, 40,
-                   lambda: "every output after the restart; "
-                   + visibility(bootstrap_servers, sink, PARTITIONS))
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 4000,
+            40,
+            lambda: "every output after the restart; " + visibility(bootstrap_servers, sink, PARTITIONS),
+        )
         assert_exactly_once(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True), produced)
     finally:
         second.close(timeout=30)
@@ -262,16 +296,22 @@ def test_should_recover_a_task_whose_producer_was_fenced(bootstrap_servers, uniq
         wait_running(streams, timeout=45)
         phase1 = keyed(0, 1200)
         produce_to(bootstrap_servers, source, phase1)
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 1200, 30,
-                   "phase 1 outputs")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 1200,
+            30,
+            "phase 1 outputs",
+        )
         intruder = create_producer(bootstrap_servers, {"transactional.id": f"{app}-0_1"})
         intruder.init_transactions(30)  # bumps the epoch: the task's producer is a zombie now
         phase2 = keyed(1200, 2400)
         produce_to(bootstrap_servers, source, phase2)
         produced = tally(phase1 + phase2, {})
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 2400, 45,
-                   lambda: "phase 2 outputs after the fenced task recovered; "
-                   + visibility(bootstrap_servers, sink, PARTITIONS))
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 2400,
+            45,
+            lambda: "phase 2 outputs after the fenced task recovered; "
+            + visibility(bootstrap_servers, sink, PARTITIONS),
+        )
         assert any("0_1 migrated" in r.getMessage() for r in caplog.records), "the task was never fenced"
         wiped = "task 0_1: its state was opened under exactly-once and not closed cleanly"
         assert any(wiped in r.getMessage() for r in caplog.records), "the fenced task's state was not wiped"
@@ -295,8 +335,9 @@ def test_should_hide_aborted_records_from_read_committed_readers(bootstrap_serve
 
     topic = unique_name("out")
     make_topics(bootstrap_servers, **{topic: 1})
-    collector = TransactionalRecordCollector(bootstrap_servers, "aborting", {}, [], task_id=TaskId(0, 0),
-                                             transactional_id=unique_name("txn"))
+    collector = TransactionalRecordCollector(
+        bootstrap_servers, "aborting", {}, [], task_id=TaskId(0, 0), transactional_id=unique_name("txn")
+    )
     try:
         for i in range(5):
             collector.send(topic, b"k", b"aborted-%d" % i, (), 0, 0)
@@ -325,14 +366,20 @@ def test_should_stay_exact_when_a_task_is_fenced_mid_transaction(bootstrap_serve
     try:
         wait_running(streams, timeout=45)
         writer.start()
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 600, 30,
-                   "some outputs before the fence")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 600,
+            30,
+            "some outputs before the fence",
+        )
         for task in ("0_0", "0_1", "0_2", "0_3"):
             create_producer(bootstrap_servers, {"transactional.id": f"{app}-{task}"}).init_transactions(30)
         writer.join(60)
         assert done.is_set()
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 4000, 60,
-                   "every output after the fenced tasks recovered")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True)) >= 4000,
+            60,
+            "every output after the fenced tasks recovered",
+        )
         assert_exactly_once(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True), produced)
     finally:
         streams.close(timeout=30)
@@ -340,7 +387,8 @@ def test_should_stay_exact_when_a_task_is_fenced_mid_transaction(bootstrap_serve
 
 @pytest.mark.kafka_only
 def test_should_abort_a_hung_transaction_after_the_transaction_timeout(
-        bootstrap_servers, unique_name, tmp_path, caplog):
+    bootstrap_servers, unique_name, tmp_path, caplog
+):
     """A processor hangs mid-transaction longer than ``transaction.timeout.ms``: the broker aborts
     the transaction (a record written after it becomes visible to read_committed while the task
     still hangs); when the task wakes up its producer is fenced, the task recovers, and every
@@ -357,6 +405,7 @@ def test_should_abort_a_hung_transaction_after_the_transaction_timeout(
         produce_to(bootstrap_servers, source, [(b"k", b"x", 0)] * 3 + [(b"k", b"stall", 0)])
         assert stalled.wait(20)
         produce_to(bootstrap_servers, side, [(b"marker", b"after the hung transaction", 0)])
+
         def marker_visible() -> bool:
             return any(m.key() == b"marker" for m in read_to_end(bootstrap_servers, side, 1, committed=True))
 
@@ -364,8 +413,11 @@ def test_should_abort_a_hung_transaction_after_the_transaction_timeout(
         assert not stall.is_set()
         stall.set()
         produce_to(bootstrap_servers, source, [(b"k", b"x", 0)] * 4)
-        wait_until(lambda: len(read_to_end(bootstrap_servers, sink, 1, committed=True)) >= 8, 60,
-                   "every count after the task recovered")
+        wait_until(
+            lambda: len(read_to_end(bootstrap_servers, sink, 1, committed=True)) >= 8,
+            60,
+            "every count after the task recovered",
+        )
         assert_exactly_once(read_to_end(bootstrap_servers, sink, 1, committed=True), {"k": 8})
         # the broker bumped the producer's epoch when it aborted: the task found itself fenced
         assert any("0_0 migrated" in r.getMessage() for r in caplog.records)

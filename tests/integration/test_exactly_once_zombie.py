@@ -36,17 +36,20 @@ def outputs(bootstrap: str, sink: str) -> int:
 def test_should_fence_a_frozen_instance_and_keep_counts_exact(bootstrap_servers, unique_name, tmp_path):
     source, sink, app = unique_name("zin"), unique_name("zout"), unique_name("zombie")
     make_topics(bootstrap_servers, **{source: PARTITIONS, sink: PARTITIONS})
-    instances = [instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}")
-                 for i in range(2)]
+    instances = [
+        instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}") for i in range(2)
+    ]
     zombie, survivor = instances
     produced: dict[str, int] = {}
     try:
+
         def split() -> bool:
             tasks = [i.active_partitions() for i in instances]
             return all(tasks) and sorted(p for t in tasks for p in t) == list(range(PARTITIONS))
 
-        wait_until(split, 60,
-                   lambda: "both instances running 2 tasks:\n" + "\n".join(zombie.lines + survivor.lines))
+        wait_until(
+            split, 60, lambda: "both instances running 2 tasks:\n" + "\n".join(zombie.lines + survivor.lines)
+        )
         phase = keyed(0, 400)
         produce_to(bootstrap_servers, source, phase)
         tally(phase, produced)
@@ -56,9 +59,14 @@ def test_should_fence_a_frozen_instance_and_keep_counts_exact(bootstrap_servers,
         phase = keyed(400, 800)
         produce_to(bootstrap_servers, source, phase)
         tally(phase, produced)
-        wait_until(lambda: outputs(bootstrap_servers, sink) >= 800, 45,
-                   lambda: "the survivor to take the frozen instance's tasks; "
-                   + visibility(bootstrap_servers, sink, PARTITIONS) + "\n" + "\n".join(survivor.lines[-20:]))
+        wait_until(
+            lambda: outputs(bootstrap_servers, sink) >= 800,
+            45,
+            lambda: "the survivor to take the frozen instance's tasks; "
+            + visibility(bootstrap_servers, sink, PARTITIONS)
+            + "\n"
+            + "\n".join(survivor.lines[-20:]),
+        )
 
         zombie.process.send_signal(signal.SIGCONT)  # it still believes it owns its tasks
         phase = keyed(800, 1200)
@@ -67,7 +75,8 @@ def test_should_fence_a_frozen_instance_and_keep_counts_exact(bootstrap_servers,
         wait_until(lambda: outputs(bootstrap_servers, sink) >= 1200, 45, "phase 3 outputs")
         assert_exactly_once(read_to_end(bootstrap_servers, sink, PARTITIONS, committed=True), produced)
         assert zombie.process.poll() is None, (
-            "the zombie crashed instead of giving its tasks up:\n" + "\n".join(zombie.lines[-30:]))
+            "the zombie crashed instead of giving its tasks up:\n" + "\n".join(zombie.lines[-30:])
+        )
     finally:
         for worker in instances:
             worker.stop()

@@ -39,23 +39,27 @@ def decode(msg) -> tuple[str, int]:  # noqa: ANN001
 def test_should_lose_no_input_when_an_instance_is_killed_mid_stream(bootstrap_servers, unique_name, tmp_path):
     source, sink, app = unique_name("crash-in"), unique_name("crash-out"), unique_name("crash")
     make_topics(bootstrap_servers, **{source: PARTITIONS, sink: PARTITIONS})
-    instances = [instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}")
-                 for i in range(2)]
+    instances = [
+        instance(i, bootstrap_servers, f"{source},{sink},{app}", tmp_path / f"instance-{i}") for i in range(2)
+    ]
     survivor, victim = instances
     produced: Counter = Counter()
     try:
+
         def split() -> bool:
             tasks = [i.active_partitions() for i in instances]
             return all(tasks) and sorted(p for t in tasks for p in t) == list(range(PARTITIONS))
 
-        wait_until(split, 45, lambda: "both instances running 3 tasks:\n" + "\n".join(
-            survivor.lines + victim.lines))
+        wait_until(
+            split, 45, lambda: "both instances running 3 tasks:\n" + "\n".join(survivor.lines + victim.lines)
+        )
         kept = survivor.active_partitions()
         deadline, killed_at = time.monotonic() + 6.0, time.monotonic() + 2.5
         while time.monotonic() < deadline:  # ~48 records per key over 6 s, the kill after 2.5 s
             batch = KEYS * 2
-            produce_to(bootstrap_servers, source, [(k.encode(), b"x", int(k[1:]) % PARTITIONS)
-                                                   for k in batch])
+            produce_to(
+                bootstrap_servers, source, [(k.encode(), b"x", int(k[1:]) % PARTITIONS) for k in batch]
+            )
             produced.update(batch)
             if victim.process.poll() is None and time.monotonic() >= killed_at:
                 victim.process.send_signal(signal.SIGKILL)
@@ -67,12 +71,16 @@ def test_should_lose_no_input_when_an_instance_is_killed_mid_stream(bootstrap_se
         moved = set(KEYS) - stayed
 
         def done(latest: dict) -> bool:
-            return (all(latest.get(k, 0) == produced[k] for k in stayed)
-                    and all(latest.get(k, 0) >= produced[k] for k in moved))
+            return all(latest.get(k, 0) == produced[k] for k in stayed) and all(
+                latest.get(k, 0) >= produced[k] for k in moved
+            )
 
         latest = latest_until(bootstrap_servers, sink, PARTITIONS, decode, done, timeout=45)
-        wait_until(lambda: survivor.active_partitions() == set(range(PARTITIONS)), 10,
-                   "the survivor running every task")
+        wait_until(
+            lambda: survivor.active_partitions() == set(range(PARTITIONS)),
+            10,
+            "the survivor running every task",
+        )
     finally:
         for worker in instances:
             worker.stop()

@@ -36,8 +36,9 @@ GOOD_BEFORE, GOOD_AFTER = 50, 50
 
 def _topology(source: str, sink: str):
     builder = StreamsBuilder()
-    builder.stream(source, Consumed.with_(Serdes.String(), Serdes.Integer())).map_values(
-        lambda v: v * 10).to(sink, Produced.with_(Serdes.String(), Serdes.Integer()))
+    builder.stream(source, Consumed.with_(Serdes.String(), Serdes.Integer())).map_values(lambda v: v * 10).to(
+        sink, Produced.with_(Serdes.String(), Serdes.Integer())
+    )
     return builder.build()
 
 
@@ -48,13 +49,19 @@ def _produce_with_one_corrupt_record(bootstrap: str, source: str) -> None:
     produce(bootstrap, source, records)
 
 
-def test_should_send_a_corrupt_record_to_the_dead_letter_topic_and_continue(bootstrap_servers, unique_name,
-                                                                          tmp_path):
+def test_should_send_a_corrupt_record_to_the_dead_letter_topic_and_continue(
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, dlq, app = unique_name("in"), unique_name("out"), unique_name("dlq"), unique_name("app")
     make_topics(bootstrap_servers, **{source: 1, sink: 1, dlq: 1})
     _produce_with_one_corrupt_record(bootstrap_servers, source)
-    config = streams_config(bootstrap_servers, app, tmp_path,
-                            default_deserialization_exception_handler="dead_letter", dead_letter_topic=dlq)
+    config = streams_config(
+        bootstrap_servers,
+        app,
+        tmp_path,
+        default_deserialization_exception_handler="dead_letter",
+        dead_letter_topic=dlq,
+    )
     with KafkaStreams(_topology(source, sink), config) as streams:
         streams.start()
         wait_running(streams)
@@ -71,7 +78,8 @@ def test_should_send_a_corrupt_record_to_the_dead_letter_topic_and_continue(boot
 
 
 def test_should_stop_the_thread_and_apply_the_uncaught_exception_policy_with_log_and_fail(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, app = unique_name("in"), unique_name("out"), unique_name("app")
     make_topics(bootstrap_servers, **{source: 1, sink: 1})
     _produce_with_one_corrupt_record(bootstrap_servers, source)
@@ -110,7 +118,8 @@ def test_should_stop_the_thread_and_apply_the_uncaught_exception_policy_with_log
 
 
 def test_should_shut_down_every_instance_when_the_handler_answers_shutdown_application(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, app = unique_name("in"), unique_name("out"), unique_name("app")
     make_topics(bootstrap_servers, **{source: 2, sink: 2})
     seen: list[BaseException] = []

@@ -36,9 +36,11 @@ STORE = "users-global"
 def enrich(orders: str, users: str, sink: str):
     builder = StreamsBuilder()
     table = builder.global_table(users, Consumed.with_(S(), S()), Materialized.as_(STORE))
-    (builder.stream(orders, Consumed.with_(S(), S()))
+    (
+        builder.stream(orders, Consumed.with_(S(), S()))
         .join(table, lambda key, value: value.split("|")[0], lambda order, user: f"{order}@{user}")
-        .to(sink, Produced.with_(S(), S())))
+        .to(sink, Produced.with_(S(), S()))
+    )
     return builder.build()
 
 
@@ -51,11 +53,16 @@ def _values(messages):
 
 
 def test_should_join_a_stream_with_a_global_table_restored_before_processing_and_updated(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     orders, users, sink, app = (unique_name(n) for n in ("orders", "users", "enriched", "global"))
     make_topics(bootstrap_servers, **{orders: 2, users: 1, sink: 2})
-    produce(bootstrap_servers, users, ((f"u{i}".encode(), f"name{i}".encode()) for i in range(10)),
-            timestamp=1_000)
+    produce(
+        bootstrap_servers,
+        users,
+        ((f"u{i}".encode(), f"name{i}".encode()) for i in range(10)),
+        timestamp=1_000,
+    )
     first = [(i, f"u{i % 10}") for i in range(20)]
     # produced before start: the very first stream records must already see the users
     produce(bootstrap_servers, orders, _orders(first), timestamp=2_000)
@@ -99,9 +106,11 @@ def _scores_enrich(orders: str, scores: str, sink: str, *, in_memory: bool = Fal
     builder = StreamsBuilder()
     store = Stores.in_memory_key_value_store(STORE) if in_memory else STORE
     table = builder.global_table(scores, Consumed.with_(S(), Serdes.Integer()), Materialized.as_(store))
-    (builder.stream(orders, Consumed.with_(S(), S()))
+    (
+        builder.stream(orders, Consumed.with_(S(), S()))
         .join(table, lambda key, value: value, lambda order, score: f"{order}={score}")
-        .to(sink, Produced.with_(S(), S())))
+        .to(sink, Produced.with_(S(), S()))
+    )
     return builder.build()
 
 
@@ -118,15 +127,28 @@ def _good(i: int):
 
 
 def test_should_send_corrupt_global_records_to_the_dead_letter_topic_while_restoring_and_running(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     orders, scores, sink, dlq, app = (unique_name(n) for n in ("orders", "scores", "out", "dlq", "gdlq"))
     make_topics(bootstrap_servers, **{orders: 1, scores: 1, sink: 1, dlq: 1})
     # offsets 0-4 good, 5 corrupt (read by the start-up restore), 6-10 good
-    _produce_scores(bootstrap_servers, scores,
-                    [*(_good(i) for i in range(5)), (b"bad1", b"xx", [("origin", b"restore")]),
-                     *(_good(i) for i in range(5, 10))], timestamp=1_000)
-    config = streams_config(bootstrap_servers, app, tmp_path / "state",
-                            default_deserialization_exception_handler="dead_letter", dead_letter_topic=dlq)
+    _produce_scores(
+        bootstrap_servers,
+        scores,
+        [
+            *(_good(i) for i in range(5)),
+            (b"bad1", b"xx", [("origin", b"restore")]),
+            *(_good(i) for i in range(5, 10)),
+        ],
+        timestamp=1_000,
+    )
+    config = streams_config(
+        bootstrap_servers,
+        app,
+        tmp_path / "state",
+        default_deserialization_exception_handler="dead_letter",
+        dead_letter_topic=dlq,
+    )
     client = KafkaStreams(_scores_enrich(orders, scores, sink), config)
     try:
         client.start()  # the restore met the corrupt record and went on
@@ -134,8 +156,9 @@ def test_should_send_corrupt_global_records_to_the_dead_letter_topic_while_resto
         assert [store.get(f"u{i}").value for i in range(10)] == [i * 10 for i in range(10)]  # timestamped
         wait_running(client, timeout=30)
         # offset 11 corrupt (read by the running global thread), 12 good
-        _produce_scores(bootstrap_servers, scores, [(b"bad2", b"not-an-int", None), _good(10)],
-                        timestamp=2_000)
+        _produce_scores(
+            bootstrap_servers, scores, [(b"bad2", b"not-an-int", None), _good(10)], timestamp=2_000
+        )
         wait_until(lambda: store.get("u10") is not None, 20, "the global update u10 in the global store")
         produce(bootstrap_servers, orders, [(b"o1", b"u10"), (b"o2", b"u3")], timestamp=3_000)
         out = read_all(bootstrap_servers, sink, 1, 2)
@@ -146,7 +169,9 @@ def test_should_send_corrupt_global_records_to_the_dead_letter_topic_while_resto
         assert client.close(timeout=30)
     assert _values(out) == ["u10=100", "u3=30"]
     assert [(m.key(), m.value(), m.timestamp()[1]) for m in dead] == [
-        (b"bad1", b"xx", 1_000), (b"bad2", b"not-an-int", 2_000)]
+        (b"bad1", b"xx", 1_000),
+        (b"bad2", b"not-an-int", 2_000),
+    ]
     for message, offset in zip(dead, (5, 11), strict=True):
         headers = dict(message.headers())
         assert headers["__streams.errors.topic"] == scores.encode()
@@ -169,16 +194,21 @@ def test_should_send_corrupt_global_records_to_the_dead_letter_topic_while_resto
 
 
 def test_should_not_dead_letter_a_corrupt_global_record_again_when_an_in_memory_store_restores(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     """An in-memory global store re-reads its whole topic on every start; the corrupt records the
     previous runs dead-lettered (at or below the global checkpoint they wrote) are not sent again,
     a corrupt record new since then is sent once."""
     orders, scores, sink, dlq, app = (unique_name(n) for n in ("orders", "scores", "out", "dlq", "memdlq"))
     make_topics(bootstrap_servers, **{orders: 1, scores: 1, sink: 1, dlq: 1})
-    _produce_scores(bootstrap_servers, scores,
-                    [_good(0), (b"bad1", b"xx", None), _good(1)], timestamp=1_000)
-    config = streams_config(bootstrap_servers, app, tmp_path / "state",
-                            default_deserialization_exception_handler="dead_letter", dead_letter_topic=dlq)
+    _produce_scores(bootstrap_servers, scores, [_good(0), (b"bad1", b"xx", None), _good(1)], timestamp=1_000)
+    config = streams_config(
+        bootstrap_servers,
+        app,
+        tmp_path / "state",
+        default_deserialization_exception_handler="dead_letter",
+        dead_letter_topic=dlq,
+    )
 
     def run(expect_restored: int, then=None) -> None:
         client = KafkaStreams(_scores_enrich(orders, scores, sink, in_memory=True), config)
@@ -193,8 +223,9 @@ def test_should_not_dead_letter_a_corrupt_global_record_again_when_an_in_memory_
 
     def corrupt_while_running(client) -> None:
         wait_running(client, timeout=30)
-        _produce_scores(bootstrap_servers, scores, [(b"bad2", b"not-an-int", None), _good(2)],
-                        timestamp=2_000)
+        _produce_scores(
+            bootstrap_servers, scores, [(b"bad2", b"not-an-int", None), _good(2)], timestamp=2_000
+        )
         wait_until(lambda: client.global_store(STORE).get("u2") is not None, 20, "the global update u2")
 
     run(3, corrupt_while_running)

@@ -62,11 +62,13 @@ class CountingListener(StateRestoreListener):
 
 def count_app(source: str, sink: str):
     builder = StreamsBuilder()
-    (builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
+    (
+        builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
         .group_by_key()
         .count(Materialized.as_("counts"))
         .to_stream()
-        .to(sink, Produced.with_(Serdes.String(), Serdes.Long())))
+        .to(sink, Produced.with_(Serdes.String(), Serdes.Long()))
+    )
     return builder.build()
 
 
@@ -93,8 +95,10 @@ class Case:
     def run(self, keys: list[str]) -> CountingListener:
         """Start an instance, produce ``keys``, wait for the exact counts, close cleanly."""
         listener = CountingListener()
-        client = KafkaStreams(count_app(self.source, self.sink),
-                              streams_config(self.bootstrap, self.app, self.state_dir, num_stream_threads=2))
+        client = KafkaStreams(
+            count_app(self.source, self.sink),
+            streams_config(self.bootstrap, self.app, self.state_dir, num_stream_threads=2),
+        )
         client.set_global_state_restore_listener(listener)
         try:
             client.start()
@@ -110,7 +114,8 @@ class Case:
 
 
 def test_should_restore_nothing_after_a_clean_restart_the_tail_after_the_checkpoint_and_all_after_clean_up(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     case = Case(bootstrap_servers, unique_name, tmp_path / "state")
     first = case.run([f"k{i % 40}" for i in range(800)])
     assert first.total == 0  # empty changelogs: nothing to restore
@@ -121,16 +126,20 @@ def test_should_restore_nothing_after_a_clean_restart_the_tail_after_the_checkpo
 
     # Three records after partition 1's checkpoint (as an owner that crashed before its checkpoint
     # would have left them): the next restart restores exactly those, and counts go on from them.
-    tail = [(b"k1", struct.pack(">q", 100), 1), (b"k5", struct.pack(">q", 200), 1),
-            (b"k1", struct.pack(">q", 300), 1)]
+    tail = [
+        (b"k1", struct.pack(">q", 100), 1),
+        (b"k5", struct.pack(">q", 200), 1),
+        (b"k1", struct.pack(">q", 300), 1),
+    ]
     produce_to(bootstrap_servers, case.changelog, tail)
     case.expected["k1"], case.expected["k5"] = 300, 200
     third = case.run(["k1", "k5", "k2"])
     assert third.restored == Counter({(case.changelog, 1): 3}), third.ended
 
     # Local state deleted: the restart restores every record of the changelog.
-    KafkaStreams(count_app(case.source, case.sink),
-                 streams_config(bootstrap_servers, case.app, case.state_dir)).clean_up()
+    KafkaStreams(
+        count_app(case.source, case.sink), streams_config(bootstrap_servers, case.app, case.state_dir)
+    ).clean_up()
     assert not (case.state_dir / case.app).exists()
     length = count_to_end(bootstrap_servers, case.changelog, PARTITIONS)
     fourth = case.run(["k0", "k3"])
@@ -138,12 +147,14 @@ def test_should_restore_nothing_after_a_clean_restart_the_tail_after_the_checkpo
 
 
 def test_should_wait_for_a_task_directory_still_locked_by_its_previous_owner(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     case = Case(bootstrap_servers, unique_name, tmp_path / "state")
     previous_owner = StateDirectory(case.state_dir, case.app)  # a thread or process still closing 0_0
     assert previous_owner.lock(TaskId(0, 0))
-    client = KafkaStreams(count_app(case.source, case.sink),
-                          streams_config(bootstrap_servers, case.app, case.state_dir))
+    client = KafkaStreams(
+        count_app(case.source, case.sink), streams_config(bootstrap_servers, case.app, case.state_dir)
+    )
     try:
         client.start()
         case.produce([f"k{i % 8}" for i in range(160)])
@@ -156,8 +167,14 @@ def test_should_wait_for_a_task_directory_still_locked_by_its_previous_owner(
         wait_running(client, timeout=20)
         want = dict(case.expected)
         assert latest_until(bootstrap_servers, case.sink, PARTITIONS, decode, lambda got: got == want) == want
-        wait_until(lambda: any(TaskId(0, 0) in {t.task_id for t in m.active_tasks}
-                               for m in client.metadata_for_local_threads()), 5, "task 0_0 active")
+        wait_until(
+            lambda: any(
+                TaskId(0, 0) in {t.task_id for t in m.active_tasks}
+                for m in client.metadata_for_local_threads()
+            ),
+            5,
+            "task 0_0 active",
+        )
     finally:
         client.close(timeout=30)
         previous_owner.close()

@@ -65,7 +65,8 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
     def topology():
         builder = StreamsBuilder()
         builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String())).map_values(
-            lambda v: v + "!").to(sink, Produced.with_(Serdes.String(), Serdes.String()))
+            lambda v: v + "!"
+        ).to(sink, Produced.with_(Serdes.String(), Serdes.String()))
         return builder.build()
 
     def client(i: int) -> KafkaStreams:
@@ -77,8 +78,9 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
 
     def produce_phase():
         nonlocal phase
-        result.produced += produce(bootstrap, source, (
-            (f"key-{i % 97}".encode(), f"{phase}-{i}".encode()) for i in range(PER_PHASE)))
+        result.produced += produce(
+            bootstrap, source, ((f"key-{i % 97}".encode(), f"{phase}-{i}".encode()) for i in range(PER_PHASE))
+        )
         phase += 1
 
     clients = [client(i) for i in range(3)]
@@ -86,21 +88,30 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
         produce_phase()
         for c in clients:
             c.start()
-        wait_until(lambda: _balanced(clients, lambda c: active_task_counts(c) == [2, 2]),
-                   45, "2 tasks on each of 6 threads")
+        wait_until(
+            lambda: _balanced(clients, lambda c: active_task_counts(c) == [2, 2]),
+            45,
+            "2 tasks on each of 6 threads",
+        )
         result.three = [active_task_counts(c) for c in clients]
         produce_phase()
         clients.append(client(3))
         clients[3].start()
-        wait_until(lambda: _balanced(clients, lambda c: sum(active_task_counts(c)) == 3),
-                   45, "3 tasks on each of 4 instances")
+        wait_until(
+            lambda: _balanced(clients, lambda c: sum(active_task_counts(c)) == 3),
+            45,
+            "3 tasks on each of 4 instances",
+        )
         result.four = [active_task_counts(c) for c in clients]
         result.owners_four = _owners(clients)
         produce_phase()
         leaving = clients.pop(0)
         assert leaving.close(timeout=30)
-        wait_until(lambda: _balanced(clients, lambda c: sum(active_task_counts(c)) == 4),
-                   45, "the survivors to take over every task")
+        wait_until(
+            lambda: _balanced(clients, lambda c: sum(active_task_counts(c)) == 4),
+            45,
+            "the survivors to take over every task",
+        )
         result.after_leave = [active_task_counts(c) for c in clients]
         result.owners_after_leave = _owners(clients)
         produce_phase()

@@ -10,10 +10,12 @@ def test_should_filter_and_map_records_end_to_end_with_one_thread(bootstrap_serv
     source, sink, app = unique_name("in"), unique_name("out"), unique_name("app")
     make_topics(bootstrap_servers, **{source: 2, sink: 2})
     builder = StreamsBuilder()
-    (builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
+    (
+        builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
         .filter(lambda k, v: int(v) % 2 == 0)
         .map_values(lambda v: f"even-{v}")
-        .to(sink, Produced.with_(Serdes.String(), Serdes.String())))
+        .to(sink, Produced.with_(Serdes.String(), Serdes.String()))
+    )
     produce(bootstrap_servers, source, ((f"k{i % 7}".encode(), str(i).encode()) for i in range(1000)))
     states = []
     streams = KafkaStreams(builder.build(), streams_config(bootstrap_servers, app, tmp_path))
@@ -36,7 +38,8 @@ def test_should_resume_from_committed_offsets_after_a_clean_restart(bootstrap_se
     def topology():
         builder = StreamsBuilder()
         builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String())).to(
-            sink, Produced.with_(Serdes.String(), Serdes.String()))
+            sink, Produced.with_(Serdes.String(), Serdes.String())
+        )
         return builder.build()
 
     for run in range(2):
@@ -51,25 +54,31 @@ def test_should_resume_from_committed_offsets_after_a_clean_restart(bootstrap_se
 
 
 def test_should_spread_tasks_over_added_threads_and_take_them_back_when_one_is_removed(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     from tests.integration.streams_support import active_task_counts, wait_until
 
     source, sink, app = unique_name("in"), unique_name("out"), unique_name("app")
     make_topics(bootstrap_servers, **{source: 4, sink: 4})
     builder = StreamsBuilder()
     builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String())).to(
-        sink, Produced.with_(Serdes.String(), Serdes.String()))
+        sink, Produced.with_(Serdes.String(), Serdes.String())
+    )
     with KafkaStreams(builder.build(), streams_config(bootstrap_servers, app, tmp_path)) as streams:
         streams.start()
         wait_running(streams)
         assert active_task_counts(streams) == [4]
         added = streams.add_stream_thread()
         assert added is not None and added.endswith("StreamThread-2")
-        wait_until(lambda: active_task_counts(streams) == [2, 2], 30,
-                   lambda: f"[2, 2], have {active_task_counts(streams)}")
+        wait_until(
+            lambda: active_task_counts(streams) == [2, 2],
+            30,
+            lambda: f"[2, 2], have {active_task_counts(streams)}",
+        )
         assert streams.remove_stream_thread(timeout=20) == added
-        wait_until(lambda: active_task_counts(streams) == [4], 30,
-                   lambda: f"[4], have {active_task_counts(streams)}")
+        wait_until(
+            lambda: active_task_counts(streams) == [4], 30, lambda: f"[4], have {active_task_counts(streams)}"
+        )
         produce(bootstrap_servers, source, ((f"k{i}".encode(), str(i).encode()) for i in range(200)))
         out = read_all(bootstrap_servers, sink, 4, 200)
         assert [t.thread_name for t in streams.metadata_for_local_threads()][0].endswith("StreamThread-1")

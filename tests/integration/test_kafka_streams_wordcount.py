@@ -32,17 +32,20 @@ WORDS = [f"w{i}" for i in range(40)]
 
 def word_count(source: str, sink: str):
     builder = StreamsBuilder()
-    (builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
+    (
+        builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
         .flat_map_values(lambda line: line.lower().split())
         .group_by(lambda key, word: word)
         .count(Materialized.as_("counts"))
         .to_stream()
-        .to(sink, Produced.with_(Serdes.String(), Serdes.Long())))
+        .to(sink, Produced.with_(Serdes.String(), Serdes.Long()))
+    )
     return builder.build()
 
 
 def test_should_count_words_exactly_with_two_instances_of_two_threads(
-        bootstrap_servers, unique_name, tmp_path):
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, app = unique_name("lines"), unique_name("counts"), unique_name("wc")
     make_topics(bootstrap_servers, **{source: 4, sink: 4})
     rng = random.Random(5)
@@ -51,9 +54,17 @@ def test_should_count_words_exactly_with_two_instances_of_two_threads(
     keyed = [(f"line-{i}".encode(), line.encode()) for i, line in enumerate(lines)]
     produce(bootstrap_servers, source, keyed[:1500])
     clients = [
-        KafkaStreams(word_count(source, sink),
-                     streams_config(bootstrap_servers, app, tmp_path / f"i{i}", num_stream_threads=2,
-                                    default_key_serde="string", default_value_serde="string"))
+        KafkaStreams(
+            word_count(source, sink),
+            streams_config(
+                bootstrap_servers,
+                app,
+                tmp_path / f"i{i}",
+                num_stream_threads=2,
+                default_key_serde="string",
+                default_value_serde="string",
+            ),
+        )
         for i in range(2)
     ]
     try:
@@ -62,8 +73,12 @@ def test_should_count_words_exactly_with_two_instances_of_two_threads(
         wait_running(*clients, timeout=45)
         produce(bootstrap_servers, source, keyed[1500:])
         counts = read_latest_until(
-            bootstrap_servers, sink, 4, lambda m: (m.key().decode(), struct.unpack(">q", m.value())[0]),
-            dict(expected))
+            bootstrap_servers,
+            sink,
+            4,
+            lambda m: (m.key().decode(), struct.unpack(">q", m.value())[0]),
+            dict(expected),
+        )
         tasks = [active_task_counts(c) for c in clients]
     finally:
         for client in clients:

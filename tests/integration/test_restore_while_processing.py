@@ -52,8 +52,9 @@ class Timeline(StateRestoreListener):
         self.totals[tuple(tp)] = total_restored
 
 
-def test_should_keep_processing_ready_tasks_while_another_task_restores(bootstrap_servers, unique_name,
-                                                                         tmp_path):
+def test_should_keep_processing_ready_tasks_while_another_task_restores(
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, app = unique_name("rw-in"), unique_name("rw-out"), unique_name("rw")
     changelog = f"{app}-counts-changelog"
     make_topics(bootstrap_servers, **{source: 2, sink: 2, changelog: 2})
@@ -61,9 +62,13 @@ def test_should_keep_processing_ready_tasks_while_another_task_restores(bootstra
     produce_keys(bootstrap_servers, changelog, RECORDS, prefix="r", value=one, partition=0)
 
     builder = StreamsBuilder()
-    (builder.stream(source, consumed=Consumed.with_(Serdes.String(), Serdes.String()))
-     .group_by_key().count(materialized=Materialized.as_("counts"))
-     .to_stream().to(sink, produced=Produced.with_(Serdes.String(), Serdes.Long())))
+    (
+        builder.stream(source, consumed=Consumed.with_(Serdes.String(), Serdes.String()))
+        .group_by_key()
+        .count(materialized=Materialized.as_("counts"))
+        .to_stream()
+        .to(sink, produced=Produced.with_(Serdes.String(), Serdes.Long()))
+    )
     config = streams_config(bootstrap_servers, app, tmp_path)
     streams = KafkaStreams(builder.build(config), config)
     timeline = Timeline()
@@ -91,9 +96,12 @@ def test_should_keep_processing_ready_tasks_while_another_task_restores(bootstra
         time.sleep(1.5)
         live.stop()
         produced = dict(live.produced)
-        wait_for(lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items())
-                 and watcher.latest().get("r0000007") == 2, 30,
-                 lambda: f"every input counted: {produced}, r0000007={watcher.latest().get('r0000007')}")
+        wait_for(
+            lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items())
+            and watcher.latest().get("r0000007") == 2,
+            30,
+            lambda: f"every input counted: {produced}, r0000007={watcher.latest().get('r0000007')}",
+        )
     finally:
         live.stop()
         stop_sampling.set()
@@ -104,10 +112,13 @@ def test_should_keep_processing_ready_tasks_while_another_task_restores(bootstra
     during = watcher.arrivals(1, start, end)
     gap = max_gap(during, start, end)
     partial = [s["0_0"] for s in samples if s.get("0_0") and s["0_0"][1] and 0 < s["0_0"][0] < s["0_0"][1]]
-    print(f"\n0_0 restored {timeline.totals[tp0]} records in {end - start:.2f}s; "
-          f"meanwhile {len(during)} outputs "
-          f"of 0_1, longest gap {gap:.2f}s; progress samples mid-restore: {partial[:3]}...")
+    print(
+        f"\n0_0 restored {timeline.totals[tp0]} records in {end - start:.2f}s; "
+        f"meanwhile {len(during)} outputs "
+        f"of 0_1, longest gap {gap:.2f}s; progress samples mid-restore: {partial[:3]}..."
+    )
     assert timeline.totals[tp0] == RECORDS
     assert len(during) >= 3 and gap < 1.5, (
-        f"0_1 stalled during 0_0's restore: {len(during)} outputs, gap {gap:.2f}s")
+        f"0_1 stalled during 0_0's restore: {len(during)} outputs, gap {gap:.2f}s"
+    )
     assert partial and all(total == RECORDS for _, total in partial), f"restore progress: {samples[:20]}"

@@ -23,8 +23,9 @@ ACTIVE, STANDBY = TaskId(0, 0), TaskId(0, 1)
 RECORDS = 30_000
 
 
-def test_should_replay_standbys_after_active_restoration_and_keep_following(bootstrap_servers, unique_name,
-                                                                              tmp_path):
+def test_should_replay_standbys_after_active_restoration_and_keep_following(
+    bootstrap_servers, unique_name, tmp_path
+):
     app = unique_name("sbr")
     rocks, mem = changelog(app, "rocks"), changelog(app, "mem")
     make_topics(bootstrap_servers, **{rocks: 2, mem: 2})
@@ -34,10 +35,15 @@ def test_should_replay_standbys_after_active_restoration_and_keep_following(boot
     assert directory.lock(ACTIVE) and directory.lock(STANDBY)
     task, manager = make_task(directory, app, ACTIVE)
     topology = state_topology()
-    standby = StandbyTask(STANDBY, ["rocks", "mem"],
-                          {n: e.builder for n, e in topology.internal_builder.stores.items()},
-                          as_config({"application_id": app, "state_dir": str(tmp_path)}), StreamsMetrics(),
-                          directory, lambda: 0)
+    standby = StandbyTask(
+        STANDBY,
+        ["rocks", "mem"],
+        {n: e.builder for n, e in topology.internal_builder.stores.items()},
+        as_config({"application_id": app, "state_dir": str(tmp_path)}),
+        StreamsMetrics(),
+        directory,
+        lambda: 0,
+    )
     standby.initialize()
     listener = RecordingListener()
     reader = StoreChangelogReader(bootstrap_servers, restore_listener=listener, max_batch_records=2_000)
@@ -97,7 +103,6 @@ def test_should_read_true_changelog_ends_for_the_leaders_lags(bootstrap_servers,
         ends.close()
 
 
-
 def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_once(
     bootstrap_servers, unique_name, tmp_path
 ):
@@ -118,14 +123,21 @@ def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_onc
     topology.add_processor("p", _NoOp, "src")
     store = Stores.persistent_key_value_store("rocks")
     topology.add_state_store(Stores.key_value_store_builder(store, Serdes.String(), Serdes.String()), "p")
-    config = as_config({"application_id": app, "state_dir": str(tmp_path),
-                        "bootstrap_servers": bootstrap_servers, "processing_guarantee": "exactly_once_v2"})
+    config = as_config(
+        {
+            "application_id": app,
+            "state_dir": str(tmp_path),
+            "bootstrap_servers": bootstrap_servers,
+            "processing_guarantee": "exactly_once_v2",
+        }
+    )
     setup = RuntimeSetup.prepare(topology, config, bootstrap_servers, "process-1")
     alos_config = as_config({**config.originals(), "processing_guarantee": "at_least_once"})
     alos = RuntimeSetup.prepare(topology, alos_config, bootstrap_servers, "process-2")
     producer = create_producer(bootstrap_servers, {"transactional.id": unique_name("eosends-txn")})
-    uncommitted = ChangelogEndOffsets(bootstrap_servers, {0: [rocks]},
-                                      {"isolation.level": "read_uncommitted"})
+    uncommitted = ChangelogEndOffsets(
+        bootstrap_servers, {0: [rocks]}, {"isolation.level": "read_uncommitted"}
+    )
     try:
         producer.init_transactions(30)
         producer.begin_transaction()

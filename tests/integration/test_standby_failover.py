@@ -33,31 +33,44 @@ def test_should_fail_over_to_the_standby_replaying_only_the_delta(bootstrap_serv
     instances = [first]
     live = None
     try:
-        wait_for(lambda: first.tasks("active") == {"0_0"}, 45,
-                 lambda: "instance 0 running 0_0:\n" + first.text())
+        wait_for(
+            lambda: first.tasks("active") == {"0_0"}, 45, lambda: "instance 0 running 0_0:\n" + first.text()
+        )
         second = Instance(1, bootstrap_servers, settings, tmp_path / "instance-1")
         instances.append(second)
-        wait_for(lambda: second.tasks("standby") == {"0_0"}, 45,
-                 lambda: "instance 1 holding a standby of 0_0:\n" + second.text())
+        wait_for(
+            lambda: second.tasks("standby") == {"0_0"},
+            45,
+            lambda: "instance 1 holding a standby of 0_0:\n" + second.text(),
+        )
 
         produce_keys(bootstrap_servers, source, KEYS)
         wait_for(lambda: watcher.count() >= KEYS, 60, lambda: f"{KEYS} outputs, have {watcher.count()}")
         # the standby replayed the whole changelog (KEYS records, offsets 0..KEYS-1) and checkpointed it
-        wait_for(lambda: second.checkpoint(app, "0_0").get(f"{app}-counts-changelog:0", -1) >= KEYS - 1, 30,
-                 lambda: f"the standby's checkpoint to cover the changelog: {second.checkpoint(app, '0_0')}")
+        wait_for(
+            lambda: second.checkpoint(app, "0_0").get(f"{app}-counts-changelog:0", -1) >= KEYS - 1,
+            30,
+            lambda: f"the standby's checkpoint to cover the changelog: {second.checkpoint(app, '0_0')}",
+        )
 
         live = LiveProducer(bootstrap_servers, source, 1)
         time.sleep(1.5)
         killed_at = first.kill()
-        wait_for(lambda: second.tasks("active") == {"0_0"}, 45,
-                 lambda: "the standby's instance to take 0_0 over:\n" + second.text())
+        wait_for(
+            lambda: second.tasks("active") == {"0_0"},
+            45,
+            lambda: "the standby's instance to take 0_0 over:\n" + second.text(),
+        )
         wait_for(lambda: watcher.first_after(killed_at + 0.5) is not None, 30, "a new output after the kill")
         first_output = watcher.first_after(killed_at + 0.5)
         restored = [r for r in second.restorations(since=killed_at) if r[1] == "0_0"]
         live.stop()
         produced = dict(live.produced)
-        wait_for(lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items()), 30,
-                 lambda: f"every live input counted: {produced} vs {watcher.latest()}")
+        wait_for(
+            lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items()),
+            30,
+            lambda: f"every live input counted: {produced} vs {watcher.latest()}",
+        )
     finally:
         if live is not None:
             live.stop()
@@ -67,7 +80,9 @@ def test_should_fail_over_to_the_standby_replaying_only_the_delta(bootstrap_serv
 
     assert restored, "no restoration of 0_0 after the kill:\n" + second.text()
     _, _, records, seconds = restored[0]
-    print(f"\nfailover with a standby: {records} records replayed at takeover (of {KEYS} keys) "
-          f"in {seconds:.2f}s;"
-          f" kill -9 to first new output {first_output - killed_at:.2f}s")
+    print(
+        f"\nfailover with a standby: {records} records replayed at takeover (of {KEYS} keys) "
+        f"in {seconds:.2f}s;"
+        f" kill -9 to first new output {first_output - killed_at:.2f}s"
+    )
     assert records < KEYS // 10, f"the takeover replayed {records} records: the standby was not used"

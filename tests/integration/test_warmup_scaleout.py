@@ -35,19 +35,27 @@ KEYS = 100_000
 PROBING_MS = 5_000
 
 
-def test_should_keep_processing_while_a_warmup_catches_up_then_move_the_task(bootstrap_servers, unique_name,
-                                                                                tmp_path):
+def test_should_keep_processing_while_a_warmup_catches_up_then_move_the_task(
+    bootstrap_servers, unique_name, tmp_path
+):
     source, sink, app = unique_name("wu-in"), unique_name("wu-out"), unique_name("ha-warmup")
     make_topics(bootstrap_servers, **{source: 2, sink: 2})
-    settings = {"source": source, "sink": sink, "app": app,
-                "config": {"probing_rebalance_interval_ms": PROBING_MS, "acceptable_recovery_lag": 5_000}}
+    settings = {
+        "source": source,
+        "sink": sink,
+        "app": app,
+        "config": {"probing_rebalance_interval_ms": PROBING_MS, "acceptable_recovery_lag": 5_000},
+    }
     watcher = OutputWatcher(bootstrap_servers, sink, 2)
     old = Instance(0, bootstrap_servers, settings, tmp_path / "instance-0")
     instances = [old]
     live = None
     try:
-        wait_for(lambda: old.tasks("active") == {"0_0", "0_1"}, 45,
-                 lambda: "instance 0 running both:\n" + old.text())
+        wait_for(
+            lambda: old.tasks("active") == {"0_0", "0_1"},
+            45,
+            lambda: "instance 0 running both:\n" + old.text(),
+        )
         produce_keys(bootstrap_servers, source, KEYS)
         wait_for(lambda: watcher.count() >= KEYS, 60, lambda: f"{KEYS} outputs, have {watcher.count()}")
         live = LiveProducer(bootstrap_servers, source, 2)
@@ -59,16 +67,22 @@ def test_should_keep_processing_while_a_warmup_catches_up_then_move_the_task(boo
         warmup_at, warmup_tasks = next((at, ts) for at, ts in new.reports("standby") if ts)
         (task,) = warmup_tasks
         partition = int(task.split("_")[1])
-        wait_for(lambda: task in new.tasks("active"), 60,
-                 lambda: f"{task} to move to the new instance:\n" + new.text() + "\n--- old:\n" + old.text())
+        wait_for(
+            lambda: task in new.tasks("active"),
+            60,
+            lambda: f"{task} to move to the new instance:\n" + new.text() + "\n--- old:\n" + old.text(),
+        )
         moved_at = next(at for at, ts in new.reports("active") if task in ts)
         # the hand-off began when the old instance reported running without the task
         handoff_at = next(at for at, ts in old.reports("active") if at > warmup_at and task not in ts)
         time.sleep(2.0)
         live.stop()
         produced = dict(live.produced)
-        wait_for(lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items()), 30,
-                 lambda: f"every live input counted: {produced} vs {watcher.latest()}")
+        wait_for(
+            lambda: all(watcher.latest().get(k, 0) >= n for k, n in produced.items()),
+            30,
+            lambda: f"every live input counted: {produced} vs {watcher.latest()}",
+        )
     finally:
         if live is not None:
             live.stop()
@@ -82,12 +96,16 @@ def test_should_keep_processing_while_a_warmup_catches_up_then_move_the_task(boo
     window = (handoff_at - 1, moved_at + 5)
     at_handoff = max_gap(watcher.arrivals(partition, *window), *window)
     restored = [r for r in new.restorations(since=warmup_at) if r[1] == task]
-    print(f"\nwarm-up of {task}: {handoff_at - warmup_at:.1f}s on the new instance, longest output gap "
-          f"meanwhile {during:.2f}s; pause at the hand-off {at_handoff:.2f}s; records restored by the new "
-          f"active {[r[2] for r in restored]}")
+    print(
+        f"\nwarm-up of {task}: {handoff_at - warmup_at:.1f}s on the new instance, longest output gap "
+        f"meanwhile {during:.2f}s; pause at the hand-off {at_handoff:.2f}s; records restored by the new "
+        f"active {[r[2] for r in restored]}"
+    )
     assert not [line for i in instances for line in i.text().splitlines() if "provider failed" in line], (
-        "the leader's lags fell back to relative lags: the end-offset provider failed")
+        "the leader's lags fell back to relative lags: the end-offset provider failed"
+    )
     assert handoff_at - warmup_at >= PROBING_MS / 1000 - 1.5, "the task moved before a probing rebalance"
     assert during < 3.0, f"{task}'s output paused {during:.2f}s while its warm-up caught up"
     assert restored and restored[0][2] < KEYS // 10, (
-        f"the new active restored {restored}: the warm-up was not used")
+        f"the new active restored {restored}: the warm-up was not used"
+    )

@@ -26,10 +26,26 @@ class Launcher:
     def __init__(self, bootstrap: str, topics: str, state_dir: Path, instances: int, threads: int) -> None:
         env = {**os.environ, "WORKER_TEST_TOPICS": topics}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streams_runtime.cli", "worker", "--app", APP,
-             "--instances", str(instances), "--threads", str(threads),
-             "--bootstrap-servers", bootstrap, "--state-dir", str(state_dir)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "streams_runtime.cli",
+                "worker",
+                "--app",
+                APP,
+                "--instances",
+                str(instances),
+                "--threads",
+                str(threads),
+                "--bootstrap-servers",
+                bootstrap,
+                "--state-dir",
+                str(state_dir),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()

@@ -51,11 +51,27 @@ def test_should_serve_each_instance_api_on_its_own_port(kafka_broker, unique_nam
     produce(kafka_broker, source, ((k.encode(), b"v") for i, k in enumerate(KEYS) for _ in range(i % 3 + 1)))
     port = _two_free_ports()
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "streams_runtime.cli", "worker", "--app", "tests.integration.worker_app:app",
-         "--instances", "2", "--bootstrap-servers", kafka_broker, "--state-dir", str(tmp_path / "state"),
-         "--http-port", str(port)],
-        cwd=ROOT, env={**os.environ, "WORKER_TEST_TOPICS": f"{source},{output},{app_id}"},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "streams_runtime.cli",
+            "worker",
+            "--app",
+            "tests.integration.worker_app:app",
+            "--instances",
+            "2",
+            "--bootstrap-servers",
+            kafka_broker,
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--http-port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "WORKER_TEST_TOPICS": f"{source},{output},{app_id}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: list[str] = []
     out = launcher.stdout
@@ -71,8 +87,11 @@ def test_should_serve_each_instance_api_on_its_own_port(kafka_broker, unique_nam
 
     try:
         for p in (port, port + 1):
-            wait_until(lambda p=p: _status(f"http://127.0.0.1:{p}/health/ready") == 200, 60,
-                       lambda p=p: f"instance on port {p} ready; output: {lines[-10:]}")
+            wait_until(
+                lambda p=p: _status(f"http://127.0.0.1:{p}/health/ready") == 200,
+                60,
+                lambda p=p: f"instance on port {p} ready; output: {lines[-10:]}",
+            )
         for p in (port, port + 1):
             wait_until(lambda p=p: counts_right(p), 45, f"every key answered through port {p}")
             metrics = httpx.get(f"http://127.0.0.1:{p}/metrics", timeout=10).text

@@ -24,8 +24,13 @@ def _pids(home: Path) -> dict[str, int]:
     return {p.stem: int(p.read_text()) for p in (home / "workers").glob("*.pid")}
 
 
-def test_workers_script_starts_scales_reports_and_stops_instances(tmp_path: Path, bootstrap_servers: str) -> None:
-    create_topics(create_admin(bootstrap_servers), [TopicSpec(PAYMENTS_TOPIC, PARTITIONS), TopicSpec(RESULTS_TOPIC, PARTITIONS)])
+def test_workers_script_starts_scales_reports_and_stops_instances(
+    tmp_path: Path, bootstrap_servers: str
+) -> None:
+    create_topics(
+        create_admin(bootstrap_servers),
+        [TopicSpec(PAYMENTS_TOPIC, PARTITIONS), TopicSpec(RESULTS_TOPIC, PARTITIONS)],
+    )
     home = tmp_path / "home"
     env = {
         **os.environ,

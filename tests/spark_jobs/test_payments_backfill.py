@@ -168,16 +168,20 @@ def test_should_skip_an_unchanged_rerun_and_publish_a_changed_or_forced_one_in_a
 
     first = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
     # new input outside the interval moves the input offsets but not the result: still skipped
-    produce(bootstrap_servers, topic, [Record(0, b"user-0", {"payment_id": 500, "user": "user-0",
-                                                             "amount": 5.0}, T0 + 5 * H)])
+    produce(
+        bootstrap_servers,
+        topic,
+        [Record(0, b"user-0", {"payment_id": 500, "user": "user-0", "amount": 5.0}, T0 + 5 * H)],
+    )
     rerun = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
 
     assert rerun["publish_skipped"] is True and rerun["published"] == 0
     assert rerun["publish_id"] == first["publish_id"] and rerun["source_offsets"] != first["source_offsets"]
     assert len(read_to_end(bootstrap_servers, spend, committed=True)) == first["published"]
 
-    forced = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark,
-                          force_publish=True)
+    forced = run_backfill(
+        bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark, force_publish=True
+    )
     late = Record(1, b"user-1", {"payment_id": 501, "user": "user-1", "amount": 7.5}, T0 + 60_000)
     produce(bootstrap_servers, topic, [late])
     changed = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
@@ -189,8 +193,9 @@ def test_should_skip_an_unchanged_rerun_and_publish_a_changed_or_forced_one_in_a
     assert list(attempts) == [first["publish_id"], forced["publish_id"], changed["publish_id"]]
     assert sorted(attempts[forced["publish_id"]]) == sorted(attempts[first["publish_id"]])
     messages = read_to_end(bootstrap_servers, spend, committed=True)
-    newest = [m for m in messages
-              if dict(m.headers())["backfill.publish_id"].decode() == changed["publish_id"]]
+    newest = [
+        m for m in messages if dict(m.headers())["backfill.publish_id"].decode() == changed["publish_id"]
+    ]
     assert published_rows(newest) == expected(records + [late], *interval)
     assert read_marker(Path(changed["publish_marker"]))["publish_id"] == changed["publish_id"]
 
@@ -223,10 +228,14 @@ def test_should_commit_nothing_and_write_no_marker_when_the_publish_fails_midway
     assert failed.value.aborted and failed.value.sent == 3
     assert not (out / "_published").exists(), "no marker for an aborted publish"
     assert read_to_end(bootstrap_servers, spend, committed=True) == [] or set(
-        by_attempt(read_to_end(bootstrap_servers, spend, committed=True))) == {failed.value.publish_id}
+        by_attempt(read_to_end(bootstrap_servers, spend, committed=True))
+    ) == {failed.value.publish_id}
     retry = run_backfill(bootstrap_servers, topic, out, *interval, publish_topic=spend, spark=spark)
 
     assert retry["transactional_id"] == failed.value.transactional_id
-    committed = [m for m in read_to_end(bootstrap_servers, spend, committed=True)
-                 if dict(m.headers())["backfill.publish_id"].decode() == retry["publish_id"]]
+    committed = [
+        m
+        for m in read_to_end(bootstrap_servers, spend, committed=True)
+        if dict(m.headers())["backfill.publish_id"].decode() == retry["publish_id"]
+    ]
     assert published_rows(committed) == expected(records, *interval)

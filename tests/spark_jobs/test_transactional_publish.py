@@ -47,8 +47,13 @@ def interval_records(n: int = N) -> list[tuple[bytes, bytes]]:
 def read_to_end(bootstrap: str, topic: str, *, committed: bool, timeout: float = 20.0) -> list[Any]:
     """Every record of ``topic`` (one partition) up to its end for the isolation level: for
     read_committed the last stable offset, so an open transaction's records are not returned."""
-    consumer = create_consumer(bootstrap, f"publish-reader-{time.monotonic_ns()}",
-                               {"enable.partition.eof": True}, low_latency=True, read_committed=committed)
+    consumer = create_consumer(
+        bootstrap,
+        f"publish-reader-{time.monotonic_ns()}",
+        {"enable.partition.eof": True},
+        low_latency=True,
+        read_committed=committed,
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     out: list[Any] = []
     deadline = time.monotonic() + timeout
@@ -105,8 +110,9 @@ def test_should_make_a_committed_publish_visible_to_read_committed_readers_exact
     records = interval_records()
     txn = transactional_id("payments_backfill", out_topic, "20240101T000000Z_20240102T000000Z")
 
-    result = publish_transactionally(bootstrap_servers, out_topic, records, txn,
-                                     headers={"backfill.interval_id": "i1"})
+    result = publish_transactionally(
+        bootstrap_servers, out_topic, records, txn, headers={"backfill.interval_id": "i1"}
+    )
 
     visible = read_to_end(bootstrap_servers, out_topic, committed=True)
     assert result.records == N and result.transactional_id == txn
@@ -123,12 +129,18 @@ def test_should_show_read_committed_readers_nothing_while_the_publish_transactio
     seen_open: dict[str, int] = {}
 
     def look() -> None:
-        wait_for(lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
-                 "the open transaction's records to reach the broker")
+        wait_for(
+            lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
+            "the open transaction's records to reach the broker",
+        )
         seen_open["committed"] = len(read_to_end(bootstrap_servers, out_topic, committed=True))
 
-    publish_transactionally(bootstrap_servers, out_topic, pausing(records, N // 2, look),
-                            transactional_id("payments_backfill", out_topic, "open"))
+    publish_transactionally(
+        bootstrap_servers,
+        out_topic,
+        pausing(records, N // 2, look),
+        transactional_id("payments_backfill", out_topic, "open"),
+    )
 
     assert seen_open == {"committed": 0}, "the last stable offset hid the open transaction"
     assert len(read_to_end(bootstrap_servers, out_topic, committed=True)) == N
@@ -141,8 +153,10 @@ def test_should_abort_a_publish_that_fails_midway_and_publish_exactly_once_on_re
     txn = transactional_id("payments_backfill", out_topic, "retried")
 
     def fail() -> None:
-        wait_for(lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
-                 "the failing attempt's records to reach the broker")
+        wait_for(
+            lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
+            "the failing attempt's records to reach the broker",
+        )
         assert read_to_end(bootstrap_servers, out_topic, committed=True) == []
         raise RuntimeError("injected failure mid-publish")
 
@@ -162,16 +176,16 @@ def test_should_abort_a_publish_that_fails_midway_and_publish_exactly_once_on_re
     assert set(committed) <= {retry.publish_id, failed.value.publish_id}
 
 
-def test_should_fence_a_zombie_attempt_when_a_retry_takes_its_transactional_id(
-    bootstrap_servers, out_topic
-):
+def test_should_fence_a_zombie_attempt_when_a_retry_takes_its_transactional_id(bootstrap_servers, out_topic):
     records = interval_records()
     txn = transactional_id("payments_backfill", out_topic, "zombie")
     retry: dict[str, Any] = {}
 
     def retry_meanwhile() -> None:
-        wait_for(lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
-                 "the zombie's records to reach the broker")
+        wait_for(
+            lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
+            "the zombie's records to reach the broker",
+        )
         retry["result"] = publish_transactionally(bootstrap_servers, out_topic, records, txn)
 
     with pytest.raises(PublishFencedError) as fenced:
@@ -183,7 +197,8 @@ def test_should_fence_a_zombie_attempt_when_a_retry_takes_its_transactional_id(
     assert sorted(committed[winner.publish_id]) == sorted(records)
     assert set(committed) <= {winner.publish_id, fenced.value.publish_id}
     assert len(committed.get(fenced.value.publish_id, [])) <= N // 2, (
-        "the zombie sent nothing after the fence")
+        "the zombie sent nothing after the fence"
+    )
 
 
 # ---------------------------------------------------------------------- kafka_only (Tansu lacks this)
@@ -195,8 +210,10 @@ def test_should_hide_a_failed_attempt_from_read_committed_readers_after_its_abor
     txn = transactional_id("payments_backfill", out_topic, "aborted")
 
     def fail() -> None:
-        wait_for(lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
-                 "the failing attempt's records to reach the broker")
+        wait_for(
+            lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
+            "the failing attempt's records to reach the broker",
+        )
         raise RuntimeError("injected failure mid-publish")
 
     with pytest.raises(PublishError):

@@ -31,8 +31,11 @@ S, L = Serdes.String(), Serdes.Long()
 
 
 def _materialized(with_cache: bool, store_type: str = "rocksdb"):
-    mat = Materialized.as_("counts").with_store_type(store_type) if store_type != "rocksdb" \
+    mat = (
+        Materialized.as_("counts").with_store_type(store_type)
+        if store_type != "rocksdb"
         else Materialized.as_("counts")
+    )
     return mat.with_caching_enabled() if with_cache else mat.with_caching_disabled()
 
 
@@ -105,7 +108,10 @@ def test_should_emit_hopping_windows_in_start_then_key_order_and_drop_late_recor
         # store's retention (size + grace = 12): their finals still go out (emitted before the write)
         _pipe(inp, ("a", 30))
         assert out.read_records_to_list() == [
-            TestRecord("a@10/20", 1, 12), TestRecord("b@10/20", 2, 17), TestRecord("b@15/25", 1, 17)]
+            TestRecord("a@10/20", 1, 12),
+            TestRecord("b@10/20", 2, 17),
+            TestRecord("b@15/25", 1, 17),
+        ]
         _pipe(inp, ("a", 2))  # its only window [0,10) closed long ago
         assert out.read_records_to_list() == []
         assert driver.metrics.total("dropped-records") == 2
@@ -123,8 +129,12 @@ def test_should_keep_current_aggregates_queryable_while_holding_results_back():
 @pytest.mark.parametrize("with_cache", [True, False], ids=["cached", "uncached"])
 def test_should_emit_final_reduce_and_aggregate_values_without_old_values(with_cache):
     builder = StreamsBuilder()
-    windowed = builder.stream("in").group_by_key().windowed_by(TimeWindows.of_size_with_no_grace(10)) \
+    windowed = (
+        builder.stream("in")
+        .group_by_key()
+        .windowed_by(TimeWindows.of_size_with_no_grace(10))
         .emit_strategy(EmitStrategy.on_window_close())
+    )
     mat = _materialized(with_cache).with_value_serde(S)
     reduced = windowed.reduce(lambda agg, v: agg + v, mat)
     reduced.to_stream().map(lambda k, v: (f"{k.key}@{k.window.start}", v)).to("out")
@@ -157,8 +167,9 @@ def test_should_emit_sliding_windows_once_their_inclusive_end_is_below_close_tim
 
 def test_should_forward_every_update_by_default_and_with_on_window_update():
     def run(strategy):
-        driver, inp, out = _driver(_count_on_close(TimeWindows.of_size_and_grace(10, 5), _materialized(False),
-                                                   strategy))
+        driver, inp, out = _driver(
+            _count_on_close(TimeWindows.of_size_and_grace(10, 5), _materialized(False), strategy)
+        )
         run.metrics = driver.metrics
         with driver:
             _pipe(inp, ("a", 1), ("a", 7))
@@ -168,17 +179,23 @@ def test_should_forward_every_update_by_default_and_with_on_window_update():
     assert run(EmitStrategy.on_window_update()) == expected
     assert not any(s.name == "emitted-records" for s in run.metrics.sensors())
     builder = StreamsBuilder()
-    _to_out(builder.stream("in").group_by_key().windowed_by(TimeWindows.of_size_and_grace(10, 5))
-            .count(_materialized(False)))
+    _to_out(
+        builder.stream("in")
+        .group_by_key()
+        .windowed_by(TimeWindows.of_size_and_grace(10, 5))
+        .count(_materialized(False))
+    )
     driver, inp, out = _driver(builder.build())
     with driver:
         _pipe(inp, ("a", 1), ("a", 7))
         assert out.read_records_to_list() == expected
 
 
-@pytest.mark.parametrize("windows", [TimeWindows.of_size_and_grace(10, 5),
-                                     SlidingWindows.of_time_difference_and_grace(10, 5)],
-                         ids=["time", "sliding"])
+@pytest.mark.parametrize(
+    "windows",
+    [TimeWindows.of_size_and_grace(10, 5), SlidingWindows.of_time_difference_and_grace(10, 5)],
+    ids=["time", "sliding"],
+)
 def test_should_leave_describe_unchanged(windows):
     def describe(strategy):
         builder = StreamsBuilder()
@@ -228,17 +245,21 @@ def test_should_expose_the_strategy_type_like_kafka_streams():
 
 
 def test_session_windows_do_not_take_an_emit_strategy_yet():
-    windowed = StreamsBuilder().stream("in").group_by_key().windowed_by(
-        SessionWindows.of_inactivity_gap_with_no_grace(10))
+    windowed = (
+        StreamsBuilder()
+        .stream("in")
+        .group_by_key()
+        .windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(10))
+    )
     assert not hasattr(windowed, "emit_strategy")
 
 
 def test_should_emit_windowed_keys_with_their_time_window():
     builder = StreamsBuilder()
     seen = []
-    builder.stream("in").group_by_key().windowed_by(TimeWindows.of_size_with_no_grace(10)) \
-        .emit_strategy(EmitStrategy.on_window_close()).count(_materialized(False)) \
-        .to_stream().foreach(lambda k, v: seen.append((k, v)))
+    builder.stream("in").group_by_key().windowed_by(TimeWindows.of_size_with_no_grace(10)).emit_strategy(
+        EmitStrategy.on_window_close()
+    ).count(_materialized(False)).to_stream().foreach(lambda k, v: seen.append((k, v)))
     driver = TopologyTestDriver(builder.build(), {"default_key_serde": S, "default_value_serde": S})
     with driver:
         inp = driver.create_input_topic("in", S, S)

@@ -28,16 +28,21 @@ def _stream_stream(kind, windows, **kw):
     joined.to("out", Produced.with_(I, S))
     topology = builder.build()
     driver = TopologyTestDriver(topology)
-    return (topology, driver, driver.create_input_topic("left", I, S), driver.create_input_topic("right", I, S),
-            driver.create_output_topic("out", I, S))
+    return (
+        topology,
+        driver,
+        driver.create_input_topic("left", I, S),
+        driver.create_input_topic("right", I, S),
+        driver.create_output_topic("out", I, S),
+    )
 
 
 def test_inner_join_emits_matches_within_window_at_max_timestamp():
     _, driver, left, right, out = _stream_stream("join", JoinWindows.of_time_difference_with_no_grace(100))
     with driver:
         left.pipe_input(0, "A0", 0)
-        right.pipe_input(0, "a0", 100)    # exactly at the window bound: joins
-        right.pipe_input(0, "b0", 101)    # one past: no join
+        right.pipe_input(0, "a0", 100)  # exactly at the window bound: joins
+        right.pipe_input(0, "b0", 101)  # one past: no join
         left.pipe_input(1, "A1", 5)
         assert out.read_records_to_list() == [TestRecord(0, "A0+a0", 100)]
 
@@ -47,7 +52,7 @@ def test_inner_join_respects_before_and_after():
     _, driver, left, right, out = _stream_stream("join", windows)
     with driver:
         right.pipe_input(0, "r", 95)
-        left.pipe_input(0, "l", 100)      # right record 5 ms before: within before=10
+        left.pipe_input(0, "l", 100)  # right record 5 ms before: within before=10
         right.pipe_input(0, "late-side", 105)  # 5 ms after the left record: after=0, no join
         assert out.read_values_to_list() == ["l+r"]
 
@@ -56,15 +61,17 @@ def test_left_join_emits_non_joined_record_only_after_window_closes():
     _, driver, left, right, out = _stream_stream("left_join", JoinWindows.of_time_difference_and_grace(10, 5))
     with driver:
         left.pipe_input(0, "A0", 0)
-        assert out.is_empty()             # not yet: a right record could still arrive
-        right.pipe_input(9, "x", 15)      # stream time 15 = 0 + after(10) + grace(5): window still open
+        assert out.is_empty()  # not yet: a right record could still arrive
+        right.pipe_input(9, "x", 15)  # stream time 15 = 0 + after(10) + grace(5): window still open
         assert out.is_empty()
-        right.pipe_input(9, "y", 16)      # stream time passes window end + grace: emitted now
+        right.pipe_input(9, "y", 16)  # stream time passes window end + grace: emitted now
         assert out.read_records_to_list() == [TestRecord(0, "A0+None", 0)]
 
 
 def test_left_join_with_later_match_emits_no_spurious_null_result():
-    _, driver, left, right, out = _stream_stream("left_join", JoinWindows.of_time_difference_with_no_grace(10))
+    _, driver, left, right, out = _stream_stream(
+        "left_join", JoinWindows.of_time_difference_with_no_grace(10)
+    )
     with driver:
         left.pipe_input(0, "A0", 0)
         right.pipe_input(0, "a0", 5)
@@ -73,7 +80,9 @@ def test_left_join_with_later_match_emits_no_spurious_null_result():
 
 
 def test_outer_join_emits_both_sides_unmatched_after_close_oldest_first():
-    _, driver, left, right, out = _stream_stream("outer_join", JoinWindows.of_time_difference_with_no_grace(10))
+    _, driver, left, right, out = _stream_stream(
+        "outer_join", JoinWindows.of_time_difference_with_no_grace(10)
+    )
     with driver:
         left.pipe_input(0, "A0", 0)
         right.pipe_input(1, "b1", 1)
@@ -90,13 +99,20 @@ def test_stream_stream_join_drops_null_values_and_counts_them():
 
 
 def test_stream_stream_join_names_stores_and_copartitions_inputs():
-    topology, driver, *_ = _stream_stream("left_join", JoinWindows.of_time_difference_with_no_grace(10),
-                                          stream_joined=StreamJoined.as_("j"))
+    topology, driver, *_ = _stream_stream(
+        "left_join", JoinWindows.of_time_difference_with_no_grace(10), stream_joined=StreamJoined.as_("j")
+    )
     driver.close()
     text = str(topology.describe())
-    assert "j-this-join-store" in text and "j-outer-other-join-store" in text and "j-left-shared-join-store" in text
+    assert (
+        "j-this-join-store" in text
+        and "j-outer-other-join-store" in text
+        and "j-left-shared-join-store" in text
+    )
     assert topology.sub_topologies()[0].copartition_groups == [["left", "right"]]
-    assert topology.internal_topic_configs()["j-this-join-store-changelog"]["cleanup.policy"] == "compact,delete"
+    assert (
+        topology.internal_topic_configs()["j-this-join-store-changelog"]["cleanup.policy"] == "compact,delete"
+    )
 
 
 def _stream_table(kind, rekey=False):
@@ -108,15 +124,20 @@ def _stream_table(kind, rekey=False):
     getattr(stream, kind)(table, lambda o, u: f"{o}|{u}", Joined.with_(S, S)).to("out", Produced.with_(S, S))
     topology = builder.build()
     driver = TopologyTestDriver(topology)
-    return (topology, driver, driver.create_input_topic("orders", S, S), driver.create_input_topic("users", S, S),
-            driver.create_output_topic("out", S, S))
+    return (
+        topology,
+        driver,
+        driver.create_input_topic("orders", S, S),
+        driver.create_input_topic("users", S, S),
+        driver.create_output_topic("out", S, S),
+    )
 
 
 def test_stream_table_join_looks_up_table_and_table_updates_do_not_trigger_output():
     _, driver, orders, users, out = _stream_table("join")
     with driver:
-        orders.pipe_input("u1", "o1", 1)          # no user yet: inner join emits nothing
-        users.pipe_input("u1", "alice", 2)        # table update: no output
+        orders.pipe_input("u1", "o1", 1)  # no user yet: inner join emits nothing
+        users.pipe_input("u1", "alice", 2)  # table update: no output
         assert out.is_empty()
         orders.pipe_input("u1", "o2", 3)
         assert out.read_records_to_list() == [TestRecord("u1", "o2|alice", 3)]
@@ -127,7 +148,7 @@ def test_stream_table_left_join_sees_table_tombstone_as_missing():
     with driver:
         users.pipe_input("u1", "alice", 1)
         orders.pipe_input("u1", "o1", 2)
-        users.pipe_input("u1", None, 3)           # tombstone on the table side
+        users.pipe_input("u1", None, 3)  # tombstone on the table side
         orders.pipe_input("u1", "o2", 4)
         assert out.read_values_to_list() == ["o1|alice", "o2|None"]
 
@@ -155,17 +176,25 @@ def test_stream_global_table_join_uses_key_selector():
         orders.pipe_input("o1", "u1", 1)
         orders.pipe_input("o2", "u2", 2)
         assert driver.create_output_topic("out", S, S).read_key_values_to_list() == [
-            ("o1", "u1|alice"), ("o2", "u2|None")]
+            ("o1", "u1|alice"),
+            ("o2", "u2|None"),
+        ]
 
 
 def _table_table(kind, materialized=None):
     builder = StreamsBuilder()
     left = builder.table("l", Consumed.with_(S, S))
     right = builder.table("r", Consumed.with_(S, S))
-    getattr(left, kind)(right, lambda a, b: f"{a}+{b}", materialized).to_stream().to("out", Produced.with_(S, S))
+    getattr(left, kind)(right, lambda a, b: f"{a}+{b}", materialized).to_stream().to(
+        "out", Produced.with_(S, S)
+    )
     driver = TopologyTestDriver(builder.build())
-    return driver, driver.create_input_topic("l", S, S), driver.create_input_topic("r", S, S), \
-        driver.create_output_topic("out", S, S)
+    return (
+        driver,
+        driver.create_input_topic("l", S, S),
+        driver.create_input_topic("r", S, S),
+        driver.create_output_topic("out", S, S),
+    )
 
 
 def test_table_table_inner_join_propagates_tombstones_from_both_sides():
@@ -173,11 +202,15 @@ def test_table_table_inner_join_propagates_tombstones_from_both_sides():
     with driver:
         left.pipe_input("k", "A", 1)
         right.pipe_input("k", "a", 5)
-        left.pipe_input("k", None, 6)     # left tombstone: result deleted
+        left.pipe_input("k", None, 6)  # left tombstone: result deleted
         left.pipe_input("k", "B", 7)
-        right.pipe_input("k", None, 8)    # right tombstone: result deleted
+        right.pipe_input("k", None, 8)  # right tombstone: result deleted
         assert out.read_records_to_list() == [
-            TestRecord("k", "A+a", 5), TestRecord("k", None, 6), TestRecord("k", "B+a", 7), TestRecord("k", None, 8)]
+            TestRecord("k", "A+a", 5),
+            TestRecord("k", None, 6),
+            TestRecord("k", "B+a", 7),
+            TestRecord("k", None, 8),
+        ]
 
 
 def test_table_table_left_join_keeps_left_rows_and_null_fills_right():
@@ -186,7 +219,7 @@ def test_table_table_left_join_keeps_left_rows_and_null_fills_right():
         left.pipe_input("k", "A", 1)
         right.pipe_input("k", "a", 2)
         right.pipe_input("k", None, 3)
-        right.pipe_input("x", "only-right", 4)   # no left row: nothing
+        right.pipe_input("x", "only-right", 4)  # no left row: nothing
         left.pipe_input("k", None, 5)
         assert out.read_values_to_list() == ["A+None", "A+a", "A+None", None]
 

@@ -25,16 +25,24 @@ HOUR = 3_600_000
 
 def _topology():
     builder = StreamsBuilder({"application_id": "spend"})
-    transactions = builder.stream("transactions", Consumed.with_(S, J))       # key: transaction_id
+    transactions = builder.stream("transactions", Consumed.with_(S, J))  # key: transaction_id
     users = builder.table("users", Consumed.with_(S, J), Materialized.as_("users-store"))  # key: user_id
-    enriched = (transactions.select_key(lambda tx_id, tx: tx["user_id"])
-                .join(users, lambda tx, user: {**tx, "country": user["country"]}, Joined.with_(S, J).with_name("tx-by-user")))
-    (enriched.group_by_key(Grouped.with_(S, J, "spend-by-user"))
-     .windowed_by(TimeWindows.of_size_and_grace(HOUR, 60_000))
-     .aggregate(lambda: 0.0, lambda user, tx, total: total + tx["amount"], Materialized.as_("spend").with_value_serde(D))
-     .suppress(Suppressed.until_window_closes(BufferConfig.unbounded()).with_name("final-spend"))
-     .to_stream().map(lambda w, total: (f"{w.key}@{w.window.start}", total))
-     .to("spend-per-user", Produced.with_(S, D)))
+    enriched = transactions.select_key(lambda tx_id, tx: tx["user_id"]).join(
+        users, lambda tx, user: {**tx, "country": user["country"]}, Joined.with_(S, J).with_name("tx-by-user")
+    )
+    (
+        enriched.group_by_key(Grouped.with_(S, J, "spend-by-user"))
+        .windowed_by(TimeWindows.of_size_and_grace(HOUR, 60_000))
+        .aggregate(
+            lambda: 0.0,
+            lambda user, tx, total: total + tx["amount"],
+            Materialized.as_("spend").with_value_serde(D),
+        )
+        .suppress(Suppressed.until_window_closes(BufferConfig.unbounded()).with_name("final-spend"))
+        .to_stream()
+        .map(lambda w, total: (f"{w.key}@{w.window.start}", total))
+        .to("spend-per-user", Produced.with_(S, D))
+    )
     return builder.build()
 
 
@@ -57,9 +65,11 @@ def test_final_windowed_spend_per_user_after_rekey_and_join():
         tx.pipe_input("t1", {"user_id": "u1", "amount": 10.0}, 1_000)
         tx.pipe_input("t2", {"user_id": "u2", "amount": 5.0}, 2_000)
         tx.pipe_input("t3", {"user_id": "u1", "amount": 2.5}, 30 * 60_000)
-        tx.pipe_input("t4", {"user_id": "u1", "amount": 1.0}, HOUR + 30_000)   # next window
-        assert out.is_empty()                                                  # grace not passed
-        tx.pipe_input("t5", {"user_id": "u2", "amount": 1.0}, HOUR + 60_000)   # stream time = end + grace
+        tx.pipe_input("t4", {"user_id": "u1", "amount": 1.0}, HOUR + 30_000)  # next window
+        assert out.is_empty()  # grace not passed
+        tx.pipe_input("t5", {"user_id": "u2", "amount": 1.0}, HOUR + 60_000)  # stream time = end + grace
         assert out.read_records_to_list() == [
-            TestRecord("u1@0", 12.5, 30 * 60_000), TestRecord("u2@0", 5.0, 2_000)]
+            TestRecord("u1@0", 12.5, 30 * 60_000),
+            TestRecord("u2@0", 5.0, 2_000),
+        ]
         assert "spend-tx-by-user-repartition" in driver.produced_topic_names()

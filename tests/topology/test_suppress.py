@@ -28,10 +28,16 @@ S, L = Serdes.String(), Serdes.Long()
 
 def _final_results_driver(grace=5):
     builder = StreamsBuilder()
-    (builder.stream("in", Consumed.with_(S, S)).group_by_key()
-     .windowed_by(TimeWindows.of_size_and_grace(10, grace)).count(Materialized.as_("counts"))
-     .suppress(Suppressed.until_window_closes(BufferConfig.unbounded()).with_name("final"))
-     .to_stream().map(lambda k, v: (f"{k.key}@{k.window.start}", v)).to("out", Produced.with_(S, L)))
+    (
+        builder.stream("in", Consumed.with_(S, S))
+        .group_by_key()
+        .windowed_by(TimeWindows.of_size_and_grace(10, grace))
+        .count(Materialized.as_("counts"))
+        .suppress(Suppressed.until_window_closes(BufferConfig.unbounded()).with_name("final"))
+        .to_stream()
+        .map(lambda k, v: (f"{k.key}@{k.window.start}", v))
+        .to("out", Produced.with_(S, L))
+    )
     topology = builder.build()
     driver = TopologyTestDriver(topology)
     return topology, driver, driver.create_input_topic("in", S, S), driver.create_output_topic("out", S, L)
@@ -42,8 +48,8 @@ def test_should_emit_exactly_one_final_result_per_window_when_stream_time_reache
     with driver:
         for key, ts in [("a", 1), ("a", 3), ("b", 4), ("a", 12), ("a", 2), ("a", 14)]:
             inp.pipe_input(key, "x", ts)
-        assert out.is_empty()                     # stream time 14 < 10 + 5
-        inp.pipe_input("a", "x", 15)              # exactly window end + grace
+        assert out.is_empty()  # stream time 14 < 10 + 5
+        inp.pipe_input("a", "x", 15)  # exactly window end + grace
         assert out.read_records_to_list() == [TestRecord("a@0", 3, 3), TestRecord("b@0", 1, 4)]
         inp.pipe_input("a", "x", 30)
         assert out.read_records_to_list() == [TestRecord("a@10", 3, 15)]
@@ -64,8 +70,12 @@ def test_until_window_closes_rejects_an_emit_early_buffer():
 
 def _time_limit_driver(suppressed):
     builder = StreamsBuilder()
-    (builder.table("in", Consumed.with_(S, S), Materialized.as_("t"))
-     .suppress(suppressed).to_stream().to("out", Produced.with_(S, S)))
+    (
+        builder.table("in", Consumed.with_(S, S), Materialized.as_("t"))
+        .suppress(suppressed)
+        .to_stream()
+        .to("out", Produced.with_(S, S))
+    )
     driver = TopologyTestDriver(builder.build())
     return driver, driver.create_input_topic("in", S, S), driver.create_output_topic("out", S, S)
 
@@ -76,23 +86,25 @@ def test_until_time_limit_emits_latest_value_per_key_after_the_limit():
         inp.pipe_input("k", "v1", 0)
         inp.pipe_input("k", "v2", 5)
         assert out.is_empty()
-        inp.pipe_input("other", "x", 15)          # k buffered at 5: 5 <= 15 - 10
+        inp.pipe_input("other", "x", 15)  # k buffered at 5: 5 <= 15 - 10
         assert out.read_records_to_list() == [TestRecord("k", "v2", 5)]
 
 
 def test_until_time_limit_emits_early_when_max_records_is_exceeded():
     driver, inp, out = _time_limit_driver(
-        Suppressed.until_time_limit(1000, BufferConfig.max_records(1).emit_early_when_full()))
+        Suppressed.until_time_limit(1000, BufferConfig.max_records(1).emit_early_when_full())
+    )
     with driver:
         inp.pipe_input("a", "1", 0)
         assert out.is_empty()
-        inp.pipe_input("b", "2", 1)               # two records > 1: the oldest goes out early
+        inp.pipe_input("b", "2", 1)  # two records > 1: the oldest goes out early
         assert out.read_key_values_to_list() == [("a", "1")]
 
 
 def test_until_time_limit_shuts_down_when_full_if_asked():
     driver, inp, _ = _time_limit_driver(
-        Suppressed.until_time_limit(1000, BufferConfig.max_records(1).shut_down_when_full()))
+        Suppressed.until_time_limit(1000, BufferConfig.max_records(1).shut_down_when_full())
+    )
     with driver:
         inp.pipe_input("a", "1", 0)
         with pytest.raises(StreamsError):
@@ -104,10 +116,12 @@ class _IdleKeyCloser(Processor):
 
     def init(self, context):
         self.context = context
-        context.schedule(100, PunctuationType.WALL_CLOCK_TIME,
-                         lambda now: context.forward(Record("tick", str(now), now)))
-        context.schedule(10, PunctuationType.STREAM_TIME,
-                         lambda ts: context.forward(Record("stream", str(ts), ts)))
+        context.schedule(
+            100, PunctuationType.WALL_CLOCK_TIME, lambda now: context.forward(Record("tick", str(now), now))
+        )
+        context.schedule(
+            10, PunctuationType.STREAM_TIME, lambda ts: context.forward(Record("stream", str(ts), ts))
+        )
 
     def process(self, record):
         pass

@@ -31,12 +31,18 @@ def _time_window_driver(windows, materialized=None, op="count"):
     builder = StreamsBuilder()
     grouped = builder.stream("in", Consumed.with_(S, S)).group_by_key().windowed_by(windows)
     mat = materialized or Materialized.as_("counts").with_caching_disabled()
-    table = grouped.count(mat) if op == "count" else grouped.reduce(lambda a, v: a + v, mat.with_value_serde(S))
+    table = (
+        grouped.count(mat) if op == "count" else grouped.reduce(lambda a, v: a + v, mat.with_value_serde(S))
+    )
     _flatten(table).to("out", Produced.with_(S, L if op == "count" else S))
     topology = builder.build()
     driver = TopologyTestDriver(topology)
-    return topology, driver, driver.create_input_topic("in", S, S), \
-        driver.create_output_topic("out", S, L if op == "count" else S)
+    return (
+        topology,
+        driver,
+        driver.create_input_topic("in", S, S),
+        driver.create_output_topic("out", S, L if op == "count" else S),
+    )
 
 
 def test_should_count_per_tumbling_window_with_max_timestamp_of_window():
@@ -45,8 +51,11 @@ def test_should_count_per_tumbling_window_with_max_timestamp_of_window():
         for ts in (1, 7, 3, 12):
             inp.pipe_input("a", "x", ts)
         assert out.read_records_to_list() == [
-            TestRecord("a@0/10", 1, 1), TestRecord("a@0/10", 2, 7), TestRecord("a@0/10", 3, 7),
-            TestRecord("a@10/20", 1, 12)]
+            TestRecord("a@0/10", 1, 1),
+            TestRecord("a@0/10", 2, 7),
+            TestRecord("a@0/10", 3, 7),
+            TestRecord("a@10/20", 1, 12),
+        ]
 
 
 def test_should_update_every_hopping_window_containing_the_record():
@@ -59,12 +68,12 @@ def test_should_update_every_hopping_window_containing_the_record():
 def test_should_accept_out_of_order_record_within_grace_and_drop_it_exactly_at_window_end_plus_grace():
     _, driver, inp, out = _time_window_driver(TimeWindows.of_size_and_grace(10, 5))
     with driver:
-        inp.pipe_input("a", "x", 14)      # stream time 14: window [0,10) still open (10 > 14 - 5)
-        inp.pipe_input("a", "x", 2)       # out of order, within grace
+        inp.pipe_input("a", "x", 14)  # stream time 14: window [0,10) still open (10 > 14 - 5)
+        inp.pipe_input("a", "x", 2)  # out of order, within grace
         assert [r.key for r in out.read_records_to_list()] == ["a@10/20", "a@0/10"]
-        inp.pipe_input("a", "x", 15)      # stream time 15 = window end + grace: [0,10) now closed
+        inp.pipe_input("a", "x", 15)  # stream time 15 = window end + grace: [0,10) now closed
         out.read_records_to_list()
-        inp.pipe_input("a", "x", 3)       # late: dropped, counted, not emitted
+        inp.pipe_input("a", "x", 3)  # late: dropped, counted, not emitted
         assert out.is_empty()
         assert driver.metrics.total("dropped-records") == 1
 
@@ -107,19 +116,25 @@ def test_window_store_retention_and_changelog_follow_size_plus_grace_or_material
     assert config["cleanup.policy"] == "compact,delete"
     assert int(config["retention.ms"]) == 15 + 24 * 3600 * 1000
     topology, driver, _, _ = _time_window_driver(
-        TimeWindows.of_size_and_grace(10, 5), Materialized.as_("counts").with_retention(1000))
+        TimeWindows.of_size_and_grace(10, 5), Materialized.as_("counts").with_retention(1000)
+    )
     driver.close()
-    assert int(topology.internal_topic_configs()["counts-changelog"]["retention.ms"]) == 1000 + 24 * 3600 * 1000
+    assert (
+        int(topology.internal_topic_configs()["counts-changelog"]["retention.ms"]) == 1000 + 24 * 3600 * 1000
+    )
 
 
 def test_should_reject_retention_smaller_than_size_plus_grace():
     with pytest.raises(TopologyError):
-        _time_window_driver(TimeWindows.of_size_and_grace(10, 5), Materialized.as_("counts").with_retention(12))
+        _time_window_driver(
+            TimeWindows.of_size_and_grace(10, 5), Materialized.as_("counts").with_retention(12)
+        )
 
 
 def test_should_work_with_in_memory_window_store_and_caching():
     _, driver, inp, out = _time_window_driver(
-        TimeWindows.of_size_with_no_grace(10), Materialized.as_("counts").with_store_type("in_memory"))
+        TimeWindows.of_size_with_no_grace(10), Materialized.as_("counts").with_store_type("in_memory")
+    )
     with driver:
         inp.pipe_input("a", "x", 1)
         inp.pipe_input("a", "x", 2)
@@ -129,10 +144,17 @@ def test_should_work_with_in_memory_window_store_and_caching():
 
 def _session_driver(gap, grace=0):
     builder = StreamsBuilder()
-    table = (builder.stream("in", Consumed.with_(S, S)).group_by_key()
-             .windowed_by(SessionWindows.of_inactivity_gap_and_grace(gap, grace))
-             .aggregate(lambda: "", lambda k, v, agg: agg + v, lambda k, a, b: a + b,
-                        Materialized.as_("sessions").with_value_serde(S).with_caching_disabled()))
+    table = (
+        builder.stream("in", Consumed.with_(S, S))
+        .group_by_key()
+        .windowed_by(SessionWindows.of_inactivity_gap_and_grace(gap, grace))
+        .aggregate(
+            lambda: "",
+            lambda k, v, agg: agg + v,
+            lambda k, a, b: a + b,
+            Materialized.as_("sessions").with_value_serde(S).with_caching_disabled(),
+        )
+    )
     _flatten(table).to("out", Produced.with_(S, S))
     driver = TopologyTestDriver(builder.build())
     return driver, driver.create_input_topic("in", S, S), driver.create_output_topic("out", S, S)
@@ -143,7 +165,7 @@ def test_should_merge_sessions_when_a_record_bridges_the_gap():
     with driver:
         inp.pipe_input("a", "1", 0)
         inp.pipe_input("a", "2", 10)
-        inp.pipe_input("a", "3", 5)   # within 5 of both sessions: merges them
+        inp.pipe_input("a", "3", 5)  # within 5 of both sessions: merges them
         assert out.read_records_to_list() == [
             TestRecord("a@0/0", "1", 0),
             TestRecord("a@10/10", "2", 10),
@@ -160,8 +182,8 @@ def test_should_drop_late_session_record_beyond_grace():
     driver, inp, out = _session_driver(gap=5, grace=10)
     with driver:
         inp.pipe_input("a", "1", 100)
-        inp.pipe_input("a", "2", 90)    # end 90 >= 100 - 10: accepted (exactly at the boundary)
-        inp.pipe_input("b", "3", 89)    # end 89 < 90: late
+        inp.pipe_input("a", "2", 90)  # end 90 >= 100 - 10: accepted (exactly at the boundary)
+        inp.pipe_input("b", "3", 89)  # end 89 < 90: late
         assert [r.key for r in out.read_records_to_list()] == ["a@100/100", "a@90/90"]
         assert driver.metrics.total("dropped-records") == 1
 
@@ -169,18 +191,22 @@ def test_should_drop_late_session_record_beyond_grace():
 def test_sliding_window_count_creates_left_and_right_windows_per_record():
     """Two records 5 ms apart with a 10 ms difference: each gets its left window, the first a right window."""
     builder = StreamsBuilder()
-    (builder.stream("in", Consumed.with_(S, S)).group_by_key()
-     .windowed_by(SlidingWindows.of_time_difference_with_no_grace(10))
-     .count(Materialized.as_("sliding").with_caching_disabled())
-     .to_stream().map(lambda w, c: (f"{w.key}@{w.window.start}/{w.window.end}", c))
-     .to("out", Produced.with_(S, Serdes.Long())))
+    (
+        builder.stream("in", Consumed.with_(S, S))
+        .group_by_key()
+        .windowed_by(SlidingWindows.of_time_difference_with_no_grace(10))
+        .count(Materialized.as_("sliding").with_caching_disabled())
+        .to_stream()
+        .map(lambda w, c: (f"{w.key}@{w.window.start}/{w.window.end}", c))
+        .to("out", Produced.with_(S, Serdes.Long()))
+    )
     with TopologyTestDriver(builder.build()) as driver:
         source = driver.create_input_topic("in", S, S)
         out = driver.create_output_topic("out", S, Serdes.Long())
         source.pipe_input("a", "x", timestamp=20)
         source.pipe_input("a", "y", timestamp=25)
         assert out.read_key_values_to_list() == [
-            KeyValue("a@10/20", 1),   # left window of the first record
-            KeyValue("a@21/31", 1),   # right window of the first record, created by the second
-            KeyValue("a@15/25", 2),   # left window of the second record holds both
+            KeyValue("a@10/20", 1),  # left window of the first record
+            KeyValue("a@21/31", 1),  # right window of the first record, created by the second
+            KeyValue("a@15/25", 2),  # left window of the second record holds both
         ]

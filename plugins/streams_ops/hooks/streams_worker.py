@@ -49,8 +49,15 @@ class StreamsWorkerHook(BaseHook):
     conn_type = "http"
     hook_name = "Streams worker endpoint"
 
-    def __init__(self, worker_conn_id: str = default_conn_name, timeout: float = 10.0, *,
-                 base_url: str | None = None, token: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        worker_conn_id: str = default_conn_name,
+        timeout: float = 10.0,
+        *,
+        base_url: str | None = None,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.worker_conn_id = worker_conn_id
         self.timeout = timeout
@@ -61,7 +68,9 @@ class StreamsWorkerHook(BaseHook):
     def base_url(self) -> str:
         """The endpoint's base URL, without a trailing slash."""
         if self._given_base_url:
-            given = self._given_base_url if "://" in self._given_base_url else f"http://{self._given_base_url}"
+            given = (
+                self._given_base_url if "://" in self._given_base_url else f"http://{self._given_base_url}"
+            )
             return given.rstrip("/")
         conn = self.get_connection(self.worker_conn_id)
         extra = conn.extra_dejson or {}
@@ -111,14 +120,16 @@ class StreamsWorkerHook(BaseHook):
             if task.get("kind") == "active" and store in task.get("stores", [])
         )
 
-    def rebuild_store(self, store: str, tasks: list[str] | None = None,
-                      timeout_s: float = 120.0) -> dict[str, Any]:
+    def rebuild_store(
+        self, store: str, tasks: list[str] | None = None, timeout_s: float = 120.0
+    ) -> dict[str, Any]:
         """``POST /admin/stores/{store}/rebuild``: the worker closes, wipes and restores its tasks
         owning ``store`` (only ``tasks`` when given) and answers its per-task report. The request
         waits for the restore: its timeout is ``timeout_s`` plus the hook's own."""
         path = f"/admin/stores/{urllib.parse.quote(store, safe='')}/rebuild"
-        return self._call("POST", self.url(path), {"tasks": tasks, "timeout_s": timeout_s},
-                          timeout=timeout_s + self.timeout)
+        return self._call(
+            "POST", self.url(path), {"tasks": tasks, "timeout_s": timeout_s}, timeout=timeout_s + self.timeout
+        )
 
     def _call(self, method: str, url: str, payload: Any, timeout: float | None = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode()

@@ -28,7 +28,11 @@ class ChangelogCompactionCheckOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = (
-        "application_id", "max_superseded_ratio", "fail_on_embedded", "store_key_counts", "kafka_conn_id",
+        "application_id",
+        "max_superseded_ratio",
+        "fail_on_embedded",
+        "store_key_counts",
+        "kafka_conn_id",
     )
     ui_color = "#f0ede4"
 

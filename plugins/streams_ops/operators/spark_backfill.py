@@ -40,8 +40,14 @@ class SparkBackfillOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = (
-        "topic", "output_dir", "interval_start", "interval_end", "publish_topic", "report_dir",
-        "window_ms", "kafka_conn_id",
+        "topic",
+        "output_dir",
+        "interval_start",
+        "interval_end",
+        "publish_topic",
+        "report_dir",
+        "window_ms",
+        "kafka_conn_id",
     )
     ui_color = "#fbe9d9"
 
@@ -81,7 +87,11 @@ class SparkBackfillOperator(BaseOperator):
         bootstrap = KafkaAdminHook(kafka_conn_id=self.kafka_conn_id).bootstrap_servers
         self.log.info(
             "backfill %s [%s, %s) from %s -> %s (publish: %s)",
-            self.topic, self.interval_start, self.interval_end, bootstrap, self.output_dir,
+            self.topic,
+            self.interval_start,
+            self.interval_end,
+            bootstrap,
+            self.output_dir,
             self.publish_topic or "no",
         )
         try:

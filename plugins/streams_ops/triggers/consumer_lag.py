@@ -94,6 +94,9 @@ class ConsumerLagTrigger(BaseTrigger):
                 return
             self.log.info(
                 "group %s lags %d record(s) on %s (waiting for <= %d)",
-                self.group_id, lag["total"], self.topic, self.max_lag,
+                self.group_id,
+                lag["total"],
+                self.topic,
+                self.max_lag,
             )
             await asyncio.sleep(self.poll_interval)

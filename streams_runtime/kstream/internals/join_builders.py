@@ -64,9 +64,19 @@ def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde:
 class _StreamStreamJoinNode(GraphNode):
     """Writes both join processors, the merge, and the three stores (Kafka's StreamStreamJoinNode)."""
 
-    def __init__(self, merge_name: str, this_name: str, other_name: str, this_supplier: Any, other_supplier: Any,
-                 this_windowed: str, other_windowed: str, store_factories: list[Callable[[Any], Any]],
-                 outer_factory: Callable[[Any], Any] | None, inputs: list[GraphNode]) -> None:
+    def __init__(
+        self,
+        merge_name: str,
+        this_name: str,
+        other_name: str,
+        this_supplier: Any,
+        other_supplier: Any,
+        this_windowed: str,
+        other_windowed: str,
+        store_factories: list[Callable[[Any], Any]],
+        outer_factory: Callable[[Any], Any] | None,
+        inputs: list[GraphNode],
+    ) -> None:
         super().__init__(merge_name)
         self.this_name, self.other_name = this_name, other_name
         self.this_supplier, self.other_supplier = this_supplier, other_supplier
@@ -97,8 +107,15 @@ def _store_type(ctx: Any, explicit: str | None) -> str:
     return explicit or (config.get("default_dsl_store") if config else None) or "rocksdb"
 
 
-def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], windows: Any,
-                       stream_joined: StreamJoined | None, left_outer: bool, right_outer: bool) -> Any:
+def stream_stream_join(
+    left: Any,
+    right: Any,
+    joiner: Callable[..., Any],
+    windows: Any,
+    stream_joined: StreamJoined | None,
+    left_outer: bool,
+    right_outer: bool,
+) -> Any:
     from streams_runtime.kstream.kstream import KStream
     from streams_runtime.state import Stores
 
@@ -107,10 +124,13 @@ def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], window
     internal = left._internal
     name = sj_opts.name
     if left.repartition_required:
-        left = _repartition_for_join(left, name + "-left" if name else left.name, sj_opts.key_serde, sj_opts.value_serde)
+        left = _repartition_for_join(
+            left, name + "-left" if name else left.name, sj_opts.key_serde, sj_opts.value_serde
+        )
     if right.repartition_required:
-        right = _repartition_for_join(right, name + "-right" if name else right.name, sj_opts.key_serde,
-                                      sj_opts.other_value_serde)
+        right = _repartition_for_join(
+            right, name + "-right" if name else right.name, sj_opts.key_serde, sj_opts.other_value_serde
+        )
     key_serde = sj_opts.key_serde if sj_opts.key_serde is not None else left.key_serde
     this_serde = sj_opts.value_serde if sj_opts.value_serde is not None else left.value_serde
     other_serde = sj_opts.other_value_serde if sj_opts.other_value_serde is not None else right.value_serde
@@ -119,7 +139,9 @@ def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], window
     this_windowed = internal.suffix_or_generate(name, "-this-windowed", "KSTREAM-WINDOWED-")
     other_windowed = internal.suffix_or_generate(name, "-other-windowed", "KSTREAM-WINDOWED-")
     this_generated = internal.new_processor_name("KSTREAM-OUTERTHIS-" if right_outer else "KSTREAM-JOINTHIS-")
-    other_generated = internal.new_processor_name("KSTREAM-OUTEROTHER-" if left_outer else "KSTREAM-JOINOTHER-")
+    other_generated = internal.new_processor_name(
+        "KSTREAM-OUTEROTHER-" if left_outer else "KSTREAM-JOINOTHER-"
+    )
     this_join = name + this_suffix if name else this_generated
     other_join = name + other_suffix if name else other_generated
     merge_name = internal.suffix_or_generate(name, "-merge", "KSTREAM-MERGE-")
@@ -132,11 +154,13 @@ def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], window
         def make(ctx: Any) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(
-                store_name, retention, windows.size(), True)
+                store_name, retention, windows.size(), True
+            )
             builder = Stores.window_store_builder(supplier, key_serde, value_serde)
             if sj_opts.logging_enabled:
                 return builder.with_logging_enabled(sj_opts.logging_config or {})
             return builder.with_logging_disabled()
+
         return make
 
     outer_factory = None
@@ -152,7 +176,9 @@ def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], window
 
         def outer_factory(ctx: Any) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
-            supplier = (Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store)(outer_name)
+            supplier = (Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store)(
+                outer_name
+            )
             builder = Stores.key_value_store_builder(supplier, key_ser, list_ser)
             if sj_opts.logging_enabled:
                 return builder.with_logging_enabled(sj_opts.logging_config or {})
@@ -173,35 +199,59 @@ def stream_stream_join(left: Any, right: Any, joiner: Callable[..., Any], window
     internal.add_graph_node(left._node, this_node)
     internal.add_graph_node(right._node, other_node)
     this_supplier = lambda: sj.KStreamKStreamJoinSide(  # noqa: E731
-        other_store, True, windows, joiner3, left_outer, outer_name, trackers, bind_serdes)
+        other_store, True, windows, joiner3, left_outer, outer_name, trackers, bind_serdes
+    )
     other_supplier = lambda: sj.KStreamKStreamJoinSide(  # noqa: E731
-        this_store, False, windows, _reversed(joiner3), right_outer, outer_name, trackers, bind_serdes)
-    node = _StreamStreamJoinNode(merge_name, this_join, other_join, this_supplier, other_supplier, this_windowed,
-                                 other_windowed, [window_store(this_store, this_serde), window_store(other_store, other_serde)],
-                                 outer_factory, [left._node, right._node])
+        this_store, False, windows, _reversed(joiner3), right_outer, outer_name, trackers, bind_serdes
+    )
+    node = _StreamStreamJoinNode(
+        merge_name,
+        this_join,
+        other_join,
+        this_supplier,
+        other_supplier,
+        this_windowed,
+        other_windowed,
+        [window_store(this_store, this_serde), window_store(other_store, other_serde)],
+        outer_factory,
+        [left._node, right._node],
+    )
     internal.add_graph_node([this_node, other_node], node)
     return KStream(internal, node, key_serde, None, False)
 
 
-def stream_table_join(stream: Any, table: Any, joiner: Callable[..., Any], joined: Joined | None, left: bool) -> Any:
+def stream_table_join(
+    stream: Any, table: Any, joiner: Callable[..., Any], joined: Joined | None, left: bool
+) -> Any:
     from streams_runtime.kstream.kstream import KStream
 
     joiner3 = with_key_joiner(joiner)
     j = joined or Joined()
     internal = stream._internal
     if stream.repartition_required:
-        stream = _repartition_for_join(stream, j.name if j.name is not None else stream.name, j.key_serde, j.value_serde)
+        stream = _repartition_for_join(
+            stream, j.name if j.name is not None else stream.name, j.key_serde, j.value_serde
+        )
     name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = tj.value_getter_supplier(table._supplier)
-    node = StatefulProcessorNode(name, lambda: tj.KStreamKTableJoin(getter, joiner3, left),
-                                 store_names=lambda: tuple(getter.store_names))
+    node = StatefulProcessorNode(
+        name,
+        lambda: tj.KStreamKTableJoin(getter, joiner3, left),
+        store_names=lambda: tuple(getter.store_names),
+    )
     node.copartition_inputs = [stream._node, table._node]
     internal.add_graph_node(stream._node, node)
     return KStream(internal, node, stream.key_serde, None, False)
 
 
-def stream_global_table_join(stream: Any, global_table: Any, key_selector: Callable[[Any, Any], Any],
-                             joiner: Callable[..., Any], left: bool, name: str | None) -> Any:
+def stream_global_table_join(
+    stream: Any,
+    global_table: Any,
+    key_selector: Callable[[Any, Any], Any],
+    joiner: Callable[..., Any],
+    left: bool,
+    name: str | None,
+) -> Any:
     from streams_runtime.kstream.kstream import KStream
 
     check_callable(key_selector, "key selector")
@@ -215,8 +265,14 @@ def stream_global_table_join(stream: Any, global_table: Any, key_selector: Calla
     return KStream(internal, node, stream.key_serde, None, stream.repartition_required)
 
 
-def table_table_join(this: Any, other: Any, joiner: Callable[..., Any], kind: str, name: str | None,
-                     materialized: Materialized | None) -> Any:
+def table_table_join(
+    this: Any,
+    other: Any,
+    joiner: Callable[..., Any],
+    kind: str,
+    name: str | None,
+    materialized: Materialized | None,
+) -> Any:
     from streams_runtime.kstream.ktable import KTable
 
     joiner3 = with_key_joiner(joiner)
@@ -231,13 +287,21 @@ def table_table_join(this: Any, other: Any, joiner: Callable[..., Any], kind: st
         other.enable_sending_old_values(True)
     this_getter = tj.value_getter_supplier(this._supplier)
     other_getter = tj.value_getter_supplier(other._supplier)
-    this_kind, other_kind = {"inner": ("inner", "inner"), "left": ("left", "right"), "outer": ("outer", "outer")}[kind]
+    this_kind, other_kind = {
+        "inner": ("inner", "inner"),
+        "left": ("left", "right"),
+        "outer": ("outer", "outer"),
+    }[kind]
     this_supplier = tj.KTableKTableJoinSupplier(this_kind, this._supplier, other_getter, joiner3)
     other_supplier = tj.KTableKTableJoinSupplier(other_kind, other._supplier, this_getter, _reversed(joiner3))
     this_name = internal.suffix_or_generate(name, "-join-this", "KTABLE-JOINTHIS-")
     other_name = internal.suffix_or_generate(name, "-join-other", "KTABLE-JOINOTHER-")
-    this_node = StatefulProcessorNode(this_name, this_supplier, store_names=lambda: tuple(other_getter.store_names))
-    other_node = StatefulProcessorNode(other_name, other_supplier, store_names=lambda: tuple(this_getter.store_names))
+    this_node = StatefulProcessorNode(
+        this_name, this_supplier, store_names=lambda: tuple(other_getter.store_names)
+    )
+    other_node = StatefulProcessorNode(
+        other_name, other_supplier, store_names=lambda: tuple(this_getter.store_names)
+    )
     this_node.copartition_inputs = [this._node, other._node]
     internal.add_graph_node(this._node, this_node)
     internal.add_graph_node(other._node, other_node)
@@ -280,7 +344,9 @@ def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kin
             raise TypeError("a stream-stream join needs JoinWindows (windows=JoinWindows.of_...)")
         if name is not None:
             opts = (opts or StreamJoined()).with_name(name)
-        return stream_stream_join(stream, other, joiner, windows, opts, kind in ("left", "outer"), kind == "outer")
+        return stream_stream_join(
+            stream, other, joiner, windows, opts, kind in ("left", "outer"), kind == "outer"
+        )
     if kind == "outer":
         raise TypeError("outer_join is only defined between two KStreams (or two KTables)")
     if isinstance(other, KTable):

@@ -49,8 +49,13 @@ __all__ = ["KStreamSlidingWindowAggregate"]
 class KStreamSlidingWindowAggregate(_WindowProcessor):
     """Sliding windows (``SlidingWindows``); reduce is an aggregate whose initializer returns None."""
 
-    def __init__(self, supplier: WindowAggregateSupplier, windows: Any, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(
+        self,
+        supplier: WindowAggregateSupplier,
+        windows: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+    ) -> None:
         super().__init__(supplier, windows.grace_ms)
         self.diff = windows.time_difference_ms
         self.initializer = initializer
@@ -97,10 +102,10 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
         """A record at ``t >= d``: its windows have non-negative starts."""
         key, timestamp, diff = record.key, record.timestamp, self.diff
         seen_starts: set[int] = set()
-        left_agg: ValueAndTimestamp | None = None   # aggregate of the closest window ending before t
+        left_agg: ValueAndTimestamp | None = None  # aggregate of the closest window ending before t
         right_agg: ValueAndTimestamp | None = None  # aggregate of the latest window containing t (before t)
         left_exists = right_exists = False
-        previous_ts: int | None = None              # timestamp of the closest earlier record, if needed
+        previous_ts: int | None = None  # timestamp of the closest earlier record, if needed
 
         # latest start first: the first window seen that covers t holds the records after t
         for start, stored in reversed(self._stored(key, max(0, timestamp - 2 * diff), timestamp + 1)):
@@ -162,8 +167,9 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
             elif start == timestamp + 1:
                 right_exists = True
             else:
-                raise RuntimeError(f"unexpected sliding window starting at {start} "
-                                   f"for a record at {timestamp}")
+                raise RuntimeError(
+                    f"unexpected sliding window starting at {start} for a record at {timestamp}"
+                )
 
         # with no window between 0 and t, the shared window can only hold records after t (if any)
         if right_agg is None and combined is not None and combined.timestamp > timestamp:
@@ -183,13 +189,15 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
     def _window(self, start: int) -> TimeWindow:
         return TimeWindow(start, start + self.diff)
 
-    def _create_own_right_window(self, key: Any, timestamp: int, right_agg: ValueAndTimestamp,
-                                 record: Record) -> None:
+    def _create_own_right_window(
+        self, key: Any, timestamp: int, right_agg: ValueAndTimestamp, record: Record
+    ) -> None:
         """``[t + 1, t + 1 + d]`` holds exactly the later records ``right_agg`` aggregates (not ``t``)."""
         start = timestamp + 1
         self.store.put(key, right_agg, start)
-        self.forwarder.maybe_forward(Windowed(key, self._window(start)), right_agg.value, None,
-                                     right_agg.timestamp, record.headers)
+        self.forwarder.maybe_forward(
+            Windowed(key, self._window(start)), right_agg.value, None, right_agg.timestamp, record.headers
+        )
 
     def _create_previous_right_window(self, start: int, record: Record, close_time: int) -> None:
         """The previous record's right window: ``t`` is its first (and only) record."""
@@ -206,10 +214,14 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
         new_agg = self.aggregator(key, record.value, old_agg)
         new_ts = timestamp if old_agg is None else max(timestamp, stored.timestamp)
         self.store.put(key, ValueAndTimestamp.make(new_agg, new_ts), start)
-        self.forwarder.maybe_forward(Windowed(key, self._window(start)), new_agg, old_agg, new_ts,
-                                     record.headers)
+        self.forwarder.maybe_forward(
+            Windowed(key, self._window(start)), new_agg, old_agg, new_ts, record.headers
+        )
 
     def _drop_expired(self, record: Record, start: int, end: int, close_time: int) -> None:
-        self.drop("for expired window", record,
-                  f" timestamp=[{record.timestamp}] window=[{start},{end}] "
-                  f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]")
+        self.drop(
+            "for expired window",
+            record,
+            f" timestamp=[{record.timestamp}] window=[{start},{end}] "
+            f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]",
+        )

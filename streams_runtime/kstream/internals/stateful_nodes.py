@@ -26,9 +26,14 @@ from streams_runtime.processor.internals.topology_builder import InternalTopolog
 class StatefulProcessorNode(ProcessorGraphNode):
     """See the module docstring."""
 
-    def __init__(self, name: str, supplier: Callable[[], Any], *,
-                 store_factories: tuple[Callable[[Any], Any], ...] = (),
-                 store_names: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        supplier: Callable[[], Any],
+        *,
+        store_factories: tuple[Callable[[Any], Any], ...] = (),
+        store_names: tuple[str, ...] | Callable[[], tuple[str, ...]] = (),
+    ) -> None:
         super().__init__(name, supplier)
         self.store_factories = tuple(store_factories)
         self.lazy_store_names = store_names

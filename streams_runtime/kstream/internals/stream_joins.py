@@ -97,10 +97,16 @@ class OuterKeySerde(Serde):
         self.inner = inner
 
     def _serialize(self, topic: str, data: OuterKey) -> bytes:
-        return _LONG.pack(data.timestamp) + (b"\x01" if data.is_left else b"\x00") + self.inner.serialize(topic, data.key)
+        return (
+            _LONG.pack(data.timestamp)
+            + (b"\x01" if data.is_left else b"\x00")
+            + self.inner.serialize(topic, data.key)
+        )
 
     def _deserialize(self, topic: str, data: bytes) -> OuterKey:
-        return OuterKey(_LONG.unpack_from(data)[0], data[8] == 1, self.inner.deserialize(topic, bytes(data[9:])))
+        return OuterKey(
+            _LONG.unpack_from(data)[0], data[8] == 1, self.inner.deserialize(topic, bytes(data[9:]))
+        )
 
 
 class LeftOrRightListSerde(Serde):
@@ -123,7 +129,7 @@ class LeftOrRightListSerde(Serde):
         while offset < len(data):
             is_left = data[offset] == 1
             (length,) = _LEN.unpack_from(data, offset + 1)
-            raw = bytes(data[offset + 5:offset + 5 + length])
+            raw = bytes(data[offset + 5 : offset + 5 + length])
             items.append((is_left, (self.left if is_left else self.right).deserialize(topic, raw)))
             offset += 5 + length
         return items
@@ -137,9 +143,17 @@ class KStreamKStreamJoinSide(Processor):
         an outer join).
     """
 
-    def __init__(self, other_store: str, is_left: bool, windows: Any, joiner: Callable[[Any, Any, Any], Any],
-                 outer: bool, outer_store: str | None, trackers: TimeTrackerSupplier,
-                 serde_binder: Callable[[Any], None] | None = None) -> None:
+    def __init__(
+        self,
+        other_store: str,
+        is_left: bool,
+        windows: Any,
+        joiner: Callable[[Any, Any, Any], Any],
+        outer: bool,
+        outer_store: str | None,
+        trackers: TimeTrackerSupplier,
+        serde_binder: Callable[[Any], None] | None = None,
+    ) -> None:
         self.other_store_name = other_store
         self.is_left = is_left
         self.before = windows.before_ms if is_left else windows.after_ms
@@ -176,8 +190,10 @@ class KStreamKStreamJoinSide(Processor):
             return
         if key is None or value is None:
             meta = self.context.record_metadata()
-            log.warning("Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]",
-                        *(meta or (None, -1, -1)))
+            log.warning(
+                "Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]",
+                *(meta or (None, -1, -1)),
+            )
             self.dropped.record()
             return
         outer_store = self.outer_store
@@ -193,7 +209,9 @@ class KStreamKStreamJoinSide(Processor):
                     other_key = OuterKey(other_ts, not self.is_left, key)
                     if outer_store.get(other_key) is not None:
                         outer_store.delete(other_key)
-                self.forward(Record(key, self.joiner(key, value, other_value), max(ts, other_ts), record.headers))
+                self.forward(
+                    Record(key, self.joiner(key, value, other_value), max(ts, other_ts), record.headers)
+                )
         if self.outer and not found:
             if outer_store is None or time_to < tracker.stream_time:
                 self.forward(record.with_value(self.joiner(key, value, None)))
@@ -235,8 +253,14 @@ class KStreamKStreamJoinSide(Processor):
                 for is_left, value in values:
                     left, right = (value, None) if is_left else (None, value)
                     this, other = (left, right) if self.is_left else (right, left)
-                    self.forward(Record(outer_key.key, self.joiner(outer_key.key, this, other),
-                                        outer_key.timestamp, record.headers))
+                    self.forward(
+                        Record(
+                            outer_key.key,
+                            self.joiner(outer_key.key, this, other),
+                            outer_key.timestamp,
+                            record.headers,
+                        )
+                    )
                 emitted.append(outer_key)
         for outer_key in emitted:
             store.put(outer_key, None)

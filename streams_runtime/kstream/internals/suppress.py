@@ -97,8 +97,11 @@ class KTableSuppressProcessor(Processor):
         key_serde = self.buffer.key_serde
         if isinstance(key_serde, (TimeWindowedSerde, SessionWindowedSerde)) and key_serde.inner is None:
             key_serde.inner = context.app_configs.default_serde("key")
-        self.emitted = context.metrics.sensor("suppression-emit", "stream-processor-node-metrics",
-                                              {"task-id": str(context.task_id), "processor-node-id": context.current_node.name})
+        self.emitted = context.metrics.sensor(
+            "suppression-emit",
+            "stream-processor-node-metrics",
+            {"task-id": str(context.task_id), "processor-node-id": context.current_node.name},
+        )
 
     def process(self, record: Record) -> None:
         if record.timestamp > self.observed_stream_time:
@@ -120,7 +123,8 @@ class KTableSuppressProcessor(Processor):
                 raise StreamsError(
                     f"{self.store_name} buffer exceeded its max capacity. Currently "
                     f"[{buffer.num_records()}/{self.max_records}] records and "
-                    f"[{buffer.buffer_size()}/{self.max_bytes}] bytes.")
+                    f"[{buffer.buffer_size()}/{self.max_bytes}] bytes."
+                )
             buffer.evict_while(self._over_capacity, self._emit)
 
     def _emit(self, eviction: Any) -> None:
@@ -132,7 +136,9 @@ class KTableSuppressProcessor(Processor):
         context.set_record_context(rc)
         try:
             old = eviction.old_value if self.send_old_values else None
-            context.forward(Record(eviction.key, Change(eviction.new_value, old), rc.timestamp, tuple(rc.headers)))
+            context.forward(
+                Record(eviction.key, Change(eviction.new_value, old), rc.timestamp, tuple(rc.headers))
+            )
             self.emitted.record()
         finally:
             context.set_record_context(previous)
@@ -164,8 +170,10 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
     if suppressed.final_results:
         windows = _windows_upstream(table._node)
         if windows is None:
-            raise TopologyError("Suppressed.until_window_closes is only valid after a windowed aggregation "
-                                f"(no windowed aggregation upstream of {table.name})")
+            raise TopologyError(
+                "Suppressed.until_window_closes is only valid after a windowed aggregation "
+                f"(no windowed aggregation upstream of {table.name})"
+            )
         # Kafka Streams: a session can still grow for its inactivity gap, so it closes gap + grace later
         wait = windows.grace_ms + getattr(windows, "inactivity_gap_ms", 0)
         if key_serde is None:
@@ -174,7 +182,9 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
     else:
         wait = suppressed.time_to_wait_ms
     name = suppressed.name if suppressed.name is not None else internal.new_processor_name(SUPPRESS_NAME)
-    store_name = suppressed.name + "-store" if suppressed.name is not None else internal.new_store_name(SUPPRESS_NAME)
+    store_name = (
+        suppressed.name + "-store" if suppressed.name is not None else internal.new_store_name(SUPPRESS_NAME)
+    )
     supplier = KTableSuppressSupplier(suppressed, wait, store_name, table._supplier)
 
     def buffer_builder(ctx: Any) -> Any:

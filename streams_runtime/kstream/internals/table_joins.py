@@ -45,7 +45,9 @@ class StoreValueGetter:
 
 
 class _DerivedGetter:
-    def __init__(self, parent: Any, compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]) -> None:
+    def __init__(
+        self, parent: Any, compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]
+    ) -> None:
         self.parent = parent
         self.compute = compute
 
@@ -88,12 +90,14 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
 
         def keep(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
             return vat if bool(predicate(key, vat.value)) is not negate else None
+
         return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), keep), parent.store_names)
     if isinstance(table_supplier, tp.KTableMapValuesSupplier):
         mapper = table_supplier.mapper
 
         def mapped(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
             return ValueAndTimestamp.make(mapper(key, vat.value), vat.timestamp)
+
         return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), mapped), parent.store_names)
     raise TypeError(f"cannot look up values of a table produced by {type(table_supplier).__name__}")
 
@@ -102,8 +106,13 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
 class KStreamKTableJoin(Processor):
     """Stream records look the table up; ``key_mapper`` maps to the table key (GlobalKTable)."""
 
-    def __init__(self, getter: ValueGetterSupplier, joiner: Callable[[Any, Any, Any], Any], left: bool,
-                 key_mapper: Callable[[Any, Any], Any] | None = None) -> None:
+    def __init__(
+        self,
+        getter: ValueGetterSupplier,
+        joiner: Callable[[Any, Any, Any], Any],
+        left: bool,
+        key_mapper: Callable[[Any, Any], Any] | None = None,
+    ) -> None:
         self.getter_supplier = getter
         self.joiner = joiner
         self.left = left
@@ -125,8 +134,10 @@ class KStreamKTableJoin(Processor):
             return
         if table_key is None or value is None:
             meta = self.context.record_metadata()
-            log.warning("Skipping record due to null join key or value. topic=[%s] partition=[%s] offset=[%s]",
-                        *(meta or (None, -1, -1)))
+            log.warning(
+                "Skipping record due to null join key or value. topic=[%s] partition=[%s] offset=[%s]",
+                *(meta or (None, -1, -1)),
+            )
             self.dropped.record()
             return
         found = self.getter.get(table_key)
@@ -141,8 +152,13 @@ class KTableKTableJoinSupplier:
     ``inner``, ``left`` (this side is the left of a left join), ``right`` (the right side of a
     left join) or ``outer``."""
 
-    def __init__(self, kind: str, this_parent: Any, other_getter: ValueGetterSupplier,
-                 joiner: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        this_parent: Any,
+        other_getter: ValueGetterSupplier,
+        joiner: Callable[[Any, Any, Any], Any],
+    ) -> None:
         self.kind = kind
         self.parent = this_parent
         self.other_getter = other_getter
@@ -177,8 +193,10 @@ class KTableKTableJoinProcessor(Processor):
         key, change = record.key, record.value
         if key is None:
             meta = self.context.record_metadata()
-            log.warning("Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]",
-                        *(meta or (None, -1, -1)))
+            log.warning(
+                "Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]",
+                *(meta or (None, -1, -1)),
+            )
             self.dropped.record()
             return
         found = self.getter.get(key)
@@ -214,8 +232,9 @@ class KTableKTableJoinProcessor(Processor):
         self.forward(Record(key, Change(new_value, old_value, change.is_latest), timestamp, record.headers))
 
 
-def joined_value_getter(kind: str, left: ValueGetterSupplier, right: ValueGetterSupplier,
-                        joiner: Callable[[Any, Any, Any], Any]) -> ValueGetterSupplier:
+def joined_value_getter(
+    kind: str, left: ValueGetterSupplier, right: ValueGetterSupplier, joiner: Callable[[Any, Any, Any], Any]
+) -> ValueGetterSupplier:
     """The value getter of a table-table join result (``kind``: inner, left or outer)."""
 
     class _JoinedGetter:
@@ -232,8 +251,9 @@ def joined_value_getter(kind: str, left: ValueGetterSupplier, right: ValueGetter
             if rv is None and (kind == "inner" or lv is None):
                 return None
             ts = max(UNKNOWN if lv is None else lv.timestamp, UNKNOWN if rv is None else rv.timestamp)
-            return ValueAndTimestamp.make(joiner(key, None if lv is None else lv.value,
-                                                 None if rv is None else rv.value), ts)
+            return ValueAndTimestamp.make(
+                joiner(key, None if lv is None else lv.value, None if rv is None else rv.value), ts
+            )
 
     return ValueGetterSupplier(_JoinedGetter, list(dict.fromkeys(left.store_names + right.store_names)))
 
@@ -241,8 +261,13 @@ def joined_value_getter(kind: str, left: ValueGetterSupplier, right: ValueGetter
 class KTableKTableJoinMergerSupplier:
     """Merges both join sides into one KTable; materializes it when ``store_name`` is set."""
 
-    def __init__(self, left: KTableKTableJoinSupplier, right: KTableKTableJoinSupplier, store_name: str | None,
-                 getter: ValueGetterSupplier) -> None:
+    def __init__(
+        self,
+        left: KTableKTableJoinSupplier,
+        right: KTableKTableJoinSupplier,
+        store_name: str | None,
+        getter: ValueGetterSupplier,
+    ) -> None:
         self.left = left
         self.right = right
         self.queryable_name = store_name
@@ -289,4 +314,6 @@ class KTableKTableJoinMerger(Processor):
             return
         old = self.store.get(record.key)
         self.store.put(record.key, ValueAndTimestamp.make(change.new_value, record.timestamp))
-        self.forwarder.maybe_forward(record.with_value(Change(change.new_value, None if old is None else old.value)))
+        self.forwarder.maybe_forward(
+            record.with_value(Change(change.new_value, None if old is None else old.value))
+        )

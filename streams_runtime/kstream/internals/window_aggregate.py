@@ -91,16 +91,24 @@ class WindowedTupleForwarder:
                 ts = windowed.window.end
                 change = Change(new, old if self.send_old_values else None)
             else:
-                ts = new.timestamp if new is not None else (timestamp if timestamp is not None else rc.timestamp)
-                change = Change(None if new is None else new.value,
-                                None if old is None or not self.send_old_values else old.value)
+                ts = (
+                    new.timestamp
+                    if new is not None
+                    else (timestamp if timestamp is not None else rc.timestamp)
+                )
+                change = Change(
+                    None if new is None else new.value,
+                    None if old is None or not self.send_old_values else old.value,
+                )
             context.forward(Record(windowed, change, ts, headers))
         finally:
             context.set_current_node(previous)
 
     def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: tuple) -> None:
         if not self.cached:
-            self.context.forward(Record(key, Change(new, old if self.send_old_values else None), timestamp, headers))
+            self.context.forward(
+                Record(key, Change(new, old if self.send_old_values else None), timestamp, headers)
+            )
 
 
 class _WindowProcessor(Processor):
@@ -160,16 +168,27 @@ class _WindowProcessor(Processor):
         """Log (Kafka Streams' message) and count a dropped record."""
         meta = self.context.record_metadata()
         topic, partition, offset = meta or (None, -1, -1)
-        log.warning("Skipping record %s. topic=[%s] partition=[%s] offset=[%s]%s",
-                    reason, topic, partition, offset, detail)
+        log.warning(
+            "Skipping record %s. topic=[%s] partition=[%s] offset=[%s]%s",
+            reason,
+            topic,
+            partition,
+            offset,
+            detail,
+        )
         self.dropped.record()
 
 
 class KStreamWindowAggregate(_WindowProcessor):
     """Tumbling and hopping windows (``TimeWindows``); reduce is an aggregate with a None start."""
 
-    def __init__(self, supplier: WindowAggregateSupplier, windows: Any, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(
+        self,
+        supplier: WindowAggregateSupplier,
+        windows: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+    ) -> None:
         super().__init__(supplier, windows.grace_ms)
         self.windows = windows
         self.initializer = initializer
@@ -187,9 +206,12 @@ class KStreamWindowAggregate(_WindowProcessor):
         store = self.store
         for start, window in self.windows.windows_for(timestamp).items():
             if window.end <= close_time:
-                self.drop("for expired window", record,
-                          f" timestamp=[{timestamp}] window=[{window.start},{window.end}) "
-                          f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]")
+                self.drop(
+                    "for expired window",
+                    record,
+                    f" timestamp=[{timestamp}] window=[{window.start},{window.end}) "
+                    f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]",
+                )
                 continue
             old = store.fetch(key, start)
             if old is None:
@@ -223,8 +245,14 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
 
     session = True
 
-    def __init__(self, supplier: WindowAggregateSupplier, windows: Any, initializer: Callable[[], Any],
-                 aggregator: Callable[[Any, Any, Any], Any], merger: Callable[[Any, Any, Any], Any]) -> None:
+    def __init__(
+        self,
+        supplier: WindowAggregateSupplier,
+        windows: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any],
+    ) -> None:
         super().__init__(supplier, windows.grace_ms)
         self.gap = windows.inactivity_gap_ms
         self.initializer = initializer
@@ -247,12 +275,16 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
                 merged.append((session, value))
                 agg = self.merger(key, agg, value)
                 window = session.window
-                merged_window = SessionWindow(min(merged_window.start, window.start),
-                                              max(merged_window.end, window.end))
+                merged_window = SessionWindow(
+                    min(merged_window.start, window.start), max(merged_window.end, window.end)
+                )
         if merged_window.end < close_time:
-            self.drop("for expired window", record,
-                      f" timestamp=[{timestamp}] window=[{merged_window.start},{merged_window.end}] "
-                      f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]")
+            self.drop(
+                "for expired window",
+                record,
+                f" timestamp=[{timestamp}] window=[{merged_window.start},{merged_window.end}] "
+                f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]",
+            )
             return
         headers = record.headers
         if merged_window != new_window:

@@ -119,8 +119,11 @@ class ChangelogEndOffsets:
                         ends[tp] = max(ends[tp], message.offset())
                         pending.discard(tp)
             if pending:
-                log.warning("changelog end offsets: no EOF within %.1fs for %s; using the best bound seen",
-                            self._timeout_s, sorted(pending))
+                log.warning(
+                    "changelog end offsets: no EOF within %.1fs for %s; using the best bound seen",
+                    self._timeout_s,
+                    sorted(pending),
+                )
         finally:
             # Step 4
             consumer.unassign()

@@ -334,9 +334,7 @@ class StoreChangelogReader:
     # ------------------------------------------------------------------ standbys and progress
     def _prioritize_active(self) -> None:
         """Pause the standby changelogs while an active task's changelog is not complete."""
-        active_busy = any(
-            not entry.standby and not entry.done for entry in self._tasks.values()
-        )
+        active_busy = any(not entry.standby and not entry.done for entry in self._tasks.values())
         wanted = (
             {
                 tp

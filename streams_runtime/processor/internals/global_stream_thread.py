@@ -117,20 +117,28 @@ class GlobalRecordCollector:
 
     def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
-            log.warning("global stream thread: record for topic %s dropped "
-                        "(global processors write no topics)", topic)
+            log.warning(
+                "global stream thread: record for topic %s dropped (global processors write no topics)", topic
+            )
             return
         source = _source_of(headers)
         if source is not None and source[1] <= self.dead_lettered_up_to.get(source[0], -1):
-            log.debug("global stream thread: corrupt record %s-%d@%d read again; its dead-letter copy is "
-                      "already in %s (at or below the checkpoint)",
-                      source[0][0], source[0][1], source[1], topic)
+            log.debug(
+                "global stream thread: corrupt record %s-%d@%d read again; its dead-letter copy is "
+                "already in %s (at or below the checkpoint)",
+                source[0][0],
+                source[0][1],
+                source[1],
+                topic,
+            )
             return
         if self._collector is None:
-            log.info("global stream thread: creating producer %s for dead-letter topic %s",
-                     self._client_id, topic)
-            self._collector = RecordCollector(self._bootstrap_servers, self._client_id, self._overrides, (),
-                                              self._continue_on_error)
+            log.info(
+                "global stream thread: creating producer %s for dead-letter topic %s", self._client_id, topic
+            )
+            self._collector = RecordCollector(
+                self._bootstrap_servers, self._client_id, self._overrides, (), self._continue_on_error
+            )
         self._collector.send(topic, key, value, headers, timestamp, None)
 
     def poll(self) -> None:
@@ -175,13 +183,15 @@ class GlobalStreamThread(threading.Thread):
         self._on_death = on_death
         self._config = runtime.config
         self._partitions: list[TopicPartitionKey] = sorted(
-            (topic, p) for topic, count in runtime.global_topics.items() for p in range(count))
+            (topic, p) for topic, count in runtime.global_topics.items() for p in range(count)
+        )
         self._stop_requested = threading.Event()
         self._ready = threading.Event()
         self._consumer: Any = None
         self._task: StreamTask | None = None
-        self._collector = GlobalRecordCollector(self._config, runtime.bootstrap_servers,
-                                                f"{self.name}-producer")
+        self._collector = GlobalRecordCollector(
+            self._config, runtime.bootstrap_servers, f"{self.name}-producer"
+        )
         self._locked = False
         self._positions: dict[TopicPartitionKey, int] = {}  # last offset applied per partition
         self._checkpointed: dict[TopicPartitionKey, int] = {}
@@ -211,7 +221,8 @@ class GlobalStreamThread(threading.Thread):
         if not self._ready.is_set():
             self.join()
             raise StreamsError(
-                f"{self.name}: restoring the global stores failed: {self.error}") from self.error
+                f"{self.name}: restoring the global stores failed: {self.error}"
+            ) from self.error
         return self.stores
 
     def shutdown(self) -> None:
@@ -235,16 +246,22 @@ class GlobalStreamThread(threading.Thread):
     def _initialize(self) -> None:
         sd = self._runtime.state_directory
         if not sd.lock(GLOBAL_DIR):
-            raise StreamsError(f"the global state directory {sd.task_dir(GLOBAL_DIR)} is locked by another "
-                               f"client or process (give each client its own state_dir)")
+            raise StreamsError(
+                f"the global state directory {sd.task_dir(GLOBAL_DIR)} is locked by another "
+                f"client or process (give each client its own state_dir)"
+            )
         self._locked = True
         self._task = self._build_task()
         overrides = self._config.client_configs("global_consumer.")
         eos = self._config["processing_guarantee"] == "exactly_once_v2"  # as the main consumer
         self._consumer = clients.create_restore_consumer(
             self._runtime.bootstrap_servers,
-            {"client.id": f"{self.name}-consumer", "isolation.level": clients.isolation_level(eos),
-             **overrides})
+            {
+                "client.id": f"{self.name}-consumer",
+                "isolation.level": clients.isolation_level(eos),
+                **overrides,
+            },
+        )
 
     def _build_task(self) -> StreamTask:
         rt = self._runtime
@@ -254,8 +271,17 @@ class GlobalStreamThread(threading.Thread):
         topology = build_processor_topology(builder, nodes)
         topology.store_names = [n for n, e in builder.stores.items() if e.is_global]
         store_builders = {name: entry.builder for name, entry in builder.stores.items()}
-        task = StreamTask(GLOBAL_TASK_ID, topology, store_builders, self._config, self._collector,
-                          StreamsMetrics(), None, _wall_clock_ms, rt.state_directory.task_dir(GLOBAL_DIR))
+        task = StreamTask(
+            GLOBAL_TASK_ID,
+            topology,
+            store_builders,
+            self._config,
+            self._collector,
+            StreamsMetrics(),
+            None,
+            _wall_clock_ms,
+            rt.state_directory.task_dir(GLOBAL_DIR),
+        )
         task.initialize(input_partition=0)
         extractor = resolve_extractor(self._config["default_timestamp_extractor"], _wall_clock_ms)
         for topic, partition in self._partitions:
@@ -275,8 +301,9 @@ class GlobalStreamThread(threading.Thread):
         probes = []
         for tp in self._partitions:
             try:
-                low, latest = consumer.get_watermark_offsets(clients.TopicPartition(*tp),
-                                                             timeout=LIST_OFFSETS_TIMEOUT_S)
+                low, latest = consumer.get_watermark_offsets(
+                    clients.TopicPartition(*tp), timeout=LIST_OFFSETS_TIMEOUT_S
+                )
             except clients.KafkaException as exc:
                 raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
             lows[tp] = max(0, low)
@@ -291,14 +318,19 @@ class GlobalStreamThread(threading.Thread):
                     self._on_error(msg, ends)
         # Step 3
         checkpoint = self._trusted_checkpoint()
-        stale = [tp for tp, off in checkpoint.items()
-                 if tp in ends and not lows[tp] <= off + 1 <= ends[tp]]
+        stale = [tp for tp, off in checkpoint.items() if tp in ends and not lows[tp] <= off + 1 <= ends[tp]]
         if stale:
             for tp in stale:
-                log.warning("global topic %s-%d ends at %d (log start %d) but the local global state is at "
-                            "offset %d: fresh broker or deleted records? wiping the global state and "
-                            "restoring it from the beginning",
-                            tp[0], tp[1], ends[tp], lows[tp], checkpoint[tp])
+                log.warning(
+                    "global topic %s-%d ends at %d (log start %d) but the local global state is at "
+                    "offset %d: fresh broker or deleted records? wiping the global state and "
+                    "restoring it from the beginning",
+                    tp[0],
+                    tp[1],
+                    ends[tp],
+                    lows[tp],
+                    checkpoint[tp],
+                )
             self._task.close()
             self._runtime.state_directory.wipe_task(GLOBAL_DIR)
             self._task = self._build_task()
@@ -318,11 +350,17 @@ class GlobalStreamThread(threading.Thread):
                 if self._positions[tp] + 1 >= ends[tp] or eofs.get(tp, -1) >= ends[tp]:
                     pending.discard(tp)
         self._checkpoint()
-        log.info("%s: global stores %s restored (%d records in %.2fs)", self.name, sorted(self._task.stores),
-                 self.restored, time.monotonic() - began)
+        log.info(
+            "%s: global stores %s restored (%d records in %.2fs)",
+            self.name,
+            sorted(self._task.stores),
+            self.restored,
+            time.monotonic() - began,
+        )
 
-    def _dead_letter_watermark(self, lows: dict[TopicPartitionKey, int],
-                               ends: dict[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int]:
+    def _dead_letter_watermark(
+        self, lows: dict[TopicPartitionKey, int], ends: dict[TopicPartitionKey, int]
+    ) -> dict[TopicPartitionKey, int]:
         """The on-disk checkpoint, trusted or not for the stores (see the module docstring): corrupt
         records at or below it are already in the dead-letter topic. Empty when any partition's
         offset is outside its log (a fresh broker: the offsets name other records)."""
@@ -356,8 +394,9 @@ class GlobalStreamThread(threading.Thread):
             offset = msg.offset()
             if offset <= positions.get(tp, -1):
                 continue
-            task.add_record(tp[0], tp[1], offset, msg.timestamp()[1], msg.key(), msg.value(),
-                            msg.headers() or ())
+            task.add_record(
+                tp[0], tp[1], offset, msg.timestamp()[1], msg.key(), msg.value(), msg.headers() or ()
+            )
             positions[tp] = offset
             n += 1
         if n:

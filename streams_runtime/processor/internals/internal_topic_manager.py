@@ -83,4 +83,3 @@ def prepare_topics(admin: Any, builder: Any, replication_factor: int) -> dict[st
 
 def _read_topics(infos: Any) -> set[str]:
     return {t for i in infos for t in i.source_topics}
-

@@ -56,10 +56,15 @@ class ProductionError(StreamsError):
 
 #: error codes that mean "a newer producer owns this transactional id" (Kafka Streams treats the
 #: same set as TaskMigrated): fenced, stale epoch, producer id unknown to the coordinator
-FENCED_ERROR_CODES = frozenset({
-    KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH, KafkaError._FENCED,  # noqa: SLF001
-    KafkaError.UNKNOWN_PRODUCER_ID, KafkaError.INVALID_PRODUCER_ID_MAPPING,
-})
+FENCED_ERROR_CODES = frozenset(
+    {
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.INVALID_PRODUCER_EPOCH,
+        KafkaError._FENCED,  # noqa: SLF001
+        KafkaError.UNKNOWN_PRODUCER_ID,
+        KafkaError.INVALID_PRODUCER_ID_MAPPING,
+    }
+)
 #: librdkafka refuses sends with _FATAL once the producer hit a fatal error, whose cause it
 #: raises once from poll (fencing, in practice, for a transactional producer); when the cause was
 #: not seen, the task is treated as migrated: re-creating it either works (it was fenced) or
@@ -70,8 +75,14 @@ _FATAL = KafkaError._FATAL  # noqa: SLF001
 class StreamsProducer:
     """The thread's producer (see the module docstring); the transaction seam of issue 6."""
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Mapping[str, Any],
-                 on_delivery: Any, errors_only: bool) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_id: str,
+        overrides: Mapping[str, Any],
+        on_delivery: Any,
+        errors_only: bool,
+    ) -> None:
         config = {
             "client.id": client_id,
             "partitioner": "murmur2_random",
@@ -85,8 +96,15 @@ class StreamsProducer:
         config.update(overrides)
         self.producer: Producer = create_producer(bootstrap_servers, config)
 
-    def produce(self, topic: str, key: bytes | None, value: bytes | None, partition: int | None,
-                timestamp: int, headers: Any) -> None:
+    def produce(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None,
+        timestamp: int,
+        headers: Any,
+    ) -> None:
         produce = self.producer.produce
         while True:
             try:
@@ -128,8 +146,14 @@ class StreamsProducer:
 class RecordCollector:
     """Sends the records of one thread's tasks; see the module docstring."""
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Mapping[str, Any],
-                 changelog_topics: Iterable[str], continue_on_error: bool = False) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_id: str,
+        overrides: Mapping[str, Any],
+        changelog_topics: Iterable[str],
+        continue_on_error: bool = False,
+    ) -> None:
         self._changelog_topics = frozenset(changelog_topics)
         self.changelog_offsets: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
@@ -139,8 +163,15 @@ class RecordCollector:
         )
         self._produce = self.producer.produce
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: tuple,
-             timestamp: int, partition: int | None) -> None:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple,
+        timestamp: int,
+        partition: int | None,
+    ) -> None:
         if self._error is not None:
             self._raise_error()
         self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
@@ -148,8 +179,12 @@ class RecordCollector:
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             if self._continue_on_error:
-                log.warning("Error sending record to topic %s: %s; skipped "
-                            "(default_production_exception_handler=continue)", msg.topic(), err)
+                log.warning(
+                    "Error sending record to topic %s: %s; skipped "
+                    "(default_production_exception_handler=continue)",
+                    msg.topic(),
+                    err,
+                )
                 return
             if self._error is None:
                 self._error = ProductionError(
@@ -220,11 +255,22 @@ class TransactionalRecordCollector(RecordCollector):
     transaction pays nothing extra).
     """
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Mapping[str, Any],
-                 changelog_topics: Iterable[str], *, task_id: Any, transactional_id: str,
-                 init_timeout_s: float = 60.0) -> None:
-        config = {"transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS, **overrides,
-                  "transactional.id": transactional_id}
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_id: str,
+        overrides: Mapping[str, Any],
+        changelog_topics: Iterable[str],
+        *,
+        task_id: Any,
+        transactional_id: str,
+        init_timeout_s: float = 60.0,
+    ) -> None:
+        config = {
+            "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
+            **overrides,
+            "transactional.id": transactional_id,
+        }
         super().__init__(bootstrap_servers, client_id, config, changelog_topics)
         self.task_id = task_id
         self.transactional_id = transactional_id
@@ -241,8 +287,15 @@ class TransactionalRecordCollector(RecordCollector):
         self._produce = self._send_in_transaction
         self._send_in_transaction(*args)
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: tuple,
-             timestamp: int, partition: int | None) -> None:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple,
+        timestamp: int,
+        partition: int | None,
+    ) -> None:
         if self._error is not None:
             self._raise_error()
         try:
@@ -263,8 +316,9 @@ class TransactionalRecordCollector(RecordCollector):
     def _keep(self, error: StreamsError) -> None:
         """Keep the first error, except that a fencing error wins over any other: after a fatal
         fencing librdkafka reports the purged records (_PURGE_QUEUE) and refuses sends (_FATAL)."""
-        if self._error is None or (isinstance(error, TaskMigratedError)
-                                   and not isinstance(self._error, TaskMigratedError)):
+        if self._error is None or (
+            isinstance(error, TaskMigratedError) and not isinstance(self._error, TaskMigratedError)
+        ):
             self._error = error
 
     def serve(self, flush_timeout_s: float | None = None) -> int:
@@ -289,8 +343,10 @@ class TransactionalRecordCollector(RecordCollector):
                 f"task {self.task_id}: producer {self.transactional_id!r} was fenced while {what} "
                 f"({err.name()}: {err.str()}); the task migrated to another owner",
             )
-        return TransactionError(f"task {self.task_id}: transactional producer {self.transactional_id!r} "
-                                f"failed while {what}: {err.name()}: {err.str()}")
+        return TransactionError(
+            f"task {self.task_id}: transactional producer {self.transactional_id!r} "
+            f"failed while {what}: {err.name()}: {err.str()}"
+        )
 
     def _call(self, fn: Any, what: str, *args: Any) -> Any:
         """Run a transactional call; retry retriable errors (a commit may be retried), translate
@@ -301,8 +357,9 @@ class TransactionalRecordCollector(RecordCollector):
             except (KafkaException, SystemError) as exc:
                 err = _kafka_error(exc)
                 if err.retriable() and not err.fatal() and attempt < 2:
-                    log.warning("task %s: retrying after a retriable error while %s: %s",
-                                self.task_id, what, err)
+                    log.warning(
+                        "task %s: retrying after a retriable error while %s: %s", self.task_id, what, err
+                    )
                     continue
                 error = self._classify(err, what)
                 if err.txn_requires_abort() and not isinstance(error, TaskMigratedError):
@@ -334,12 +391,19 @@ class TransactionalRecordCollector(RecordCollector):
             self._raise_error()
         if remaining:
             self.abort()
-            raise TransactionError(f"task {self.task_id}: {remaining} records were not acknowledged "
-                                   f"within {timeout_s}s; transaction aborted")
+            raise TransactionError(
+                f"task {self.task_id}: {remaining} records were not acknowledged "
+                f"within {timeout_s}s; transaction aborted"
+            )
         # Step 3
         if offsets:
-            self._call(self.producer.send_offsets, "adding the input offsets to the transaction",
-                       offsets, group_metadata, timeout_s)
+            self._call(
+                self.producer.send_offsets,
+                "adding the input offsets to the transaction",
+                offsets,
+                group_metadata,
+                timeout_s,
+            )
         # Step 4
         self._call(self.producer.commit_transaction, "committing the transaction", timeout_s)
         self.in_transaction = False
@@ -357,8 +421,12 @@ class TransactionalRecordCollector(RecordCollector):
         try:
             self.producer.abort_transaction(timeout_s)
         except KafkaException as exc:
-            log.warning("task %s: aborting the transaction of %r failed: %s", self.task_id,
-                        self.transactional_id, exc.args[0])
+            log.warning(
+                "task %s: aborting the transaction of %r failed: %s",
+                self.task_id,
+                self.transactional_id,
+                exc.args[0],
+            )
 
     def close_dirty(self) -> None:
         """Abort the open transaction (bounded; skipped when fenced) and drop the records not yet
@@ -391,8 +459,14 @@ class TaskRecordCollectors:
     TaskManager knows which task failed.
     """
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Mapping[str, Any],
-                 changelog_topics: Iterable[str], application_id: str) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_id: str,
+        overrides: Mapping[str, Any],
+        changelog_topics: Iterable[str],
+        application_id: str,
+    ) -> None:
         self._bootstrap_servers = bootstrap_servers
         self._client_id = client_id
         self._overrides = dict(overrides)
@@ -407,8 +481,12 @@ class TaskRecordCollectors:
 
     def _new(self, task_id: Any) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
-            self._bootstrap_servers, f"{self._client_id}-{task_id}", self._overrides, self._changelog_topics,
-            task_id=task_id, transactional_id=self.transactional_id(task_id),
+            self._bootstrap_servers,
+            f"{self._client_id}-{task_id}",
+            self._overrides,
+            self._changelog_topics,
+            task_id=task_id,
+            transactional_id=self.transactional_id(task_id),
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -457,6 +535,7 @@ class TaskRecordCollectors:
         returns per task what :meth:`TransactionalRecordCollector.commit` returned or the
         exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
         each collector touched by one pool thread while the stream thread waits)."""
+
         def one(item: tuple[Any, list[Any], Any]) -> Any:
             task_id, offsets, group_metadata = item
             try:
@@ -481,13 +560,20 @@ class TaskRecordCollectors:
             self._pool.shutdown(wait=False)
 
 
-def create_record_collector(config: Any, bootstrap_servers: str, client_id: str,
-                            changelog_topics: Iterable[str]) -> RecordCollector | TaskRecordCollectors:
+def create_record_collector(
+    config: Any, bootstrap_servers: str, client_id: str, changelog_topics: Iterable[str]
+) -> RecordCollector | TaskRecordCollectors:
     """The collector of one StreamThread: a shared RecordCollector under at-least-once, one
     transactional collector per task (:class:`TaskRecordCollectors`) under exactly_once_v2."""
     overrides = config.client_configs("producer.")
     if config["processing_guarantee"] == "exactly_once_v2":
-        return TaskRecordCollectors(bootstrap_servers, client_id, overrides, changelog_topics,
-                                    config["application_id"])
-    return RecordCollector(bootstrap_servers, client_id, overrides, changelog_topics,
-                           config["default_production_exception_handler"] == "continue")
+        return TaskRecordCollectors(
+            bootstrap_servers, client_id, overrides, changelog_topics, config["application_id"]
+        )
+    return RecordCollector(
+        bootstrap_servers,
+        client_id,
+        overrides,
+        changelog_topics,
+        config["default_production_exception_handler"] == "continue",
+    )

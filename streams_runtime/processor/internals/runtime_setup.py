@@ -20,8 +20,10 @@ from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 
 #: consumer.* overrides that set the coordination member's session, with the member's defaults
-_MEMBER_KEYS = {"session.timeout.ms": ("session_timeout_ms", 10_000),
-                "heartbeat.interval.ms": ("heartbeat_interval_ms", 1_000)}
+_MEMBER_KEYS = {
+    "session.timeout.ms": ("session_timeout_ms", 10_000),
+    "heartbeat.interval.ms": ("heartbeat_interval_ms", 1_000),
+}
 
 
 @dataclass
@@ -61,29 +63,47 @@ class RuntimeSetup:
         if builder.application_id is None:
             builder.application_id = app_id
         elif builder.application_id != app_id:
-            raise StreamsError(f"the topology was built for application {builder.application_id!r}, "
-                               f"the config says {app_id!r}")
+            raise StreamsError(
+                f"the topology was built for application {builder.application_id!r}, "
+                f"the config says {app_id!r}"
+            )
         builder.validate()
         admin = create_admin(bootstrap_servers, config.client_configs("admin."))
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
         infos = {i.id: i for i in topology_info.sub_topologies(builder)}
         sources = [
-            SubtopologySources(i.id, tuple(i.source_topics), tuple(tuple(g) for g in i.copartition_groups),
-                               stateful=bool(i.stores))
+            SubtopologySources(
+                i.id,
+                tuple(i.source_topics),
+                tuple(tuple(g) for g in i.copartition_groups),
+                stateful=bool(i.stores),
+            )
             for i in infos.values()
         ]
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
         overrides = config.client_configs("consumer.")
         member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
         member.update(_high_availability_settings(config))
-        setup = cls(config, bootstrap_servers, process_id, builder, infos, sources, counts, changelogs,
-                    StateDirectory(config["state_dir"], app_id), member, global_topics=global_topics)
+        setup = cls(
+            config,
+            bootstrap_servers,
+            process_id,
+            builder,
+            infos,
+            sources,
+            counts,
+            changelogs,
+            StateDirectory(config["state_dir"], app_id),
+            member,
+            global_topics=global_topics,
+        )
         if setup.stateful:  # the leader's lags are against the true changelog ends (D1)
             from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
 
             setup.end_offset_sums = ChangelogEndOffsets(
-                bootstrap_servers, {i.id: i.changelog_topics.values() for i in infos.values()},
+                bootstrap_servers,
+                {i.id: i.changelog_topics.values() for i in infos.values()},
                 setup.restore_consumer_overrides(),
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
@@ -115,8 +135,11 @@ class RuntimeSetup:
             return None
         from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
 
-        return StoreChangelogReader(self.bootstrap_servers, restore_listener=self.restore_listener,
-                                    consumer_overrides=self.restore_consumer_overrides())
+        return StoreChangelogReader(
+            self.bootstrap_servers,
+            restore_listener=self.restore_listener,
+            consumer_overrides=self.restore_consumer_overrides(),
+        )
 
     def task_offset_sums(self) -> dict[Any, int]:
         return self.state_directory.task_offset_sums()
@@ -152,6 +175,8 @@ def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
     found = partition_counts(admin, wanted)
     missing = [t for t in wanted if t not in found]
     if missing:
-        raise MissingSourceTopicError(f"global source topics of application {builder.application_id} do not "
-                                      f"exist: {missing}; create them before starting")
+        raise MissingSourceTopicError(
+            f"global source topics of application {builder.application_id} do not "
+            f"exist: {missing}; create them before starting"
+        )
     return {t: found[t] for t in wanted}

@@ -90,8 +90,15 @@ class StandbyTask:
         """Build and open the task's stores (they register their changelogs with the manager)."""
         task_dir = self._state_directory.task_dir(self.id)
         self.context = context = ProcessorContextImpl(
-            self, self._config["application_id"], self.id, self._config, task_dir, self._metrics,
-            None, None, None,
+            self,
+            self._config["application_id"],
+            self.id,
+            self._config,
+            task_dir,
+            self._metrics,
+            None,
+            None,
+            None,
         )
         context.set_state_manager(self.state_manager)
         for name in self._store_names:

@@ -195,8 +195,11 @@ class StateDirectory:
         hold writes of an aborted transaction); the caller holds the lock. True when wiped."""
         if not self.is_eos_dirty(task_id):
             return False
-        log.warning("task %s: its state was opened under exactly-once and not closed cleanly; wiping it "
-                    "(it restores from the changelog, so no uncommitted write survives)", task_id)
+        log.warning(
+            "task %s: its state was opened under exactly-once and not closed cleanly; wiping it "
+            "(it restores from the changelog, so no uncommitted write survives)",
+            task_id,
+        )
         self.wipe_task(task_id)
         return True
 

@@ -75,9 +75,14 @@ SHUTDOWN_REQUEST_TIMEOUT_S = 10.0
 class StreamThread(threading.Thread):
     """See the module docstring. ``runtime`` is the client's shared, read-only setup."""
 
-    def __init__(self, runtime: Any, index: int, on_state: Callable[[StreamThread, str, str], None],
-                 on_death: Callable[[StreamThread], None],
-                 on_error: Callable[[StreamThread, BaseException], bool] | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Any,
+        index: int,
+        on_state: Callable[[StreamThread, str, str], None],
+        on_death: Callable[[StreamThread], None],
+        on_error: Callable[[StreamThread, BaseException], bool] | None = None,
+    ) -> None:
         super().__init__(name=f"{runtime.client_id}-StreamThread-{index}", daemon=True)
         self.index = index
         self.state = CREATED
@@ -150,9 +155,13 @@ class StreamThread(threading.Thread):
                 raise ApplicationShutdownRequestedError(current.error_message)
             raise StreamsError(f"assignment failed: {current.error.name}: {current.error_message}")
         clean = not change.lost and self.error is None
-        self._tasks.handle_assignment(change.revoked_active, change.assigned_active, clean=clean,
-                                      revoked_standby=change.revoked_standby,
-                                      assigned_standby=change.assigned_standby)
+        self._tasks.handle_assignment(
+            change.revoked_active,
+            change.assigned_active,
+            clean=clean,
+            revoked_standby=change.revoked_standby,
+            assigned_standby=change.assigned_standby,
+        )
         self._publish_tasks()
         if self.state in (STARTING, PARTITIONS_ASSIGNED, RUNNING):
             self._set_state(PARTITIONS_ASSIGNED)
@@ -188,26 +197,44 @@ class StreamThread(threading.Thread):
         rt = self._runtime
         config = rt.config
         self._consumer = create_consumer(
-            rt.bootstrap_servers, config["application_id"],
-            {"client.id": f"{self.name}-consumer", **config.client_configs("consumer."),
-             **config.client_configs("main_consumer.")},
+            rt.bootstrap_servers,
+            config["application_id"],
+            {
+                "client.id": f"{self.name}-consumer",
+                **config.client_configs("consumer."),
+                **config.client_configs("main_consumer."),
+            },
             read_committed=config["processing_guarantee"] == "exactly_once_v2",
         )
         # at-least-once: one shared producer; exactly-once: one transactional producer per task
-        self._collector = create_record_collector(config, rt.bootstrap_servers, f"{self.name}-producer",
-                                                  rt.changelog_topics)
+        self._collector = create_record_collector(
+            config, rt.bootstrap_servers, f"{self.name}-producer", rt.changelog_topics
+        )
         self._reader = rt.new_changelog_reader()
         self._tasks = TaskManager(
-            builder=rt.builder, subtopologies=rt.subtopologies, partition_counts=rt.partition_counts,
-            config=config, consumer=self._consumer, collector=self._collector, metrics=self.streams_metrics,
-            cache=rt.new_cache(), wall_clock=_wall_clock_ms, state_directory=rt.state_directory,
-            changelog_reader=self._reader, global_stores=rt.global_stores,
+            builder=rt.builder,
+            subtopologies=rt.subtopologies,
+            partition_counts=rt.partition_counts,
+            config=config,
+            consumer=self._consumer,
+            collector=self._collector,
+            metrics=self.streams_metrics,
+            cache=rt.new_cache(),
+            wall_clock=_wall_clock_ms,
+            state_directory=rt.state_directory,
+            changelog_reader=self._reader,
+            global_stores=rt.global_stores,
         )
         self._member = GroupMember(
-            bootstrap_servers=rt.bootstrap_servers, application_id=config["application_id"],
-            process_id=rt.process_id, subtopologies=rt.subtopology_sources, thread_count=1,
-            endpoint=config["application_server"] or None, task_offset_sums=rt.task_offset_sums,
-            on_change=self._on_change, **rt.member_settings,
+            bootstrap_servers=rt.bootstrap_servers,
+            application_id=config["application_id"],
+            process_id=rt.process_id,
+            subtopologies=rt.subtopology_sources,
+            thread_count=1,
+            endpoint=config["application_server"] or None,
+            task_offset_sums=rt.task_offset_sums,
+            on_change=self._on_change,
+            **rt.member_settings,
         )
         self._tasks.on_task_migrated = self._member.request_rebalance  # exactly-once: fenced task
 
@@ -244,7 +271,9 @@ class StreamThread(threading.Thread):
                 while requests:
                     self._serve(*requests.popleft())
                 if member.driver_error is not None:
-                    raise StreamsError(f"group membership failed: {member.driver_error}") from member.driver_error
+                    raise StreamsError(
+                        f"group membership failed: {member.driver_error}"
+                    ) from member.driver_error
                 if tasks.restoring:  # Step 2
                     if tasks.restore(0.01):
                         self._publish_tasks()
@@ -283,11 +312,15 @@ class StreamThread(threading.Thread):
             return
         member = getattr(self, "_member", None)
         if member is None or not member.driving:
-            log.error("stream thread %s: cannot send the application shutdown request: not in the group",
-                      self.name)
+            log.error(
+                "stream thread %s: cannot send the application shutdown request: not in the group", self.name
+            )
         elif not member.request_shutdown(SHUTDOWN_REQUEST_TIMEOUT_S):
-            log.error("stream thread %s: the group did not answer the application shutdown request "
-                      "within %.0fs", self.name, SHUTDOWN_REQUEST_TIMEOUT_S)
+            log.error(
+                "stream thread %s: the group did not answer the application shutdown request within %.0fs",
+                self.name,
+                SHUTDOWN_REQUEST_TIMEOUT_S,
+            )
 
     def _shutdown(self) -> None:
         if self.state != PENDING_SHUTDOWN:

@@ -70,10 +70,22 @@ LOCK_WAIT_MS = 60_000
 class TaskManager:
     """The active tasks of one thread; see the module docstring."""
 
-    def __init__(self, *, builder: Any, subtopologies: Mapping[int, SubtopologyInfo],
-                 partition_counts: Mapping[str, int], config: Any, consumer: Any, collector: Any,
-                 metrics: Any, cache: Any, wall_clock: Callable[[], int], state_directory: Any,
-                 changelog_reader: Any, global_stores: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        builder: Any,
+        subtopologies: Mapping[int, SubtopologyInfo],
+        partition_counts: Mapping[str, int],
+        config: Any,
+        consumer: Any,
+        collector: Any,
+        metrics: Any,
+        cache: Any,
+        wall_clock: Callable[[], int],
+        state_directory: Any,
+        changelog_reader: Any,
+        global_stores: Mapping[str, Any] | None = None,
+    ) -> None:
         self._builder = builder
         self._subtopologies = subtopologies
         self._counts = partition_counts
@@ -122,9 +134,15 @@ class TaskManager:
         manager = self._state_managers.get(task_id)
         return manager.checkpointed_offsets() if manager is not None else {}
 
-    def handle_assignment(self, revoked: Iterable[TaskId], assigned: Iterable[TaskId], *,
-                          clean: bool, revoked_standby: Iterable[TaskId] = (),
-                          assigned_standby: Iterable[TaskId] = ()) -> None:
+    def handle_assignment(
+        self,
+        revoked: Iterable[TaskId],
+        assigned: Iterable[TaskId],
+        *,
+        clean: bool,
+        revoked_standby: Iterable[TaskId] = (),
+        assigned_standby: Iterable[TaskId] = (),
+    ) -> None:
         """Close ``revoked`` (committing them first when ``clean``) and ``revoked_standby``, then
         create ``assigned`` (a standby of the same task here is closed first) and ``assigned_standby``."""
         assigned, assigned_standby = list(assigned), list(assigned_standby)
@@ -163,8 +181,10 @@ class TaskManager:
             if not sd.lock(task_id):
                 deadline = self._awaiting_lock.setdefault(task_id, self._wall_clock() + LOCK_WAIT_MS)
                 if self._wall_clock() > deadline:
-                    raise StreamsError(f"task {task_id}: state directory {sd.task_dir(task_id)} is still "
-                                       f"locked by another thread or process after {LOCK_WAIT_MS} ms")
+                    raise StreamsError(
+                        f"task {task_id}: state directory {sd.task_dir(task_id)} is still "
+                        f"locked by another thread or process after {LOCK_WAIT_MS} ms"
+                    )
                 return
             self._awaiting_lock.pop(task_id, None)
             task_dir = sd.task_dir(task_id)
@@ -174,8 +194,18 @@ class TaskManager:
         # exactly-once: the task's own transactional producer (init_transactions fences zombies)
         collector = self._collector.for_task(task_id) if self._eos else self._collector
         topology = build_processor_topology(self._builder, info.nodes)
-        task = StreamTask(task_id, topology, self._store_builders, self._config, collector,
-                          self._metrics, self._cache, self._wall_clock, task_dir, self._global_stores)
+        task = StreamTask(
+            task_id,
+            topology,
+            self._store_builders,
+            self._config,
+            collector,
+            self._metrics,
+            self._cache,
+            self._wall_clock,
+            task_dir,
+            self._global_stores,
+        )
         if stateful:
             from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 
@@ -258,8 +288,15 @@ class TaskManager:
         self._state_directory.wipe_if_eos_dirty(task_id)  # left by a crashed exactly-once active
         from streams_runtime.processor.internals.standby_task import StandbyTask
 
-        standby = StandbyTask(task_id, list(info.stores), self._store_builders, self._config, self._metrics,
-                              self._state_directory, self._wall_clock)
+        standby = StandbyTask(
+            task_id,
+            list(info.stores),
+            self._store_builders,
+            self._config,
+            self._metrics,
+            self._state_directory,
+            self._wall_clock,
+        )
         try:
             standby.initialize()
             self._reader.register(standby.state_manager, standby=True)
@@ -270,8 +307,11 @@ class TaskManager:
                 self._state_directory.unlock(task_id)
             raise
         self.standby_tasks[task_id] = standby
-        log.info("standby task %s created (checkpointed offsets %s)", task_id,
-                 standby.state_manager.checkpointed_offsets())
+        log.info(
+            "standby task %s created (checkpointed offsets %s)",
+            task_id,
+            standby.state_manager.checkpointed_offsets(),
+        )
         return True
 
     def _close_standby(self, task_id: TaskId, clean: bool) -> None:
@@ -395,7 +435,6 @@ class TaskManager:
             self.tasks[task_id], self._state_managers[task_id], store_name, restored
         )
 
-
     # ------------------------------------------------------------------ processing (hot path)
     def add_records(self, messages: list[Any]) -> None:
         adders = self._adders
@@ -407,8 +446,17 @@ class TaskManager:
             topic, partition = msg.topic(), msg.partition()
             add = adders.get((topic, partition))
             if add is not None:  # a record of a partition revoked since the fetch is dropped
-                add(RawRecord(topic, partition, msg.offset(), msg.timestamp()[1], msg.key(), msg.value(),
-                              msg.headers() or ()))
+                add(
+                    RawRecord(
+                        topic,
+                        partition,
+                        msg.offset(),
+                        msg.timestamp()[1],
+                        msg.key(),
+                        msg.value(),
+                        msg.headers() or (),
+                    )
+                )
 
     def process(self, now_ms: int) -> int:
         """Process every buffered record of every processable task; return how many (0 in the
@@ -464,8 +512,11 @@ class TaskManager:
         """Exactly-once: the tasks' producers were fenced; close them dirty, ask for a rebalance."""
         for task_id in sorted(task_ids):
             if task_id in self.tasks:
-                log.warning("task %s migrated (its transactional producer was fenced); closing it dirty "
-                            "and rejoining the group", task_id)
+                log.warning(
+                    "task %s migrated (its transactional producer was fenced); closing it dirty "
+                    "and rejoining the group",
+                    task_id,
+                )
                 self._close_task(task_id, clean=False)
                 self._migrated.add(task_id)
         self.on_task_migrated()

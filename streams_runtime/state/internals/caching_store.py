@@ -213,9 +213,7 @@ class CachingKeyValueStore(WrappedKeyValueStore):
             key = check_key(key)
         if type(value) is not bytes:
             value = check_value(value)
-        cache.put(
-            self._namespace, key, LRUCacheEntry(value, True, self.context.record_context())
-        )
+        cache.put(self._namespace, key, LRUCacheEntry(value, True, self.context.record_context()))
 
     def _put(self, key: bytes, value: bytes | None) -> None:
         entry = LRUCacheEntry(value, is_dirty=True, record_context=self.context.record_context())

@@ -177,7 +177,7 @@ class NamedCache:
         lru[key] = entry
         self._size_bytes += delta
         if self._owner is not None:
-            self._owner._size_bytes += delta
+            self._owner.charge(delta)
         if entry.is_dirty:
             dirty = self._dirty
             if key in dirty:
@@ -193,7 +193,7 @@ class NamedCache:
         self._dirty.pop(key, None)
         self._size_bytes -= entry.charged
         if self._owner is not None:
-            self._owner._size_bytes -= entry.charged
+            self._owner.charge(-entry.charged)
         return entry
 
     def evict(self) -> None:
@@ -256,7 +256,7 @@ class NamedCache:
         self._keys.clear()
         self._dirty.clear()
         if self._owner is not None:
-            self._owner._size_bytes -= self._size_bytes
+            self._owner.charge(-self._size_bytes)
         self._size_bytes = 0
         self.listener = None
 
@@ -373,6 +373,10 @@ class ThreadCache:
     def size_bytes(self) -> int:
         """The estimated bytes held over all stores."""
         return self._size_bytes
+
+    def charge(self, delta: int) -> None:
+        """Add ``delta`` bytes (negative to release) to the running total; called by the named caches."""
+        self._size_bytes += delta
 
     def resize(self, max_bytes: int) -> None:
         """Change the bound; when shrinking, evict round-robin over the stores until within it."""

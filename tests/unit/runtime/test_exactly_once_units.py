@@ -101,8 +101,9 @@ class FakeStreamsProducer:
 
     instances: list[FakeStreamsProducer] = []
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any,
-                 errors_only: bool) -> None:
+    def __init__(
+        self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any, errors_only: bool
+    ) -> None:
         self.config = dict(overrides)
         self.on_delivery = on_delivery
         self.calls: list[str] = []
@@ -155,8 +156,9 @@ class FakeStreamsProducer:
         self.calls.append("close")
 
 
-def _error(code: int, *, fatal: bool = False, abortable: bool = False,
-           retriable: bool = False) -> KafkaException:
+def _error(
+    code: int, *, fatal: bool = False, abortable: bool = False, retriable: bool = False
+) -> KafkaException:
     error = KafkaError(code, "test", fatal=fatal, retriable=retriable, txn_requires_abort=abortable)
     return KafkaException(error)
 
@@ -165,8 +167,9 @@ def _error(code: int, *, fatal: bool = False, abortable: bool = False,
 def collector(monkeypatch) -> TransactionalRecordCollector:
     FakeStreamsProducer.instances.clear()
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
-    return TransactionalRecordCollector("unused:9092", "c", {}, [CHANGELOG], task_id=T1,
-                                        transactional_id="app-0_1")
+    return TransactionalRecordCollector(
+        "unused:9092", "c", {}, [CHANGELOG], task_id=T1, transactional_id="app-0_1"
+    )
 
 
 def send(collector: TransactionalRecordCollector, topic: str = "out") -> None:
@@ -203,8 +206,9 @@ def test_should_commit_nothing_when_nothing_was_sent_or_consumed(collector):
     assert producer.calls[-4:] == ["begin_transaction", "flush", "send_offsets", "commit_transaction"]
 
 
-@pytest.mark.parametrize("code", [KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH,
-                                  KafkaError._FENCED])  # noqa: SLF001
+@pytest.mark.parametrize(
+    "code", [KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH, KafkaError._FENCED]
+)  # noqa: SLF001
 def test_should_report_a_fenced_commit_as_task_migrated(collector, code):
     producer = FakeStreamsProducer.instances[0]
     send(collector)
@@ -280,7 +284,9 @@ def test_should_give_each_guarantee_its_collector():
         alos.close(0)
     eos = create_record_collector(
         StreamsConfig(application_id="app", bootstrap_servers="x:1", processing_guarantee="exactly_once_v2"),
-        "x:1", "c", [CHANGELOG],
+        "x:1",
+        "c",
+        [CHANGELOG],
     )
     assert isinstance(eos, TaskRecordCollectors)
     assert eos.transactional_id(T1) == "app-0_1"
@@ -301,8 +307,9 @@ def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel)
         for task in (T0, T1):
             send(collectors.for_task(task))
         FakeStreamsProducer.instances[1].fail["commit_transaction"] = _error(KafkaError.PRODUCER_FENCED)
-        outcomes = collectors.commit_all([(T0, [TopicPartition("in", 0, 3)], object()),
-                                          (T1, [TopicPartition("in", 1, 3)], object())])
+        outcomes = collectors.commit_all(
+            [(T0, [TopicPartition("in", 0, 3)], object()), (T1, [TopicPartition("in", 1, 3)], object())]
+        )
         assert outcomes[0] is True
         assert isinstance(outcomes[1], TaskMigratedError) and outcomes[1].task_ids == {T1}
     finally:

@@ -58,8 +58,9 @@ class FakeStreamsProducer:
     instances: list[FakeStreamsProducer] = []
     fail = False
 
-    def __init__(self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any,
-                 errors_only: bool) -> None:
+    def __init__(
+        self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any, errors_only: bool
+    ) -> None:
         self.client_id, self.overrides, self._on_delivery = client_id, dict(overrides), on_delivery
         self.sent: list[tuple] = []
         self.pending: list[tuple] = []
@@ -99,10 +100,15 @@ def make_thread(monkeypatch, tmp_path):
     def make(in_memory: bool = False, **config: Any) -> GlobalStreamThread:
         builder = StreamsBuilder()
         store = Stores.in_memory_key_value_store(STORE) if in_memory else STORE
-        builder.global_table(TOPIC, Consumed.with_(Serdes.String(), Serdes.Integer()),
-                             Materialized.as_(store))
-        props = {"application_id": "app", "bootstrap_servers": "unused:9092", "state_dir": str(tmp_path),
-                 **config}
+        builder.global_table(
+            TOPIC, Consumed.with_(Serdes.String(), Serdes.Integer()), Materialized.as_(store)
+        )
+        props = {
+            "application_id": "app",
+            "bootstrap_servers": "unused:9092",
+            "state_dir": str(tmp_path),
+            **config,
+        }
         state_directory = StateDirectory(tmp_path, "app")
         write_checkpoint = state_directory.write_checkpoint
 
@@ -112,9 +118,13 @@ def make_thread(monkeypatch, tmp_path):
 
         state_directory.write_checkpoint = recording_write_checkpoint
         runtime = SimpleNamespace(
-            config=StreamsConfig(props), client_id="app-client", bootstrap_servers="unused:9092",
-            global_topics={TOPIC: 1}, builder=builder.build().internal_builder,
-            state_directory=state_directory)
+            config=StreamsConfig(props),
+            client_id="app-client",
+            bootstrap_servers="unused:9092",
+            global_topics={TOPIC: 1},
+            builder=builder.build().internal_builder,
+            state_directory=state_directory,
+        )
         thread = GlobalStreamThread(runtime)
         thread._task = thread._build_task()  # noqa: SLF001 (step 1 without the consumer)
         threads.append(thread)
@@ -192,8 +202,11 @@ def test_should_fail_on_a_corrupt_global_record_under_log_and_fail(make_thread):
 
 
 def dead_lettered_offsets() -> list[bytes]:
-    return [dict(headers)["__streams.errors.offset"]
-            for producer in FakeStreamsProducer.instances for *_, headers in producer.sent]
+    return [
+        dict(headers)["__streams.errors.offset"]
+        for producer in FakeStreamsProducer.instances
+        for *_, headers in producer.sent
+    ]
 
 
 def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool) -> GlobalStreamThread:
@@ -202,8 +215,9 @@ def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool)
     thread._ready.set()  # noqa: SLF001 (a clean run: close checkpoints first)
     thread._close()  # noqa: SLF001
     FakeStreamsProducer.instances.clear()
-    again = make_thread(in_memory=in_memory, default_deserialization_exception_handler="dead_letter",
-                        dead_letter_topic=DLQ)
+    again = make_thread(
+        in_memory=in_memory, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
+    )
     tp = (TOPIC, 0)
     again._collector.dead_lettered_up_to = again._dead_letter_watermark({tp: 0}, {tp: ends})  # noqa: SLF001
     return again
@@ -211,16 +225,28 @@ def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool)
 
 @pytest.mark.parametrize("in_memory", [False, True], ids=["rocksdb", "in-memory"])
 def test_should_not_dead_letter_a_record_again_when_it_is_reread_at_or_below_the_checkpoint(
-        make_thread, in_memory):
-    thread = make_thread(in_memory=in_memory, default_deserialization_exception_handler="dead_letter",
-                         dead_letter_topic=DLQ)
+    make_thread, in_memory
+):
+    thread = make_thread(
+        in_memory=in_memory, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
+    )
     thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2)])  # noqa: SLF001
     assert dead_lettered_offsets() == [b"1"]
 
     # the restore of a store without a trusted checkpoint re-reads the topic from its start
     again = restart(make_thread, thread, ends=5, in_memory=in_memory)
-    assert again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2),  # noqa: SLF001
-                         FakeMessage(3, b"bad2", b"xx"), good(4, 4)]) == 5
+    assert (
+        again._apply(
+            [
+                good(0, 0),
+                FakeMessage(1, b"bad", b"xx"),
+                good(2, 2),  # noqa: SLF001
+                FakeMessage(3, b"bad2", b"xx"),
+                good(4, 4),
+            ]
+        )
+        == 5
+    )
     assert again.stores[STORE].get("u2").value == 2, "re-read records are still applied"
     assert dead_lettered_offsets() == [b"3"], "only the record past the checkpoint is dead-lettered"
 
@@ -233,16 +259,18 @@ def test_should_not_dead_letter_a_record_again_when_it_is_reread_at_or_below_the
 def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_lost(make_thread):
     """A crash after the send but before the checkpoint: the ack was never confirmed, so the
     record is sent again (at-least-once for the tail past the checkpoint)."""
-    thread = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
-                         dead_letter_topic=DLQ)
+    thread = make_thread(
+        in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
+    )
     thread._apply([good(0, 0)])  # noqa: SLF001
     thread._checkpoint()  # noqa: SLF001
     thread._apply([FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001 (then the process dies: no checkpoint)
     thread._task.close()  # noqa: SLF001
     thread._task = None  # noqa: SLF001
     FakeStreamsProducer.instances.clear()
-    again = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
-                        dead_letter_topic=DLQ)
+    again = make_thread(
+        in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
+    )
     tp = (TOPIC, 0)
     again._collector.dead_lettered_up_to = again._dead_letter_watermark({tp: 0}, {tp: 2})  # noqa: SLF001
     again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
@@ -251,8 +279,9 @@ def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_los
 
 def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_lettered(make_thread):
     """A fresh broker (D1): the checkpoint names offsets of records that no longer exist."""
-    thread = make_thread(in_memory=True, default_deserialization_exception_handler="dead_letter",
-                         dead_letter_topic=DLQ)
+    thread = make_thread(
+        in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
+    )
     thread._apply([good(0, 0), good(1, 1), good(2, 2), good(3, 3)])  # noqa: SLF001
     again = restart(make_thread, thread, ends=2, in_memory=True)  # checkpoint 3, log [0, 2)
     assert again._collector.dead_lettered_up_to == {}  # noqa: SLF001
@@ -263,7 +292,10 @@ def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_l
 def test_should_not_let_a_source_records_own_headers_fake_the_dead_letter_source(make_thread):
     thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
     thread._collector.dead_lettered_up_to = {(TOPIC, 0): 5}  # noqa: SLF001
-    forged = [("__streams.errors.topic", TOPIC.encode()), ("__streams.errors.partition", b"0"),
-              ("__streams.errors.offset", b"0")]
+    forged = [
+        ("__streams.errors.topic", TOPIC.encode()),
+        ("__streams.errors.partition", b"0"),
+        ("__streams.errors.offset", b"0"),
+    ]
     thread._apply([FakeMessage(7, b"bad", b"xx", forged)])  # noqa: SLF001
     assert dead_lettered_offsets() == [b"7"]

@@ -38,8 +38,15 @@ def config(tmp_path: Any) -> Any:
 
 
 def new_standby(state_directory: StateDirectory, tmp_path: Any) -> StandbyTask:
-    standby = StandbyTask(T0, ["rocks", "mem"], builders(state_topology()), config(tmp_path),
-                          StreamsMetrics(), state_directory, lambda: 0)
+    standby = StandbyTask(
+        T0,
+        ["rocks", "mem"],
+        builders(state_topology()),
+        config(tmp_path),
+        StreamsMetrics(),
+        state_directory,
+        lambda: 0,
+    )
     assert state_directory.lock(T0)
     standby.initialize()
     return standby
@@ -121,10 +128,19 @@ def task_manager(state_directory: StateDirectory, tmp_path: Any, reader: FakeRea
     builder = topology.internal_builder
     builder.application_id = APP
     infos = {i.id: i for i in topology_info.sub_topologies(builder)}
-    return TaskManager(builder=builder, subtopologies=infos, partition_counts={"input": 1},
-                       config=config(tmp_path), consumer=None, collector=AckedCollector(),
-                       metrics=StreamsMetrics(), cache=None, wall_clock=lambda: 0,
-                       state_directory=state_directory, changelog_reader=reader)
+    return TaskManager(
+        builder=builder,
+        subtopologies=infos,
+        partition_counts={"input": 1},
+        config=config(tmp_path),
+        consumer=None,
+        collector=AckedCollector(),
+        metrics=StreamsMetrics(),
+        cache=None,
+        wall_clock=lambda: 0,
+        state_directory=state_directory,
+        changelog_reader=reader,
+    )
 
 
 def test_should_close_the_standby_before_the_active_task_opens_its_directory(state_directory, tmp_path):

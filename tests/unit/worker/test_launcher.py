@@ -19,8 +19,14 @@ RUNTIME = f"{FAKES}:FakeStreams"
 
 def _launcher(tmp_path: Path, lines: list[str], instances: int = 2, threads: int = 2) -> WorkerLauncher:
     return WorkerLauncher(
-        f"{FAKES}:word_count_app", instances=instances, threads=threads, bootstrap_servers="fake:9092",
-        state_dir=tmp_path / "state", runtime=RUNTIME, close_timeout=5, say=lines.append,
+        f"{FAKES}:word_count_app",
+        instances=instances,
+        threads=threads,
+        bootstrap_servers="fake:9092",
+        state_dir=tmp_path / "state",
+        runtime=RUNTIME,
+        close_timeout=5,
+        say=lines.append,
     )
 
 
@@ -95,7 +101,8 @@ def test_should_start_each_instance_with_its_own_state_dir_and_close_all_on_stop
     assert code == 0, lines
     configs = [json.loads(f.read_text().splitlines()[0]) for f in files]
     assert sorted(c["state_dir"] for c in configs) == [
-        str(tmp_path / "state" / "instance-0"), str(tmp_path / "state" / "instance-1")
+        str(tmp_path / "state" / "instance-0"),
+        str(tmp_path / "state" / "instance-1"),
     ]
     assert {c["num_stream_threads"] for c in configs} == {2}
     assert {c["bootstrap_servers"] for c in configs} == {"fake:9092"}

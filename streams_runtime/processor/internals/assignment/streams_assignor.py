@@ -128,7 +128,8 @@ class StreamsAssignor:
         requesters = sorted({s.process_id for s in subscriptions.values() if s.shutdown_requested})
         if requesters:
             return _error_assignment(
-                members, AssignorError.SHUTDOWN_APPLICATION,
+                members,
+                AssignorError.SHUTDOWN_APPLICATION,
                 f"application shutdown requested by instance(s) {', '.join(requesters)}",
             )
         # Step 1
