@@ -1,13 +1,16 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup demo test lint broker-start broker-stop clean
+.PHONY: setup system-deps demo test lint broker-start broker-stop clean
 
 setup:
 	@bash scripts/setup.sh
 
+system-deps:
+	@bash scripts/setup_system.sh
+
 demo: setup
 	@.venv/bin/streams-runtime demo $(ARGS)
 
-test: setup
+test: setup system-deps
 	@.venv/bin/python -m pytest $(ARGS)
 
 lint: setup

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests drive (idempotent; seconds when all are present):
+#   chromium    the headless browser for the console, Swagger UI and Airflow form tests
+#   graphviz    `dot`, which lays out topology pictures (describe --format svg, the console)
+#   prometheus  `promtool`, which checks the alerting rules under deploy/
+# Needs root (or sudo) when something is missing; otherwise says what to install and fails.
+set -euo pipefail
+declare -A need=([chromium]=chromium [dot]=graphviz [promtool]=prometheus)
+missing=()
+for bin in "${!need[@]}"; do
+  command -v "$bin" >/dev/null 2>&1 || missing+=("${need[$bin]}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "[setup] installing Debian packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "[setup] error: need root to install ${missing[*]} (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
