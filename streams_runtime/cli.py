@@ -6,6 +6,11 @@
                                                (and Airflow standalone + the provisioning DAG)
     streams-runtime worker --app module:attr [--instances N] [--threads M]
                                                run a topology as N processes x M stream threads
+    streams-runtime describe --app module:attr [--format text|svg|dot|mermaid]
+                                               print the topology (text or a picture)
+    streams-runtime status --app-id X          members, tasks per instance, lag per partition
+    streams-runtime reset --app-id X --input-topics T,...
+                                               the application reset tool (see --help)
 
 Exit codes: 0 success, 1 a clear error was printed, 2 bad usage.
 """
@@ -24,6 +29,7 @@ from streams_runtime.kafka.broker import (
     pid_alive,
     stop_pid,
 )
+from streams_runtime.tools import describe
 
 
 def _broker_start(args: argparse.Namespace) -> int:
@@ -166,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
         "in a container (default: the app's, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
+    for tool in (describe,):
+        tool.add_parser(commands)
     return parser
 
 

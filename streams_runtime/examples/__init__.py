@@ -1,0 +1,1 @@
+"""Small example applications (``--app streams_runtime.examples.<module>:app``)."""

@@ -1,0 +1,1 @@
+"""The operator commands of ``streams-runtime``: describe, status, reset (one module each)."""
