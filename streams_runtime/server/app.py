@@ -22,7 +22,9 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
   active host, standby hosts and partition of a key.
 * ``GET /lags``: ``all_local_store_partition_lags()``.
 * ``GET /metrics``: Prometheus text (:mod:`.prometheus`).
-* ``GET /openapi.json``, ``GET /docs``: this description, as OpenAPI and Swagger UI.
+* ``GET /openapi.json``, ``GET /docs``: this description, as OpenAPI and Swagger UI (:mod:`.docs_ui`:
+  assets shipped, the page itself public, the token entered in it); ``GET /ui``: the live
+  console (:mod:`.console`).
 * ``GET /health/live`` (200 unless the client is in ERROR/NOT_RUNNING) and ``GET /health/ready``
   (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason).
 
@@ -40,7 +42,6 @@ from urllib.parse import quote
 
 import httpx
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import JSONResponse, Response
 
 from streams_runtime.errors import (
@@ -52,7 +53,7 @@ from streams_runtime.errors import (
     UnknownStateStoreError,
 )
 from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
-from streams_runtime.server import prometheus
+from streams_runtime.server import console, docs_ui, prometheus
 from streams_runtime.server.auth import require_token
 from streams_runtime.server.keys import MalformedKeyError, parse_key, to_json
 
@@ -116,29 +117,14 @@ def create_app(streams: Any) -> FastAPI:
 
     app.include_router(_health_router())
     app.include_router(_query_router(), dependencies=[Depends(require_token)])
-    app.include_router(_docs_router(app), dependencies=[Depends(require_token)])
+    app.include_router(docs_ui.router(app))
+    app.include_router(console.page)
+    app.include_router(console.api)
     if importlib.util.find_spec("streams_runtime.server.admin") is not None:
         from streams_runtime.server import admin
 
         app.include_router(admin.router)
     return app
-
-
-# ---------------------------------------------------------------------------- docs
-def _docs_router(app: FastAPI) -> APIRouter:
-    """``/openapi.json`` and ``/docs`` behind the token like every route but ``/health/*`` (with a
-    token set, fetch the schema with the header; the Swagger page then needs it too)."""
-    router = APIRouter(include_in_schema=False)
-
-    @router.get("/openapi.json")
-    def openapi() -> JSONResponse:
-        return JSONResponse(app.openapi())
-
-    @router.get("/docs")
-    def docs() -> Response:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - docs")
-
-    return router
 
 
 # ---------------------------------------------------------------------------- health

@@ -115,7 +115,6 @@ def test_should_describe_stores_and_key_metadata():
         "/metadata/counts/k1",
         "/lags",
         "/openapi.json",
-        "/docs",
     ],
 )
 def test_should_require_the_bearer_token_when_one_is_set(path):
@@ -152,3 +151,28 @@ def test_should_publish_openapi_and_docs():
     key_route = paths["/stores/{store}/keys/{key}"]["get"]
     assert "forwarded" in key_route["summary"]
     assert {p["name"] for p in key_route["parameters"]} >= {"store", "key", "allow_stale", "from", "to"}
+
+
+def test_should_serve_the_docs_and_console_pages_without_data_and_without_the_token():
+    client, _, _ = _pair(token="s3cret")
+    for path, marker in [("/docs", "swagger-ui-bundle.js"), ("/ui", "console.js")]:
+        page = client.get(path)
+        assert page.status_code == 200 and marker in page.text and "s3cret" not in page.text
+    for asset in ["/docs/assets/swagger-ui-bundle.js", "/docs/assets/docs.js", "/ui/static/console.js"]:
+        assert client.get(asset).status_code == 200
+    for bad in ["/ui/static/console.html", "/ui/static/..%2Fconsole.py", "/docs/assets/..%2F..%2Fapp.py"]:
+        assert client.get(bad).status_code == 404
+
+
+def test_should_declare_the_bearer_scheme_on_every_route_but_health():
+    client, _, _ = _pair(token="s3cret")
+    schema = client.get("/openapi.json", headers={"Authorization": "Bearer s3cret"}).json()
+    assert schema["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "the worker's application_server_token",
+    }
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            expected = [] if path.startswith("/health/") else [{"bearerAuth": []}]
+            assert operation["security"] == expected, path

@@ -1,0 +1,127 @@
+"""The live console of a worker: ``GET /ui`` (a page with plain JS shipped in the package).
+
+The page (``/ui``) and its assets (``/ui/static/*``) hold no data and need no token; every data
+call of the page carries the bearer token (asked once, kept in the tab's session storage) like any
+API client. The page shows the topology picture, every instance of the application with its
+threads and tasks, per-partition lag and restore progress, store sizes, the process rate of the
+last minutes as a small chart, and a key lookup through the routed query API
+(``/stores/{store}/keys/{key}``). It refreshes every few seconds from:
+
+* ``GET /ui/api/topology.svg``: the topology as SVG (:mod:`streams_runtime.processor.topology_graph`);
+* ``GET /ui/api/instances``: for every instance in the assignment metadata (and this one), its
+  ``/admin/tasks`` and ``/lags``, fetched here (this instance) or from the instance's endpoint
+  with the caller's ``Authorization`` header (an instance that does not answer is listed with
+  the error);
+* ``GET /stores``, ``GET /metrics`` of this instance.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.processor.topology_graph import render
+from streams_runtime.server.auth import require_token
+
+PEER_TIMEOUT_S = 3.0
+_STATIC = Path(__file__).parent / "static"
+_ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
+
+page = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/ui/api", tags=["console"], dependencies=[Depends(require_token)])
+_svg_lock = threading.Lock()
+
+
+@page.get("/ui")
+def console_page() -> HTMLResponse:
+    return HTMLResponse((_STATIC / "console.html").read_text(encoding="utf-8"))
+
+
+@page.get("/ui/static/{name}")
+def console_asset(name: str) -> FileResponse:
+    if name not in _ASSETS:
+        raise HTTPException(404, {"error": "not_found", "message": f"no asset {name!r}"})
+    return FileResponse(_STATIC / name, media_type=_ASSETS[name])
+
+
+@api.get("/topology.svg", summary="The topology picture (SVG)", response_class=Response)
+def topology_svg(request: Request) -> Response:
+    state = request.app.state
+    with _svg_lock:
+        svg = getattr(state, "topology_svg", None)
+        if svg is None:
+            try:
+                svg = render(state.streams.topology, "svg")
+            except StreamsError as exc:  # Graphviz missing: say so in the picture's place
+                raise HTTPException(503, {"error": "no_picture", "message": str(exc)}) from exc
+            state.topology_svg = svg
+    return Response(svg, media_type="image/svg+xml")
+
+
+@api.get("/instances", summary="Every instance: threads, tasks, store lags")
+def instances(request: Request) -> dict[str, Any]:
+    streams = request.app.state.streams
+    me = streams.config["application_server"] or ""
+    endpoints = sorted({str(m.host_info) for m in _all_metadata(streams)} | ({me} if me else set()))
+    out = []
+    for endpoint in endpoints or [me]:
+        if endpoint == me:
+            out.append({"endpoint": me, "self": True, **_local(request)})
+        else:
+            out.append({"endpoint": endpoint, "self": False, **_remote(request, endpoint)})
+    return {"application_id": streams.config["application_id"], "instances": out}
+
+
+def _all_metadata(streams: Any) -> list[Any]:
+    try:
+        return list(streams.all_metadata())
+    except StreamsError:
+        return []
+
+
+def _local(request: Request) -> dict[str, Any]:
+    from streams_runtime.server.admin import list_tasks
+
+    streams = request.app.state.streams
+    tasks = list_tasks(request)
+    lags = streams.all_local_store_partition_lags()
+    return {
+        "state": tasks["state"],
+        "threads": tasks["threads"],
+        "lags": {
+            store: {
+                str(p): {"current": i.current_offset_position, "end": i.end_offset_position}
+                for p, i in sorted(by_p.items())
+            }
+            for store, by_p in sorted(lags.items())
+        },
+    }
+
+
+def _remote(request: Request, endpoint: str) -> dict[str, Any]:
+    headers = {}
+    if request.headers.get("authorization"):
+        headers["Authorization"] = request.headers["authorization"]
+    try:
+        with httpx.Client(timeout=PEER_TIMEOUT_S, headers=headers) as client:
+            tasks = client.get(f"http://{endpoint}/admin/tasks")
+            lags = client.get(f"http://{endpoint}/lags")
+        if tasks.status_code != 200 or lags.status_code != 200:
+            return {"error": f"answered {tasks.status_code}/{lags.status_code}", "threads": [], "lags": {}}
+        body = tasks.json()
+        return {
+            "state": body["state"],
+            "threads": body["threads"],
+            "lags": {
+                store: {p: {"current": i["current_offset"], "end": i["end_offset"]} for p, i in by_p.items()}
+                for store, by_p in lags.json().items()
+            },
+        }
+    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        return {"error": f"did not answer: {exc}", "threads": [], "lags": {}}
