@@ -29,7 +29,7 @@ from streams_runtime.kafka.broker import (
     pid_alive,
     stop_pid,
 )
-from streams_runtime.tools import describe
+from streams_runtime.tools import describe, reset, status
 
 
 def _broker_start(args: argparse.Namespace) -> int:
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         "in a container (default: the app's, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
-    for tool in (describe,):
+    for tool in (describe, status, reset):
         tool.add_parser(commands)
     return parser
 

@@ -16,7 +16,11 @@ from streams_runtime.kstream.windows import TimeWindows
 from streams_runtime.processor.topology import Topology
 from streams_runtime.serdes import Serdes
 
-CONFIG: dict[str, Any] = {"application_id": "click-regions"}
+CONFIG: dict[str, Any] = {
+    "application_id": "click-regions",
+    "default_key_serde": "string",
+    "default_value_serde": "string",
+}
 MINUTE_MS = 60_000
 
 

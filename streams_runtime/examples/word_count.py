@@ -14,7 +14,11 @@ from streams_runtime.kstream import Consumed, Materialized, Produced, StreamsBui
 from streams_runtime.processor.topology import Topology
 from streams_runtime.serdes import Serdes
 
-CONFIG: dict[str, Any] = {"application_id": "word-count"}
+CONFIG: dict[str, Any] = {
+    "application_id": "word-count",
+    "default_key_serde": "string",
+    "default_value_serde": "string",
+}
 
 
 def word_count_topology(config: dict[str, Any] | None = None) -> Topology:

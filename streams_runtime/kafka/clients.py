@@ -42,10 +42,16 @@ __all__ = [
     "create_consumer",
     "create_producer",
     "create_restore_consumer",
+    "commit_offsets",
+    "committed_offsets",
     "create_topics",
+    "delete_topics",
     "describe_topic_configs",
     "isolation_level",
+    "log_start_offsets",
+    "offsets_at_time",
     "partition_counts",
+    "topic_names",
     "wait_for_metadata",
 ]
 
@@ -228,3 +234,118 @@ def describe_topic_configs(
         resource.name: {key: e.value for key, e in future.result(timeout).items() if e.value is not None}
         for resource, future in futures.items()
     }
+
+
+# -- offsets and topics for the operator tools (status, reset) -------------------------------
+
+
+def committed_offsets(
+    bootstrap_servers: str, group_id: str, partitions: Iterable[tuple[str, int]], timeout: float = 10.0
+) -> dict[tuple[str, int], int | None]:
+    """The offsets ``group_id`` committed for ``partitions`` (None where it committed none)."""
+    consumer = create_consumer(bootstrap_servers, group_id, {"enable.auto.commit": False})
+    try:
+        wanted = [TopicPartition(t, p) for t, p in partitions]
+        if not wanted:
+            return {}
+        found = consumer.committed(wanted, timeout=timeout)
+        return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in found}
+    finally:
+        consumer.close()
+
+
+def commit_offsets(
+    bootstrap_servers: str, group_id: str, offsets: Mapping[tuple[str, int], int], timeout: float = 10.0
+) -> None:
+    """Commit ``offsets`` for ``group_id`` from outside the group (the group must have no members).
+
+    :raises KafkaException: when the broker refuses a partition's commit.
+    """
+    consumer = create_consumer(bootstrap_servers, group_id, {"enable.auto.commit": False})
+    try:
+        result = consumer.commit(
+            offsets=[TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())], asynchronous=False
+        )
+        failed = [f"{tp.topic}-{tp.partition}: {tp.error}" for tp in result or [] if tp.error is not None]
+        if failed:
+            raise KafkaException(f"offset commit refused for {', '.join(failed)}")
+    finally:
+        consumer.close()
+
+
+def log_start_offsets(
+    bootstrap_servers: str, partitions: Iterable[tuple[str, int]], timeout: float = 10.0
+) -> dict[tuple[str, int], int]:
+    """Each partition's earliest offset (ListOffsets "earliest", right on Tansu as on Kafka)."""
+    consumer = create_restore_consumer(bootstrap_servers)
+    try:
+        return {
+            (t, p): max(0, consumer.get_watermark_offsets(TopicPartition(t, p), timeout=timeout)[0])
+            for t, p in partitions
+        }
+    finally:
+        consumer.close()
+
+
+def offsets_at_time(
+    bootstrap_servers: str, partitions: Iterable[tuple[str, int]], timestamp_ms: int, timeout: float = 30.0
+) -> dict[tuple[str, int], int]:
+    """Per partition, the offset of the first record with a timestamp >= ``timestamp_ms`` (the
+    partition's end when there is none).
+
+    Read from the records themselves (from the log start to the first match or the partition's
+    end): brokers without ListOffsets-by-timestamp (Tansu) answer the same as Kafka.
+    """
+    partitions = sorted(set(partitions))
+    starts = log_start_offsets(bootstrap_servers, partitions, timeout)
+    consumer = create_restore_consumer(bootstrap_servers)
+    found: dict[tuple[str, int], int] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        consumer.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in partitions])
+        pending = set(partitions)
+        while pending:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no end reached within {timeout}s for {sorted(pending)}")
+            for message in consumer.consume(1000, 0.2):
+                tp = (message.topic(), message.partition())
+                if tp not in pending:
+                    continue
+                error = message.error()
+                if error is None and message.timestamp()[1] >= timestamp_ms:
+                    found[tp] = message.offset()
+                elif error is not None and error.code() == PARTITION_EOF:
+                    found[tp] = message.offset()
+                else:
+                    continue
+                pending.discard(tp)
+                consumer.pause([TopicPartition(*tp)])
+    finally:
+        consumer.close()
+    return found
+
+
+def delete_topics(admin: AdminClient, topics: Iterable[str], timeout: float = 30.0) -> list[str]:
+    """Delete ``topics`` and wait until the metadata no longer lists them; returns their names.
+
+    :raises KafkaException: when the broker refuses a deletion.
+    """
+    names = sorted(set(topics))
+    if not names:
+        return []
+    futures = admin.delete_topics(names, operation_timeout=timeout)
+    for future in futures.values():
+        try:
+            future.result(timeout)
+        except KafkaException as exc:
+            if "UNKNOWN_TOPIC" not in str(exc):
+                raise
+    deadline = time.monotonic() + timeout
+    while partition_counts(admin, names, timeout) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return names
+
+
+def topic_names(admin: AdminClient, timeout: float = 10.0) -> list[str]:
+    """Every topic of the cluster (an all-topics metadata request, which creates nothing)."""
+    return sorted(admin.list_topics(timeout=timeout).topics)

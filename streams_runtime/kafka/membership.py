@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka import KafkaConsumer
+from kafka.admin import KafkaAdminClient
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
@@ -422,3 +423,70 @@ class GroupMember:
             return None
         log.warning("member of %s lost its membership; revoking its tasks as lost", self.group_id)
         return TaskChange(-1, current, AssignmentInfo(), lost=True)
+
+
+# -- reading the group from outside (status and reset tools) ---------------------------------
+
+
+@dataclass(frozen=True)
+class GroupMemberDescription:
+    """One member of an application's coordination group, as DescribeGroups reports it."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    process_id: str | None
+    endpoint: str | None
+    thread_count: int
+
+
+class _ToolsAdmin(KafkaAdminClient):
+    """kafka-python's admin client, not decoding the groups' authorized operations (brokers such
+    as Tansu report values kafka-python's enum does not know, which would fail the whole call)."""
+
+    def _process_acl_operations(self, obj: dict) -> dict:
+        obj.pop("authorized_operations", None)
+        return obj
+
+
+def describe_application_members(
+    bootstrap_servers: str, application_id: str, timeout: float = 10.0
+) -> tuple[str, list[GroupMemberDescription]]:
+    """The coordination group's state (``Empty``, ``Stable``, ``Dead``...) and its members, each
+    with the process id, endpoint and thread count from its subscription's user data."""
+    admin = _ToolsAdmin(
+        bootstrap_servers=bootstrap_servers,
+        client_id=f"{application_id}-tools",
+        request_timeout_ms=int(timeout * 1000),
+    )
+    try:
+        group = admin.describe_groups([coordination_group_id(application_id)])[
+            coordination_group_id(application_id)
+        ]
+    finally:
+        admin.close()
+    if group.get("error"):
+        raise StreamsError(f"cannot describe the group of {application_id}: {group['error']}")
+    members = []
+    for member in group.get("members", []):
+        info = None
+        metadata = member.get("member_metadata")
+        user_data = getattr(metadata, "user_data", None) if metadata is not None else None
+        if isinstance(metadata, dict):
+            user_data = metadata.get("user_data")
+        if user_data:
+            try:
+                info = SubscriptionInfo.decode(bytes(user_data))
+            except AssignmentProtocolError:
+                info = None
+        members.append(
+            GroupMemberDescription(
+                member_id=member.get("member_id", ""),
+                client_id=member.get("client_id", ""),
+                client_host=member.get("client_host", ""),
+                process_id=info.process_id if info else None,
+                endpoint=info.endpoint if info else None,
+                thread_count=info.thread_count if info else 0,
+            )
+        )
+    return str(group.get("group_state", "")), members

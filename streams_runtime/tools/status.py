@@ -1,0 +1,155 @@
+"""``streams-runtime status``: an application's members, each instance's tasks, lag per partition.
+
+    streams-runtime status --app-id X --bootstrap-servers H:P [--http HOST:PORT ...] [--topics a,b]
+
+* **Members** come from the application's coordination group (DescribeGroups): member id, the
+  instance's process id and HTTP endpoint (from the subscription's user data; brokers that do not
+  return it, such as Tansu, leave the endpoint to ``--http``).
+* **Instances and tasks** come from the workers' HTTP API (``/ui/api/instances`` of the first
+  endpoint that answers, which gathers every instance's threads, active and standby tasks and
+  store lags); the bearer token is read from ``$STREAMS_RUNTIME_HTTP_TOKEN``.
+* **Lag per partition** of every input partition the tasks read (or of ``--topics``): the true
+  end offset (read to the partition's end, not trusted from ListOffsets) minus the offset
+  committed under ``application_id``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from streams_runtime.kafka import clients
+from streams_runtime.kafka.membership import describe_application_members
+from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
+
+TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
+_PROCESS_IN_MEMBER = re.compile(r"-coordination-([0-9a-f-]{36})-[0-9a-f-]{36}$")
+
+
+def fetch_instances(endpoints: list[str], token: str | None, timeout: float = 5.0) -> dict[str, Any] | None:
+    """``/ui/api/instances`` of the first endpoint that answers (None when none does)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    for endpoint in endpoints:
+        request = urllib.request.Request(f"http://{endpoint}/ui/api/instances", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310 (http only)
+                return json.loads(answer.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            continue
+    return None
+
+
+def collect(
+    bootstrap_servers: str, application_id: str, endpoints: list[str], topics: list[str], token: str | None
+) -> dict[str, Any]:
+    """Everything ``status`` prints, as a dict (also what ``--json`` prints)."""
+    state, members = describe_application_members(bootstrap_servers, application_id)
+    member_rows = []
+    for m in members:
+        match = _PROCESS_IN_MEMBER.search(m.member_id)
+        member_rows.append(
+            {
+                "member_id": m.member_id,
+                "process_id": m.process_id or (match.group(1) if match else None),
+                "endpoint": m.endpoint,
+                "client_host": m.client_host,
+            }
+        )
+    known = [m.endpoint for m in members if m.endpoint]
+    instances = fetch_instances(list(dict.fromkeys(endpoints + known)), token)
+    partitions: set[tuple[str, int]] = set()
+    if instances:
+        for inst in instances["instances"]:
+            for thread in inst.get("threads", []):
+                for task in thread["tasks"]:
+                    if task["kind"] == "active":
+                        for tp in task["partitions"]:
+                            topic, _, p = tp.rpartition(":")
+                            partitions.add((topic, int(p)))
+    if topics:
+        counts = clients.partition_counts(clients.create_admin(bootstrap_servers), topics)
+        partitions |= {(t, p) for t, n in counts.items() for p in range(n)}
+    lags = []
+    if partitions:
+        wanted = sorted(partitions)
+        committed = clients.committed_offsets(bootstrap_servers, application_id, wanted)
+        ends_reader = ChangelogEndOffsets(bootstrap_servers, {}, timeout_s=10.0)
+        try:
+            ends = ends_reader.end_offsets(wanted)
+        finally:
+            ends_reader.close()
+        for tp in wanted:
+            position = committed.get(tp)
+            lag = ends[tp] - (position or 0)
+            lags.append(
+                {"topic": tp[0], "partition": tp[1], "committed": position, "end": ends[tp], "lag": lag}
+            )
+    return {
+        "application_id": application_id,
+        "group_state": state,
+        "members": member_rows,
+        "instances": instances["instances"] if instances else None,
+        "lags": lags,
+    }
+
+
+def show(status: dict[str, Any], console: Console) -> None:
+    console.print(
+        f"[bold]{status['application_id']}[/bold]: group {status['group_state'] or 'unknown'}, "
+        f"{len(status['members'])} member(s)"
+    )
+    members = Table("member", "process", "endpoint", title="Members")
+    for m in status["members"]:
+        members.add_row(m["member_id"][-12:], m["process_id"] or "?", m["endpoint"] or "-")
+    console.print(members)
+    if status["instances"] is None:
+        console.print("instances: no worker HTTP endpoint answered (give one with --http HOST:PORT)")
+    else:
+        tasks = Table("instance", "state", "thread", "active tasks", "standby tasks", title="Instances")
+        for inst in status["instances"]:
+            if inst.get("error"):
+                tasks.add_row(inst["endpoint"], "?", "-", inst["error"], "")
+            for thread in inst.get("threads", []):
+                active = [t["task_id"] for t in thread["tasks"] if t["kind"] == "active"]
+                standby = [t["task_id"] for t in thread["tasks"] if t["kind"] != "active"]
+                tasks.add_row(
+                    inst["endpoint"],
+                    inst.get("state", "?"),
+                    thread["name"],
+                    " ".join(active) or "-",
+                    " ".join(standby) or "-",
+                )
+        console.print(tasks)
+    lags = Table("topic", "partition", "committed", "end", "lag", title="Lag per input partition")
+    for row in status["lags"]:
+        committed = "none" if row["committed"] is None else str(row["committed"])
+        lags.add_row(row["topic"], str(row["partition"]), committed, str(row["end"]), str(row["lag"]))
+    console.print(lags)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("status", help="an application's members, tasks per instance and lag")
+    parser.add_argument("--app-id", required=True, help="the application_id")
+    parser.add_argument("--bootstrap-servers", required=True, help="host:port of the cluster")
+    parser.add_argument("--http", action="append", default=[], help="a worker's HTTP endpoint host:port")
+    parser.add_argument("--topics", default="", help="comma-separated input topics to report lag for")
+    parser.add_argument("--json", action="store_true", help="print the status as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    topics = [t.strip() for t in args.topics.split(",") if t.strip()]
+    status = collect(args.bootstrap_servers, args.app_id, args.http, topics, os.environ.get(TOKEN_ENV))
+    if args.json:
+        print(json.dumps(status, indent=2))
+    else:
+        show(status, Console())
+    return 0
