@@ -23,7 +23,9 @@ import httpx
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from streams_runtime.demo.app import PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
+from streams_runtime.cli import main
+from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
+from tests.deploy.test_dashboards import metric_names_used
 from tests.integration.streams_support import make_topics, produce, wait_until
 from tests.integration.test_worker_http import _status, _two_free_ports
 
@@ -189,3 +191,47 @@ def test_should_serve_swagger_offline_and_take_the_token(workers, browser_page):
     )
     assert offline.blocked == []
     assert errors == []
+
+
+def _exported_names(text: str) -> set[str]:
+    names = set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            names.add(name)
+            if kind == "counter":
+                names.add(f"{name}_total")
+        elif line and not line.startswith("#"):
+            names.add(line.split("{")[0].split()[0])
+    return names
+
+
+def test_every_metric_of_the_dashboard_and_rules_is_exported_by_a_worker(workers):
+    text = httpx.get(f"http://127.0.0.1:{workers}/metrics", headers=AUTH).text
+    used = metric_names_used()
+    assert len(used) >= 10
+    assert used - _exported_names(text) == set()
+
+
+def test_status_shows_members_tasks_and_lag(workers, kafka_broker, capsys, monkeypatch):
+    monkeypatch.setenv("STREAMS_RUNTIME_HTTP_TOKEN", TOKEN)
+    args = ["status", "--app-id", APPLICATION_ID, "--bootstrap-servers", kafka_broker]
+    assert main([*args, "--http", f"127.0.0.1:{workers}", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    # (>= 2: Tansu may still list a stopped instance of an earlier test run of the demo app)
+    assert status["group_state"] == "Stable" and len(status["members"]) >= 2
+    endpoints = {i["endpoint"] for i in status["instances"]}
+    assert endpoints == {f"127.0.0.1:{workers}", f"127.0.0.1:{workers + 1}"}
+    active = sorted(t["task_id"] for i in status["instances"] for th in i["threads"] for t in th["tasks"])
+    assert active == [f"0_{p}" for p in range(PARTITIONS)]
+    lags = {(r["topic"], r["partition"]): r for r in status["lags"]}
+    assert set(lags) == {(PAYMENTS_TOPIC, p) for p in range(PARTITIONS)}
+    wait_until(
+        lambda: main([*args, "--http", f"127.0.0.1:{workers}", "--json"]) == 0
+        and all(r["lag"] == 0 for r in json.loads(capsys.readouterr().out)["lags"]),
+        30,
+        "every input partition committed to its end",
+    )
+    assert main([*args, "--http", f"127.0.0.1:{workers}"]) == 0  # the rich tables
+    shown = capsys.readouterr().out
+    assert "Lag per input partition" in shown and f"127.0.0.1:{workers + 1}" in shown
