@@ -12,7 +12,10 @@
     streams-runtime reset --app-id X --input-topics T,...
                                                the application reset tool (see --help)
 
-Exit codes: 0 success, 1 a clear error was printed, 2 bad usage.
+Exit codes: 0 success, 1 a clear error was printed, 2 bad usage. A ``--bootstrap-servers`` that
+does not answer within ``--connect-timeout`` seconds ends the command with one line, "cannot reach
+Kafka at host:port after N s: <reason>"; librdkafka's own log lines go through Python logging
+(shown from WARNING up, everything with -v).
 """
 
 from __future__ import annotations
@@ -116,7 +119,15 @@ def _worker(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streams-runtime", description=__doc__.split("\n")[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging (librdkafka's too; else from WARNING)"
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for --bootstrap-servers to answer before giving up (default 10)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     broker = commands.add_parser("broker", help="manage the embedded Tansu broker")
@@ -184,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        if getattr(args, "bootstrap_servers", None):
+            from streams_runtime.kafka.clients import ensure_reachable
+
+            ensure_reachable(args.bootstrap_servers, args.connect_timeout)
         return args.func(args)
     except StreamsError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ one home.
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -25,7 +26,22 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
-from streams_runtime.kafka.profile import client_config
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.profile import client_config as _profile_config
+
+#: librdkafka's own log lines go through this Python logger (every client made here); the CLI
+#: shows them from WARNING up, from DEBUG with -v.
+LIBRDKAFKA_LOGGER = logging.getLogger("streams_runtime.librdkafka")
+
+
+def client_config(role: str, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> dict:
+    """The shared profile of ``role`` with librdkafka's logs routed to :data:`LIBRDKAFKA_LOGGER`."""
+    return {"logger": LIBRDKAFKA_LOGGER, **_profile_config(role, bootstrap_servers, overrides)}
+
+
+class KafkaUnreachableError(StreamsError):
+    """No broker of ``bootstrap.servers`` answered in time."""
+
 
 __all__ = [
     "OFFSET_BEGINNING",
@@ -46,6 +62,7 @@ __all__ = [
     "committed_offsets",
     "create_topics",
     "delete_topics",
+    "ensure_reachable",
     "describe_topic_configs",
     "isolation_level",
     "log_start_offsets",
@@ -349,3 +366,52 @@ def delete_topics(admin: AdminClient, topics: Iterable[str], timeout: float = 30
 def topic_names(admin: AdminClient, timeout: float = 10.0) -> list[str]:
     """Every topic of the cluster (an all-topics metadata request, which creates nothing)."""
     return sorted(admin.list_topics(timeout=timeout).topics)
+
+
+def ensure_reachable(bootstrap_servers: str, timeout: float = 10.0) -> None:
+    """Return once a broker of ``bootstrap_servers`` answers a metadata request.
+
+    A TCP connect is tried first (no librdkafka client, so no log lines while nothing listens).
+
+    :raises KafkaUnreachableError: "cannot reach Kafka at <servers> after <timeout> s: <reason>".
+    """
+    started = time.monotonic()
+    deadline = started + timeout
+    addresses = []
+    for server in bootstrap_servers.split(","):
+        host, sep, port = server.strip().rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise KafkaUnreachableError(
+                f"bootstrap servers must be host:port[,host:port], got {bootstrap_servers!r}"
+            )
+        addresses.append((host.strip("[]"), int(port)))
+
+    def fail(reason: object) -> KafkaUnreachableError:
+        return KafkaUnreachableError(
+            f"cannot reach Kafka at {bootstrap_servers} after {timeout:g} s: {reason}"
+        )
+
+    reason: object = "no answer"
+    while True:
+        for address in addresses:
+            try:
+                socket.create_connection(
+                    address, timeout=max(0.1, min(1.0, deadline - time.monotonic()))
+                ).close()
+                break
+            except OSError as exc:
+                reason = exc.strerror or exc
+        else:
+            if time.monotonic() >= deadline:
+                raise fail(reason)
+            time.sleep(0.2)
+            continue
+        break
+    admin = create_admin(bootstrap_servers)
+    try:
+        metadata = admin.list_topics(timeout=max(0.5, deadline - time.monotonic()))
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else exc
+        raise fail(error.str() if hasattr(error, "str") else error) from None
+    if not metadata.brokers:
+        raise fail("the metadata answer lists no broker")

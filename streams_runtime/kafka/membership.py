@@ -51,6 +51,7 @@ from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
+from kafka.errors import KafkaError as KafkaPythonError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsError
@@ -454,17 +455,22 @@ def describe_application_members(
 ) -> tuple[str, list[GroupMemberDescription]]:
     """The coordination group's state (``Empty``, ``Stable``, ``Dead``...) and its members, each
     with the process id, endpoint and thread count from its subscription's user data."""
-    admin = _ToolsAdmin(
-        bootstrap_servers=bootstrap_servers,
-        client_id=f"{application_id}-tools",
-        request_timeout_ms=int(timeout * 1000),
-    )
     try:
-        group = admin.describe_groups([coordination_group_id(application_id)])[
-            coordination_group_id(application_id)
-        ]
-    finally:
-        admin.close()
+        admin = _ToolsAdmin(
+            bootstrap_servers=bootstrap_servers,
+            client_id=f"{application_id}-tools",
+            request_timeout_ms=int(timeout * 1000),
+        )
+        try:
+            group = admin.describe_groups([coordination_group_id(application_id)])[
+                coordination_group_id(application_id)
+            ]
+        finally:
+            admin.close()
+    except KafkaPythonError as exc:
+        raise StreamsError(
+            f"cannot describe the group of {application_id} at {bootstrap_servers}: {exc}"
+        ) from exc
     if group.get("error"):
         raise StreamsError(f"cannot describe the group of {application_id}: {group['error']}")
     members = []
