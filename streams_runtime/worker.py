@@ -216,7 +216,10 @@ class WorkerLauncher:
         """Start every instance process."""
         for index in range(self.instances):
             (self.state_dir / f"instance-{index}" / STATUS_FILE).unlink(missing_ok=True)
-            process = subprocess.Popen(self.command(index), cwd=os.getcwd())
+            # a single instance on a terminal may draw restore progress bars (several would mix)
+            bars = self.instances == 1 and sys.stdout.isatty()
+            env = {**os.environ, "STREAMS_RUNTIME_PROGRESS_BARS": "1"} if bars else None
+            process = subprocess.Popen(self.command(index), cwd=os.getcwd(), env=env)
             self.processes[index] = process
             state = self.state_dir / f"instance-{index}"
             self._say(f"instance {index} started (pid {process.pid}, state {state})")

@@ -125,6 +125,11 @@ def run_instance(
     streams_class = import_attr(runtime)
     streams = streams_class(app.topology, config)
     states: list[str] = []
+    set_restore_listener = getattr(streams, "set_global_state_restore_listener", None)
+    if callable(set_restore_listener):  # restore and rebuild progress: bars when alone on a terminal
+        from streams_runtime.tools.progress import PROGRESS_ENV, RestoreProgressDisplay
+
+        set_restore_listener(RestoreProgressDisplay(bars=os.environ.get(PROGRESS_ENV) == "1", say=say))
 
     def on_state(new: Any, old: Any) -> None:
         states.append(_state_name(new))

@@ -37,12 +37,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
 from streams_runtime.kafka.broker import bootstrap_or_embedded, free_port, running_broker, runtime_home
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+from streams_runtime.tools.progress import phase
 from streams_runtime.worker import WorkerLauncher, load_app, plan_for
 
 APP_SPEC = "streams_runtime.demo.app:app"
@@ -73,10 +75,23 @@ def _wait_for_workers(
     launcher: WorkerLauncher, total_tasks: int, stop: threading.Event, timeout: float = 45.0
 ) -> None:
     """Step 4: wait until every instance is RUNNING with tasks and all tasks are owned (bounded)."""
+    with phase("tasks running on the workers", total_tasks) as bar:
+        _wait_loop(launcher, total_tasks, stop, timeout, bar)
+
+
+def _wait_loop(
+    launcher: WorkerLauncher,
+    total_tasks: int,
+    stop: threading.Event,
+    timeout: float,
+    bar: Callable[[int], None] | None,
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stop.is_set() and launcher.alive():
         statuses = launcher.statuses()
         tasks = {i: sorted(t for ts in s["threads"].values() for t in ts) for i, s in statuses.items()}
+        if bar is not None:
+            bar(sum(len(t) for i, t in tasks.items() if statuses[i]["state"] == "RUNNING"))
         if (
             len(statuses) == launcher.instances
             and all(s["state"] == "RUNNING" for s in statuses.values())
@@ -93,12 +108,27 @@ def _wait_for_workers(
 def _watch(
     view: ResultsView, ledger: Ledger, launcher: WorkerLauncher, stop: threading.Event, timeout: float
 ) -> bool:
-    """Step 6: True once the results equal the ledger; prints progress about once a second."""
+    """Step 6: True once the results equal the ledger; shows progress (a bar on a terminal, else a
+    line about once a second)."""
+    with phase("payments reflected in the results", ledger.payments) as bar:
+        return _watch_loop(view, ledger, launcher, stop, timeout, bar)
+
+
+def _watch_loop(
+    view: ResultsView,
+    ledger: Ledger,
+    launcher: WorkerLauncher,
+    stop: threading.Event,
+    timeout: float,
+    bar: Callable[[int], None] | None,
+) -> bool:
     started = time.monotonic()
     next_report = started + 1.0
     while True:
         view.poll(0.2)
         matches, over = view.compare(ledger)
+        if bar is not None:
+            bar(view.reflected())
         if matches:
             elapsed = time.monotonic() - started
             say(f"all {ledger.payments} payments reflected in the results after {elapsed:.1f}s")
@@ -121,7 +151,7 @@ def _watch(
             say(f"FAILED: {reason} with {view.reflected()}/{ledger.payments} payments reflected")
             print(table(view.latest, ledger.counts), flush=True)
             return False
-        if now >= next_report:
+        if now >= next_report and bar is None:
             say(f"{view.reflected()}/{ledger.payments} payments reflected in the results so far")
             next_report = now + 1.0
 
