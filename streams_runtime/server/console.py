@@ -8,10 +8,12 @@ last minutes as a small chart, and a key lookup through the routed query API
 (``/stores/{store}/keys/{key}``). It refreshes every few seconds from:
 
 * ``GET /ui/api/topology.svg``: the topology as SVG (:mod:`streams_runtime.processor.topology_graph`);
-* ``GET /ui/api/instances``: for every instance in the assignment metadata (and this one), its
-  ``/admin/tasks`` and ``/lags``, fetched here (this instance) or from the instance's endpoint
-  with the caller's ``Authorization`` header (an instance that does not answer is listed with
-  the error);
+* ``GET /ui/api/local``: this instance's threads with their tasks (kind: active, standby or
+  warm-up from the thread's assignment; state: RUNNING or RESTORING for an active task,
+  REPLAYING for the others), and its store partitions' positions and ends;
+* ``GET /ui/api/instances``: ``/ui/api/local`` of every instance in the assignment metadata (and
+  this one), read here or from the instance's endpoint with the caller's ``Authorization``
+  header (an instance that does not answer is listed with the error);
 * ``GET /stores``, ``GET /metrics`` of this instance.
 """
 
@@ -30,6 +32,8 @@ from streams_runtime.processor.topology_graph import render
 from streams_runtime.server.auth import require_token
 
 PEER_TIMEOUT_S = 3.0
+#: longest wait for a stream thread's lock when reading its tasks' states (never stall the page)
+LOCK_TIMEOUT_S = 0.25
 _STATIC = Path(__file__).parent / "static"
 _ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
 
@@ -85,11 +89,26 @@ def _all_metadata(streams: Any) -> list[Any]:
         return []
 
 
+@api.get("/local", summary="This instance: threads, tasks with their kind and state, store lags")
+def local(request: Request) -> dict[str, Any]:
+    return _local(request)
+
+
 def _local(request: Request) -> dict[str, Any]:
     from streams_runtime.server.admin import list_tasks
 
     streams = request.app.state.streams
     tasks = list_tasks(request)
+    threads = {t.name: t for t in streams.local_threads()}
+    for entry in tasks["threads"]:
+        warmups, restoring = _warmups_and_restoring(threads.get(entry["name"]))
+        for task in entry["tasks"]:
+            if task["kind"] == "standby" and task["task_id"] in warmups:
+                task["kind"] = "warm-up"
+            if task["kind"] == "active":
+                task["state"] = "RESTORING" if task["task_id"] in restoring else "RUNNING"
+            else:
+                task["state"] = "REPLAYING"
     lags = streams.all_local_store_partition_lags()
     return {
         "state": tasks["state"],
@@ -104,24 +123,33 @@ def _local(request: Request) -> dict[str, Any]:
     }
 
 
+def _warmups_and_restoring(thread: Any) -> tuple[set[str], set[str]]:
+    """A thread's warm-up task ids (from its assignment) and its active tasks still restoring."""
+    if thread is None:
+        return set(), set()
+    info = thread.assignment
+    warmups = {str(t) for t in getattr(info, "warmup_tasks", ())} if info is not None else set()
+    restoring: set[str] = set()
+    if thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):
+        try:
+            manager = thread.task_manager
+            if manager is not None:
+                restoring = {str(t) for t in manager.tasks if manager.is_restoring(t)}
+        finally:
+            thread.query_lock.release()
+    return warmups, restoring
+
+
 def _remote(request: Request, endpoint: str) -> dict[str, Any]:
     headers = {}
     if request.headers.get("authorization"):
         headers["Authorization"] = request.headers["authorization"]
     try:
         with httpx.Client(timeout=PEER_TIMEOUT_S, headers=headers) as client:
-            tasks = client.get(f"http://{endpoint}/admin/tasks")
-            lags = client.get(f"http://{endpoint}/lags")
-        if tasks.status_code != 200 or lags.status_code != 200:
-            return {"error": f"answered {tasks.status_code}/{lags.status_code}", "threads": [], "lags": {}}
-        body = tasks.json()
-        return {
-            "state": body["state"],
-            "threads": body["threads"],
-            "lags": {
-                store: {p: {"current": i["current_offset"], "end": i["end_offset"]} for p, i in by_p.items()}
-                for store, by_p in lags.json().items()
-            },
-        }
+            answer = client.get(f"http://{endpoint}/ui/api/local")
+        if answer.status_code != 200:
+            return {"error": f"answered {answer.status_code}", "threads": [], "lags": {}}
+        body = answer.json()
+        return {"state": body["state"], "threads": body["threads"], "lags": body["lags"]}
     except (httpx.HTTPError, ValueError, KeyError) as exc:
         return {"error": f"did not answer: {exc}", "threads": [], "lags": {}}

@@ -119,7 +119,11 @@ def show(status: dict[str, Any], console: Console) -> None:
                 tasks.add_row(inst["endpoint"], "?", "-", inst["error"], "")
             for thread in inst.get("threads", []):
                 active = [t["task_id"] for t in thread["tasks"] if t["kind"] == "active"]
-                standby = [t["task_id"] for t in thread["tasks"] if t["kind"] != "active"]
+                standby = [
+                    t["task_id"] + (" (warm-up)" if t["kind"] == "warm-up" else "")
+                    for t in thread["tasks"]
+                    if t["kind"] != "active"
+                ]
                 tasks.add_row(
                     inst["endpoint"],
                     inst.get("state", "?"),

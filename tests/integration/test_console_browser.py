@@ -136,6 +136,7 @@ def test_should_show_topology_instances_tasks_and_answer_a_key_lookup_offline(wo
     }
     assert {t for t, _ in placed} == {f"0_{p}" for p in range(PARTITIONS)}
     assert {h for _, h in placed} == {me, other}
+    assert {active.nth(i).get_attribute("data-state") for i in range(PARTITIONS)} == {"RUNNING"}
     expect(page.locator("#lags td", has_text="payment-totals").first).to_be_visible()
     expect(page.locator("#stores td", has_text="payment-totals")).to_be_visible()
     expect(page.locator("#rate-chart polyline")).to_have_count(1)

@@ -50,10 +50,12 @@
       inst.threads.forEach(function (th) {
         var line = el("div", { "class": "thread" }, [th.name + " " + th.state + ": "]);
         th.tasks.forEach(function (t) {
+          var note = t.kind === "active" ? (t.state === "RESTORING" ? " (restoring)" : "") : " (" + t.kind + ")";
           line.appendChild(el("span", {
-            "class": "task " + t.kind, "data-task": t.task_id, "data-host": inst.endpoint,
-            title: t.kind + " " + t.partitions.join(", "),
-          }, [t.task_id + (t.kind === "active" ? "" : " (" + t.kind + ")")]));
+            "class": "task " + t.kind + (t.state === "RESTORING" ? " restoring" : ""),
+            "data-task": t.task_id, "data-host": inst.endpoint, "data-state": t.state || "",
+            title: t.kind + " " + (t.state || "") + " " + t.partitions.join(", "),
+          }, [t.task_id + note]));
         });
         div.appendChild(line);
       });
