@@ -41,6 +41,7 @@ never leave on close anyway.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -473,26 +474,33 @@ def describe_application_members(
         ) from exc
     if group.get("error"):
         raise StreamsError(f"cannot describe the group of {application_id}: {group['error']}")
-    members = []
-    for member in group.get("members", []):
-        info = None
-        metadata = member.get("member_metadata")
-        user_data = getattr(metadata, "user_data", None) if metadata is not None else None
-        if isinstance(metadata, dict):
-            user_data = metadata.get("user_data")
-        if user_data:
-            try:
-                info = SubscriptionInfo.decode(bytes(user_data))
-            except AssignmentProtocolError:
-                info = None
-        members.append(
-            GroupMemberDescription(
-                member_id=member.get("member_id", ""),
-                client_id=member.get("client_id", ""),
-                client_host=member.get("client_host", ""),
-                process_id=info.process_id if info else None,
-                endpoint=info.endpoint if info else None,
-                thread_count=info.thread_count if info else 0,
-            )
-        )
+    members = [member_description(member) for member in group.get("members", [])]
     return str(group.get("group_state", "")), members
+
+
+def member_description(member: Mapping[str, Any]) -> GroupMemberDescription:
+    """One DescribeGroups member (kafka-python's dict) with its SubscriptionInfo decoded when the
+    broker returned the subscription (Tansu returns none: process id then from the member id)."""
+    metadata = member.get("member_metadata")
+    user_data = (
+        metadata.get("user_data") if isinstance(metadata, Mapping) else getattr(metadata, "user_data", None)
+    )
+    info = None
+    if user_data:
+        try:
+            info = SubscriptionInfo.decode(bytes(user_data))
+        except AssignmentProtocolError:
+            info = None
+    member_id = member.get("member_id", "")
+    process_id = info.process_id if info else None
+    if process_id is None:  # the client id is "<group>-<process id>", the member id that plus "-<uuid>"
+        match = re.search(r"-coordination-([0-9a-f-]{36})-[0-9a-f-]{36}$", member_id)
+        process_id = match.group(1) if match else None
+    return GroupMemberDescription(
+        member_id=member_id,
+        client_id=member.get("client_id", ""),
+        client_host=member.get("client_host", ""),
+        process_id=process_id,
+        endpoint=info.endpoint if info else None,
+        thread_count=info.thread_count if info else 0,
+    )

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.topology_graph import render
@@ -48,9 +48,9 @@ def console_page() -> HTMLResponse:
 
 
 @page.get("/ui/static/{name}")
-def console_asset(name: str) -> FileResponse:
+def console_asset(name: str) -> Response:
     if name not in _ASSETS:
-        raise HTTPException(404, {"error": "not_found", "message": f"no asset {name!r}"})
+        return JSONResponse({"error": "not_found", "message": f"no asset {name!r}"}, status_code=404)
     return FileResponse(_STATIC / name, media_type=_ASSETS[name])
 
 

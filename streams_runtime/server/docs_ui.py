@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import fastapi_offline
-from fastapi import APIRouter, Depends, FastAPI, HTTPException
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from streams_runtime.server.auth import require_token
 
@@ -80,9 +80,9 @@ def router(app: FastAPI) -> APIRouter:
         return HTMLResponse(_PAGE.format(title=app.title))
 
     @routes.get("/docs/assets/{name}")
-    def asset(name: str) -> FileResponse:
+    def asset(name: str) -> Response:
         if name not in _ASSETS:
-            raise HTTPException(404, {"error": "not_found", "message": f"no asset {name!r}"})
+            return JSONResponse({"error": "not_found", "message": f"no asset {name!r}"}, status_code=404)
         path, media_type = _ASSETS[name]
         return FileResponse(path, media_type=media_type, headers={"Cache-Control": "max-age=3600"})
 

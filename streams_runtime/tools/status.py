@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import urllib.error
 import urllib.request
 from typing import Any
@@ -31,7 +30,6 @@ from streams_runtime.kafka.membership import describe_application_members
 from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
 
 TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
-_PROCESS_IN_MEMBER = re.compile(r"-coordination-([0-9a-f-]{36})-[0-9a-f-]{36}$")
 
 
 def fetch_instances(endpoints: list[str], token: str | None, timeout: float = 5.0) -> dict[str, Any] | None:
@@ -52,17 +50,15 @@ def collect(
 ) -> dict[str, Any]:
     """Everything ``status`` prints, as a dict (also what ``--json`` prints)."""
     state, members = describe_application_members(bootstrap_servers, application_id)
-    member_rows = []
-    for m in members:
-        match = _PROCESS_IN_MEMBER.search(m.member_id)
-        member_rows.append(
-            {
-                "member_id": m.member_id,
-                "process_id": m.process_id or (match.group(1) if match else None),
-                "endpoint": m.endpoint,
-                "client_host": m.client_host,
-            }
-        )
+    member_rows = [
+        {
+            "member_id": m.member_id,
+            "process_id": m.process_id,
+            "endpoint": m.endpoint,
+            "client_host": m.client_host,
+        }
+        for m in members
+    ]
     known = [m.endpoint for m in members if m.endpoint]
     instances = fetch_instances(list(dict.fromkeys(endpoints + known)), token)
     partitions: set[tuple[str, int]] = set()

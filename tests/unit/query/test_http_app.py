@@ -162,6 +162,8 @@ def test_should_serve_the_docs_and_console_pages_without_data_and_without_the_to
         assert client.get(asset).status_code == 200
     for bad in ["/ui/static/console.html", "/ui/static/..%2Fconsole.py", "/docs/assets/..%2F..%2Fapp.py"]:
         assert client.get(bad).status_code == 404
+    missing = client.get("/docs/assets/swagger-ui.js.map")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
 
 
 def test_should_declare_the_bearer_scheme_on_every_route_but_health():
