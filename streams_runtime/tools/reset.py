@@ -33,6 +33,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,6 +155,18 @@ def apply(bootstrap_servers: str, reset: ResetPlan) -> None:
         shutil.rmtree(path)
 
 
+def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse ``type`` from a parser raising ResetError (bad values end as usage errors)."""
+
+    def check(text: str) -> object:
+        try:
+            return parse(text)
+        except ResetError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return check
+
+
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "reset", help="reset an application to reprocess its input (Kafka's application reset tool)"
@@ -165,8 +178,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--to-earliest", action="store_true", help="to each partition's log start (default)")
-    where.add_argument("--to-datetime", default=None, help="to the first record at or after this ISO time")
-    where.add_argument("--by-duration", default=None, help="to this ISO 8601 duration before now (PT1H)")
+    where.add_argument(
+        "--to-datetime", type=_checked(parse_datetime), help="to the first record at or after this ISO time"
+    )
+    where.add_argument(
+        "--by-duration", type=_checked(parse_duration), help="to this ISO 8601 duration before now (PT1H)"
+    )
     parser.add_argument("--wipe-local-state", default=None, help="state directory to clean up")
     parser.add_argument("--dry-run", action="store_true", help="print what would be done, change nothing")
     parser.add_argument(
@@ -183,9 +200,9 @@ def run(args: argparse.Namespace) -> int:
         raise ResetError("--input-topics names no topic")
     timestamp_ms = None
     if args.to_datetime is not None:
-        timestamp_ms = int(parse_datetime(args.to_datetime).timestamp() * 1000)
+        timestamp_ms = int(args.to_datetime.timestamp() * 1000)
     elif args.by_duration is not None:
-        timestamp_ms = int((time.time() - parse_duration(args.by_duration).total_seconds()) * 1000)
+        timestamp_ms = int((time.time() - args.by_duration.total_seconds()) * 1000)
     warning = check_no_active_members(args.bootstrap_servers, args.app_id, args.force)
     if warning:
         print(warning, file=sys.stderr)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
 
 from streams_runtime import Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder
 from streams_runtime.cli import main
@@ -19,6 +22,7 @@ from streams_runtime.kafka.clients import (
     committed_offsets,
     create_admin,
     create_consumer,
+    create_producer,
     topic_names,
 )
 from tests.integration.streams_support import make_topics, produce, streams_config, wait_running, wait_until
@@ -158,7 +162,46 @@ def test_should_refuse_a_reset_while_the_application_runs(kafka_broker, unique_n
 
 def test_should_name_bad_reset_options(capsys):
     base = ["reset", "--app-id", "a", "--bootstrap-servers", "127.0.0.1:1", "--input-topics", "t"]
-    assert main([*base, "--by-duration", "15 minutes"]) == 1
-    assert "--by-duration must be an ISO 8601 duration such as PT15M" in capsys.readouterr().err
-    assert main([*base, "--to-datetime", "yesterday"]) == 1
-    assert "--to-datetime must be an ISO 8601 date-time" in capsys.readouterr().err
+    for option, value, message in [
+        ("--by-duration", "15 minutes", "--by-duration must be an ISO 8601 duration such as PT15M"),
+        ("--by-duration", "PT", "--by-duration must be an ISO 8601 duration"),
+        ("--to-datetime", "yesterday", "--to-datetime must be an ISO 8601 date-time"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:  # a usage error, before any connection
+            main([*base, option, value])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--to-earliest", "--by-duration", "PT1H"])  # one position at most
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_should_reset_to_a_datetime_and_by_a_duration_from_record_timestamps(
+    kafka_broker, unique_name, capsys
+):
+    source, app_id = unique_name("time-in"), unique_name("time-app")
+    make_topics(kafka_broker, **{source: PARTITIONS})
+    now_ms = int(time.time() * 1000)
+    hour_ms = 3_600_000
+    stamps = {0: [now_ms - 3 * hour_ms, now_ms - 2 * hour_ms, now_ms - 10_000], 1: [now_ms - 4 * hour_ms]}
+    producer = create_producer(kafka_broker)
+    for partition, times in stamps.items():
+        for ts in times:
+            producer.produce(source, b"v", b"k", partition=partition, timestamp=ts)
+    assert producer.flush(30) == 0
+    base = ["reset", "--app-id", app_id, "--bootstrap-servers", kafka_broker, "--input-topics", source]
+    moment = datetime.fromtimestamp((now_ms - 2 * hour_ms - 1000) / 1000, UTC).isoformat()
+    assert main([*base, "--to-datetime", moment]) == 0
+    # partition 0: the record 2 h ago is the first at or after the moment; partition 1: none (its end)
+    assert committed_offsets(kafka_broker, app_id, [(source, 0), (source, 1)]) == {
+        (source, 0): 1,
+        (source, 1): 1,
+    }
+    assert main([*base, "--by-duration", "PT1H"]) == 0
+    assert committed_offsets(kafka_broker, app_id, [(source, 0), (source, 1)]) == {
+        (source, 0): 2,
+        (source, 1): 1,
+    }
+    assert main([*base, "--to-earliest", "--dry-run"]) == 0
+    assert f"Topic: {source} Partition: 0 Offset: 2 -> 0" in capsys.readouterr().out
+    assert committed_offsets(kafka_broker, app_id, [(source, 0)]) == {(source, 0): 2}
