@@ -3,6 +3,8 @@
 When the client's ``application_server_token`` is set, a request must carry
 ``Authorization: Bearer <token>``; otherwise 401 with a JSON body naming what is missing. The
 token is compared in constant time. Routers declare it as ``dependencies=[Depends(require_token)]``.
+A request forwarded by another instance carries no token: it is accepted when its inter-instance
+signature checked (:class:`~.forwarding.VerifyForwarded` marks it in the request's scope).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import hmac
 
 from fastapi import HTTPException, Request, status
+
+from streams_runtime.server.forwarding import forwarded_by
 
 #: the header carrying the token
 AUTHORIZATION = "authorization"
@@ -23,7 +27,7 @@ def expected_token(request: Request) -> str | None:
 def require_token(request: Request) -> None:
     """FastAPI dependency: 401 unless the request carries the configured bearer token."""
     token = expected_token(request)
-    if not token:
+    if not token or forwarded_by(request) is not None:
         return
     header = request.headers.get(AUTHORIZATION, "")
     scheme, _, given = header.partition(" ")
