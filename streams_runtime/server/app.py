@@ -97,7 +97,7 @@ def create_app(streams: Any) -> FastAPI:
     )
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
-    app.state.signer = signer_for(streams.config)
+    app.state.signer = signer_for(getattr(streams, "config", {}))
     app.add_middleware(VerifyForwarded)
 
     error_handlers.install(app)
