@@ -64,7 +64,7 @@ from streams_runtime.server.forwarding import (
     forwarded_by,
     signer_for,
 )
-from streams_runtime.server.keys import parse_key, path_key, to_json
+from streams_runtime.server.keys import parse_key, path_key, to_json  # registers {key:anykey}
 
 log = logging.getLogger("streams_runtime.server")
 
@@ -203,7 +203,7 @@ def _query_router() -> APIRouter:
         return {"stores": out}
 
     @router.get(
-        "/stores/{store}/keys/{key:path}",
+        "/stores/{store}/keys/{key:anykey}",
         tags=["stores"],
         summary="One key's value (forwarded to its owner when not hosted here)",
     )
@@ -231,7 +231,7 @@ def _query_router() -> APIRouter:
         return _key_query(request, store, raw, allow_stale, time_from, time_to, None)
 
     @router.get(
-        "/stores/{store}/windows/{key:path}",
+        "/stores/{store}/windows/{key:anykey}",
         tags=["stores"],
         summary="A window store's windows of one key between two window starts",
     )
@@ -315,7 +315,7 @@ def _query_router() -> APIRouter:
         return {"store": store, "source_topics": sorted(topics), "instances": instances}
 
     @router.get(
-        "/metadata/{store}/{key:path}",
+        "/metadata/{store}/{key:anykey}",
         tags=["metadata"],
         summary="Active host, standby hosts and partition of a key",
     )

@@ -199,7 +199,7 @@ class VerifyForwarded:
                 str(state.streams.config["application_server"]),
             )
         except SignatureError as exc:
-            log.warning("refused a forwarded request for %s: %s", scope.get("path"), exc)
+            log.warning("refused a forwarded request for %r: %s", scope.get("path"), exc)
             await _reject(send, 401, "forwarding_unauthorized", str(exc))
             return
         request_signature = headers[SIGNATURE.lower()]

@@ -24,7 +24,25 @@ import json
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from starlette.convertors import Convertor, register_url_convertor
+
 _INT_BOUNDS = {"Serdes.Integer": 32, "Serdes.Long": 64}
+
+
+class KeyConvertor(Convertor[str]):
+    """``{key:anykey}``: the rest of the path, any characters (the ``path`` convertor's ``.*``
+    stops at a newline, so a key holding ``%0A`` would not even reach its route)."""
+
+    regex = "(?s:.*)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anykey", KeyConvertor())
 
 
 class MalformedKeyError(ValueError):

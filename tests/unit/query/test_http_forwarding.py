@@ -42,6 +42,8 @@ ODD_KEYS = [
     "amp&eq=",
     "back\\slash",
     "tab\tkey",
+    "line\nbreak",
+    "cr\r\nlf",
 ]
 
 
