@@ -3,8 +3,10 @@
 When the client's ``application_server_token`` is set, a request must carry
 ``Authorization: Bearer <token>``; otherwise 401 with a JSON body naming what is missing. The
 token is compared in constant time. Routers declare it as ``dependencies=[Depends(require_token)]``.
-A request forwarded by another instance carries no token: it is accepted when its inter-instance
-signature checked (:class:`~.forwarding.VerifyForwarded` marks it in the request's scope).
+A request forwarded by another instance carries no token: on the routes that forward (a key's
+value or windows) it is accepted when its inter-instance signature checked
+(:class:`~.forwarding.VerifyForwarded` marks it in the request's scope); every other route
+(admin, scans, metrics...) still needs the token, whatever signature a request carries.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from streams_runtime.server.forwarding import forwarded_by
 
 #: the header carrying the token
 AUTHORIZATION = "authorization"
+#: the routes a signed forwarded request may reach without the token (the ones that forward)
+FORWARDED_ROUTES = frozenset({"/stores/{store}/keys/{key}", "/stores/{store}/windows/{key}"})
 
 
 def expected_token(request: Request) -> str | None:
@@ -27,7 +31,10 @@ def expected_token(request: Request) -> str | None:
 def require_token(request: Request) -> None:
     """FastAPI dependency: 401 unless the request carries the configured bearer token."""
     token = expected_token(request)
-    if not token or forwarded_by(request) is not None:
+    if not token:
+        return
+    route = getattr(request.scope.get("route"), "path_format", None)
+    if route in FORWARDED_ROUTES and forwarded_by(request) is not None:
         return
     header = request.headers.get(AUTHORIZATION, "")
     scheme, _, given = header.partition(" ")

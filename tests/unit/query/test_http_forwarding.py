@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from streams_runtime.processor.internals.assignment.assignment_info import AssignmentInfo
 from streams_runtime.processor.internals.assignment.partition_grouper import SourcePartition
 from streams_runtime.server.app import create_app
-from streams_runtime.server.signing import SIGNATURE
+from streams_runtime.server.signing import RESPONSE_SIGNATURE, SIGNATURE, ForwardingSigner
 from tests.unit.query.fakes import FakeClient, FakeThread, partition_of
 
 SECRET = "unit-forwarding-secret"
@@ -215,3 +215,16 @@ def test_should_list_a_store_partitions_with_topics_and_without_duplicates():
         {"topic": "input", "partition": 1},
     ]
     assert by_host["b:2"]["partitions"] == [2, 3]
+
+
+def test_should_accept_a_signed_request_without_the_token_on_forwarding_routes_only():
+    _, client_b, _ = _pair()
+    signer = ForwardingSigner(SECRET)
+    key = next(k for k in ODD_KEYS if partition_of(k) >= 2)
+    path = f"/stores/counts/keys/{encode_key(key)}"
+    r = client_b.get(path, headers=signer.sign_request("GET", path, b"", "a:1", "b:2"))
+    assert r.status_code == 200 and r.json()["key"] == key
+    assert r.headers[RESPONSE_SIGNATURE].startswith("v1=")
+    for other in ("/admin/tasks", "/stores/counts/all", "/metrics", f"/metadata/counts/{encode_key(key)}"):
+        r = client_b.get(other, headers=signer.sign_request("GET", other, b"", "a:1", "b:2"))
+        assert r.status_code == 401 and r.json()["error"] == "unauthorized", (other, r.text)
