@@ -52,6 +52,8 @@ REFERENCE = {
     **{f"plain-{i}": f"plain value {i}" for i in range(8)},
     **{k: f"odd value {n}" for n, k in enumerate(ODD)},
 }
+#: sessions long enough that a loaded machine does not rebalance the group mid-test
+STABLE = {"consumer.session.timeout.ms": 10_000, "consumer.heartbeat.interval.ms": 1_000}
 SIGNED_HEADERS = ("X-Streams-Timestamp", "X-Streams-Nonce", "X-Streams-Signature")
 
 
@@ -102,6 +104,7 @@ def pair(kafka_broker, tmp_path_factory):
                     application_server=result.hosts[name],
                     application_server_token=TOKEN,
                     application_server_forwarding_secret=SECRET,
+                    **STABLE,
                 ),
             )
         )
@@ -109,7 +112,7 @@ def pair(kafka_broker, tmp_path_factory):
     try:
         for c in clients:
             c.start()
-        wait_running(*clients, timeout=60)
+        wait_running(*clients, timeout=90)
 
         def all_answered() -> bool:
             return all(
@@ -118,7 +121,7 @@ def pair(kafka_broker, tmp_path_factory):
                 for k in REFERENCE
             )
 
-        wait_until(all_answered, 60, "every key answered through both instances")
+        wait_until(all_answered, 90, "every key answered through both instances")
         yield result, http
     finally:
         http.close()
