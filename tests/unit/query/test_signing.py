@@ -157,3 +157,16 @@ def test_should_verify_an_answer_only_for_its_own_request_status_type_and_body()
 def test_should_need_a_secret():
     with pytest.raises(ValueError):
         ForwardingSigner("")
+
+
+@pytest.mark.parametrize("bad", ["", "short", 12345])
+def test_should_reject_a_weak_forwarding_secret_naming_the_key(bad):
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.errors import StreamsConfigError
+
+    with pytest.raises(StreamsConfigError, match="application_server_forwarding_secret") as raised:
+        StreamsConfig({"application_id": "a", "application_server_forwarding_secret": bad})
+    assert "at least 16 characters" in str(raised.value)
+    assert str(bad) not in str(raised.value) or bad == ""  # the secret is not echoed
+    config = StreamsConfig({"application_id": "a", "application_server_forwarding_secret": "x" * 16})
+    assert config["application_server_forwarding_secret"] == "x" * 16
