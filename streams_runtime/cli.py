@@ -168,7 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
         "on port HTTP_PORT+i (sets application_server; binds "
         "application_server_bind, loopback by default; the bearer token "
-        "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set)",
+        "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set, and the secret signing lookups "
+        "forwarded between instances from $STREAMS_RUNTIME_FORWARDING_SECRET: without it, "
+        "a key another instance owns is answered 409 naming that instance)",
     )
     worker.add_argument(
         "--http-host",

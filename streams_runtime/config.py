@@ -108,6 +108,18 @@ def _host_port(key: str, value: Any) -> Any:
     raise _fail(key, value, "'' or 'host:port' with a port in 1..65535")
 
 
+#: the shortest inter-instance secret accepted (characters)
+MIN_FORWARDING_SECRET = 16
+
+
+def _forwarding_secret(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) < MIN_FORWARDING_SECRET:
+        raise _fail(key, "<hidden>", f"None or a string of at least {MIN_FORWARDING_SECRET} characters")
+    return value
+
+
 def _serde(key: str, value: Any) -> Any:
     if value is None:
         return None
@@ -200,6 +212,14 @@ _define(
     None,
     string(allow_empty=False, allow_none=True),
     "When set, HTTP requests must carry 'Authorization: Bearer <token>'.",
+)
+_define(
+    "application_server_forwarding_secret",
+    None,
+    _forwarding_secret,
+    "Shared secret of the instances' HTTP APIs: a lookup of a key another instance owns is "
+    "forwarded to it, signed with this secret (never with the client's token). Unset: no "
+    "forwarding; the API answers 409 naming the owner's endpoint.",
 )
 _define("poll_ms", 100, int_at_least(0))
 _define("statestore_cache_max_bytes", 10 * 1024 * 1024, int_at_least(0))

@@ -56,6 +56,9 @@ STATUS_FILE = "status.json"
 #: Environment variable holding the HTTP API's bearer token (``application_server_token``); read by
 #: each instance, so the token never appears on a command line.
 HTTP_TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
+#: Environment variable holding the instances' shared forwarding secret
+#: (``application_server_forwarding_secret``), kept off the command line like the token.
+FORWARDING_SECRET_ENV = "STREAMS_RUNTIME_FORWARDING_SECRET"
 
 
 class WorkerError(StreamsError):
@@ -161,6 +164,7 @@ class WorkerLauncher:
         http_port: int | None = None,
         http_host: str | None = None,
         http_bind: str | None = None,
+        forwarding_secret: str | None = None,
     ) -> None:
         if instances < 1 or threads < 1:
             raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
@@ -178,6 +182,8 @@ class WorkerLauncher:
         self.http_host = http_host
         #: address the HTTP servers bind (application_server_bind; default: the app's, else loopback)
         self.http_bind = http_bind
+        #: given to the instances in $STREAMS_RUNTIME_FORWARDING_SECRET (else they inherit the launcher's)
+        self.forwarding_secret = forwarding_secret
         self._say = say or (lambda line: print(f"[worker] {line}", flush=True))
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.exit_codes: dict[int, int] = {}
@@ -216,9 +222,12 @@ class WorkerLauncher:
         """Start every instance process."""
         for index in range(self.instances):
             (self.state_dir / f"instance-{index}" / STATUS_FILE).unlink(missing_ok=True)
+            env = dict(os.environ)
             # a single instance on a terminal may draw restore progress bars (several would mix)
-            bars = self.instances == 1 and sys.stdout.isatty()
-            env = {**os.environ, "STREAMS_RUNTIME_PROGRESS_BARS": "1"} if bars else None
+            if self.instances == 1 and sys.stdout.isatty():
+                env["STREAMS_RUNTIME_PROGRESS_BARS"] = "1"
+            if self.forwarding_secret:
+                env[FORWARDING_SECRET_ENV] = self.forwarding_secret
             process = subprocess.Popen(self.command(index), cwd=os.getcwd(), env=env)
             self.processes[index] = process
             state = self.state_dir / f"instance-{index}"

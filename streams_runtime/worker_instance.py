@@ -10,7 +10,8 @@ Steps of :func:`run_instance`:
      ``num_stream_threads`` and ``state_dir`` with what the launcher decided (and, with
      ``--http-port``, ``application_server``: ``--http-host`` or the app's advertised host,
      loopback by default; ``--http-bind`` sets ``application_server_bind`` and
-     ``$STREAMS_RUNTIME_HTTP_TOKEN``, when set, ``application_server_token``);
+     ``$STREAMS_RUNTIME_HTTP_TOKEN``, when set, ``application_server_token``;
+     ``$STREAMS_RUNTIME_FORWARDING_SECRET``, when set, ``application_server_forwarding_secret``);
   2. create the KafkaStreams client (the ``--runtime`` class), start; print every state
      transition (with the threads' tasks on RUNNING) and publish it in ``status.json``;
   3. wait for SIGTERM/SIGINT, for the client to reach ERROR (or NOT_RUNNING on its own), or for
@@ -32,7 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.worker import DEFAULT_RUNTIME, HTTP_TOKEN_ENV, STATUS_FILE, import_attr, load_app
+from streams_runtime.worker import (
+    DEFAULT_RUNTIME,
+    FORWARDING_SECRET_ENV,
+    HTTP_TOKEN_ENV,
+    STATUS_FILE,
+    import_attr,
+    load_app,
+)
 
 #: States after which the client does no more work (names of R1's KafkaStreams.State).
 _FAILED_STATES = {"ERROR", "PENDING_ERROR"}
@@ -121,6 +129,8 @@ def run_instance(
         config["application_server_bind"] = http_bind
     if os.environ.get(HTTP_TOKEN_ENV):
         config["application_server_token"] = os.environ[HTTP_TOKEN_ENV]
+    if os.environ.get(FORWARDING_SECRET_ENV):
+        config["application_server_forwarding_secret"] = os.environ[FORWARDING_SECRET_ENV]
     # Step 2
     streams_class = import_attr(runtime)
     streams = streams_class(app.topology, config)

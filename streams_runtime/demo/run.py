@@ -13,7 +13,8 @@ Steps of :func:`run_demo`:
      the ledger (count and total): OK, exit 0; a user counted above the ledger, a deadline, every
      worker gone or Ctrl-C: FAILED, exit 1;
   6b. ask every user's total through instance 0's HTTP API (interactive queries on the store;
-     keys hosted by the other instance are forwarded to it) and check each answer against the
+     keys hosted by the other instance are forwarded to it, signed with a forwarding secret the
+     demo generates for its workers) and check each answer against the
      ledger: a wrong answer fails the demo;
   7. with ``keep_running``: keep producing and printing live per-user results until Ctrl-C;
   8. close the workers (each closes its KafkaStreams), then stop the broker.
@@ -29,6 +30,7 @@ import contextlib
 import json
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -45,7 +47,7 @@ from streams_runtime.demo.results import Ledger, ResultsView, read_payments, tab
 from streams_runtime.kafka.broker import bootstrap_or_embedded, free_port, running_broker, runtime_home
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 from streams_runtime.tools.progress import phase
-from streams_runtime.worker import WorkerLauncher, load_app, plan_for
+from streams_runtime.worker import FORWARDING_SECRET_ENV, WorkerLauncher, load_app, plan_for
 
 APP_SPEC = "streams_runtime.demo.app:app"
 USERS = [f"user-{i}" for i in range(5)]
@@ -278,6 +280,8 @@ def run_demo(
                 bootstrap_servers=servers,
                 state_dir=state_dir,
                 http_port=http_port,
+                # instance 0 forwards the other instance's keys to it, signed with this secret
+                forwarding_secret=os.environ.get(FORWARDING_SECRET_ENV) or secrets.token_hex(24),
             )
             launcher.start()
             _wait_for_workers(launcher, plan.total_tasks, stop)

@@ -4,9 +4,12 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
 
 * ``GET /stores``: the topology's stores, their kind, partition count and local partitions.
 * ``GET /stores/{store}/keys/{key}``: the value of one key (key-value store). Answered here when
-  this instance runs the key's partition; otherwise forwarded once to the owner's endpoint (from
-  ``query_metadata_for_key``) with the ``X-Streams-Forwarded-By`` hop header, which a receiving
-  instance never forwards again (no loops while the assignment changes). ``?allow_stale=true``
+  this instance runs the key's partition; otherwise, with ``application_server_forwarding_secret``
+  set, forwarded once to the owner's endpoint (from ``query_metadata_for_key``), signed with that
+  secret and never with the client's token, and relayed only when the owner's answer proves the
+  secret (:mod:`.forwarding`); a forwarded request is never forwarded again (no loops while the
+  assignment changes). Without the secret: 409 ``not_hosted_here`` naming the owner. The key is
+  the rest of the path, percent-decoded (:mod:`.keys`: ``%2F`` is a ``/`` of the key). ``?allow_stale=true``
   lets a local standby answer (``"stale": true`` in the body). Window stores take
   ``?from=&to=`` (window starts, ms) and answer ``[{start, end, value}]``; session stores answer
   the key's sessions.
@@ -28,9 +31,11 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
 * ``GET /health/live`` (200 unless the client is in ERROR/NOT_RUNNING) and ``GET /health/ready``
   (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason).
 
-Errors are JSON ``{"error": <code>, "message": <text>}``: 400 malformed key or parameters, 401
-no/bad token, 404 unknown store or key, 409 wrong store kind for the route, 503 store migrating,
-client not running, or owner unreachable.
+Errors are JSON ``{"error": <code>, "message": <text>}``: 400 malformed key, 401 no/bad token or
+forwarding signature, 404 unknown store or key (or route), 409 wrong store kind for the route or
+key hosted elsewhere with forwarding off, 422 invalid parameters, 502 an advertised owner that
+does not prove the forwarding secret, 503 store migrating, client not running, or owner
+unreachable.
 """
 
 from __future__ import annotations
@@ -38,55 +43,52 @@ from __future__ import annotations
 import importlib.util
 import logging
 from typing import Annotated, Any
-from urllib.parse import quote
 
 import httpx
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from streams_runtime.errors import (
-    InvalidStateStoreError,
     InvalidStateStorePartitionError,
     StateStoreMigratedError,
     StreamsError,
     StreamsNotStartedError,
-    UnknownStateStoreError,
 )
 from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
-from streams_runtime.server import console, docs_ui, prometheus
+from streams_runtime.server import console, docs_ui, error_handlers, prometheus
 from streams_runtime.server.auth import require_token
-from streams_runtime.server.keys import MalformedKeyError, parse_key, to_json
+from streams_runtime.server.forwarding import (
+    HOP_HEADER,
+    ApiError,
+    VerifyForwarded,
+    forward,
+    forwarded_by,
+    signer_for,
+)
+from streams_runtime.server.keys import parse_key, path_key, to_json  # registers {key:anykey}
 
 log = logging.getLogger("streams_runtime.server")
 
-HOP_HEADER = "X-Streams-Forwarded-By"
+__all__ = ["HOP_HEADER", "ApiError", "create_app"]
+
 FORWARD_TIMEOUT_S = 10.0
 #: the latest window start a window route reads by default
 MAX_TIMESTAMP = 2**63 - 1
+MIN_TIMESTAMP = -(2**63)
 
 # Query parameters shared by several routes.
 AllowStale = Annotated[bool, Query(description="let a local standby answer")]
 LocalPartition = Annotated[int | None, Query(description="read only this partition (hosted here)")]
-WindowFrom = Annotated[int, Query(alias="from", description="first window start (ms)")]
-WindowTo = Annotated[int, Query(alias="to", description="last window start (ms)")]
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.error, self.message = status, error, message
-
-
-def _status_of(exc: InvalidStateStoreError) -> tuple[int, str]:
-    if isinstance(exc, UnknownStateStoreError):
-        return 404, "unknown_store"
-    if isinstance(exc, StateStoreMigratedError):
-        return 503, "store_migrating"
-    if isinstance(exc, StreamsNotStartedError):
-        return 503, "not_running"
-    if isinstance(exc, InvalidStateStorePartitionError):
-        return 404, "partition_not_hosted"
-    return 503, "store_not_queryable"
+WindowFrom = Annotated[
+    int, Query(alias="from", ge=MIN_TIMESTAMP, le=MAX_TIMESTAMP, description="first window start (ms)")
+]
+WindowTo = Annotated[
+    int, Query(alias="to", ge=MIN_TIMESTAMP, le=MAX_TIMESTAMP, description="last window start (ms)")
+]
+#: the fixed segments before the key of each key route (None: the store name)
+KEY_ROUTE = (b"stores", None, b"keys")
+WINDOWS_ROUTE = (b"stores", None, b"windows")
+METADATA_ROUTE = (b"metadata", None)
 
 
 def create_app(streams: Any) -> FastAPI:
@@ -96,25 +98,10 @@ def create_app(streams: Any) -> FastAPI:
     )
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
+    app.state.signer = signer_for(getattr(streams, "config", {}))
+    app.add_middleware(VerifyForwarded)
 
-    @app.exception_handler(ApiError)
-    def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.error, "message": exc.message}, status_code=exc.status)
-
-    @app.exception_handler(InvalidStateStoreError)
-    def _store_error(request: Request, exc: InvalidStateStoreError) -> JSONResponse:
-        status, code = _status_of(exc)
-        return JSONResponse({"error": code, "message": str(exc)}, status_code=status)
-
-    @app.exception_handler(StreamsError)
-    def _streams_error(request: Request, exc: StreamsError) -> JSONResponse:
-        body = {"error": "streams_error", "message": f"{type(exc).__name__}: {exc}"}
-        return JSONResponse(body, status_code=500)
-
-    @app.exception_handler(MalformedKeyError)
-    def _bad_key(request: Request, exc: MalformedKeyError) -> JSONResponse:
-        return JSONResponse({"error": "malformed_key", "message": str(exc)}, status_code=400)
-
+    error_handlers.install(app)
     app.include_router(_health_router())
     app.include_router(_query_router(), dependencies=[Depends(require_token)])
     app.include_router(docs_ui.router(app))
@@ -202,7 +189,7 @@ def _query_router() -> APIRouter:
         return {"stores": out}
 
     @router.get(
-        "/stores/{store}/keys/{key}",
+        "/stores/{store}/keys/{key:anykey}",
         tags=["stores"],
         summary="One key's value (forwarded to its owner when not hosted here)",
     )
@@ -212,14 +199,25 @@ def _query_router() -> APIRouter:
         key: str,
         allow_stale: AllowStale = False,
         time_from: int | None = Query(
-            None, alias="from", description="window stores: first window start (ms)"
+            None,
+            alias="from",
+            ge=MIN_TIMESTAMP,
+            le=MAX_TIMESTAMP,
+            description="window stores: first window start (ms)",
         ),
-        time_to: int | None = Query(None, alias="to", description="window stores: last window start (ms)"),
+        time_to: int | None = Query(
+            None,
+            alias="to",
+            ge=MIN_TIMESTAMP,
+            le=MAX_TIMESTAMP,
+            description="window stores: last window start (ms)",
+        ),
     ) -> Any:
-        return _key_query(request, store, key, allow_stale, time_from, time_to, None)
+        raw = path_key(request.scope, KEY_ROUTE, key)
+        return _key_query(request, store, raw, allow_stale, time_from, time_to, None)
 
     @router.get(
-        "/stores/{store}/windows/{key}",
+        "/stores/{store}/windows/{key:anykey}",
         tags=["stores"],
         summary="A window store's windows of one key between two window starts",
     )
@@ -231,7 +229,8 @@ def _query_router() -> APIRouter:
         time_to: WindowTo = MAX_TIMESTAMP,
         allow_stale: AllowStale = False,
     ) -> Any:
-        return _key_query(request, store, key, allow_stale, time_from, time_to, WINDOW)
+        raw = path_key(request.scope, WINDOWS_ROUTE, key)
+        return _key_query(request, store, raw, allow_stale, time_from, time_to, WINDOW)
 
     @router.get(
         "/stores/{store}/range",
@@ -277,27 +276,40 @@ def _query_router() -> APIRouter:
 
     @router.get("/metadata/{store}", tags=["metadata"], summary="Instances hosting a store")
     def store_metadata(request: Request, store: str) -> dict:
-        metadata = request.app.state.streams.all_metadata_for_store(store)
-        return {
-            "store": store,
-            "instances": [
+        streams = request.app.state.streams
+        metadata = streams.all_metadata_for_store(store)
+        topics = set(streams.interactive_queries.local.subtopology_of(store).source_topics)
+
+        def of_store(topic_partitions: Any) -> dict[str, list]:
+            mine = sorted({(t, p) for t, p in topic_partitions if t in topics})
+            return {
+                "partitions": sorted({p for _, p in mine}),
+                "topic_partitions": [{"topic": t, "partition": p} for t, p in mine],
+            }
+
+        instances = []
+        for m in metadata:
+            active, standby = of_store(m.topic_partitions), of_store(m.standby_topic_partitions)
+            instances.append(
                 {
                     "host": str(m.host_info),
-                    "partitions": sorted(p for _, p in m.topic_partitions),
-                    "standby_partitions": sorted(p for _, p in m.standby_topic_partitions),
+                    **active,
+                    "standby_partitions": standby["partitions"],
+                    "standby_topic_partitions": standby["topic_partitions"],
                 }
-                for m in metadata
-            ],
-        }
+            )
+        return {"store": store, "source_topics": sorted(topics), "instances": instances}
 
     @router.get(
-        "/metadata/{store}/{key}",
+        "/metadata/{store}/{key:anykey}",
         tags=["metadata"],
         summary="Active host, standby hosts and partition of a key",
     )
     def key_metadata(request: Request, store: str, key: str) -> dict:
         streams = request.app.state.streams
-        parsed = parse_key(key, streams.interactive_queries.local.key_serde(store))
+        streams.interactive_queries.local.kind(store)  # 404 for an unknown store
+        raw = path_key(request.scope, METADATA_ROUTE, key)
+        parsed = parse_key(raw, streams.interactive_queries.local.key_serde(store))
         meta = streams.query_metadata_for_key(store, parsed)
         return {
             "store": store,
@@ -381,7 +393,7 @@ def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -
 def _key_query(
     request: Request,
     store: str,
-    key_text: str,
+    key_given: bytes,
     allow_stale: bool,
     time_from: int | None,
     time_to: int | None,
@@ -392,7 +404,7 @@ def _key_query(
     kind = local.kind(store)
     if required_kind is not None:
         _require_kind(store, kind, required_kind)
-    key = parse_key(key_text, local.key_serde(store))
+    key = parse_key(key_given, local.key_serde(store))
     partition = local.partition_of(store, key)
     read = _read_key(kind, key, time_from, time_to)
     me = streams.config["application_server"]
@@ -412,27 +424,29 @@ def _key_query(
         except InvalidStateStorePartitionError:
             stale = None
         if stale is None:
-            return _forward(request, store, key, partition, me)
+            return _to_owner(request, store, key, partition, me)
     if value is None and kind == KEY_VALUE:
         raise ApiError(
             404,
             "key_not_found",
-            f"store {store} has no value for key {key_text!r} (partition {partition}, answered by {me})",
+            f"store {store} has no value for key {to_json(key)!r} (partition {partition}, answered by {me})",
         )
     return {**body, "value": to_json(value), "stale": stale}
 
 
-def _forward(request: Request, store: str, key: Any, partition: int, me: str) -> Response:
-    streams = request.app.state.streams
-    if request.headers.get(HOP_HEADER):
+def _to_owner(request: Request, store: str, key: Any, partition: int, me: str) -> Response:
+    """A key this instance does not host: 503 while no owner is known (or when the request was
+    already forwarded here), else :func:`.forwarding.forward` (the answer, or 409 naming the owner)."""
+    sender = forwarded_by(request)
+    if sender is not None:
         raise ApiError(
             503,
             "store_migrating",
             f"store {store} partition {partition} is not hosted on {me} (the request was forwarded "
-            f"here by {request.headers[HOP_HEADER]}); the assignment is changing, retry",
+            f"here by {sender}); the assignment is changing, retry",
         )
     try:
-        meta = streams.query_metadata_for_key(store, key)
+        meta = request.app.state.streams.query_metadata_for_key(store, key)
     except StreamsError as exc:
         raise ApiError(
             503, "store_migrating", f"store {store} partition {partition}: no owner known ({exc})"
@@ -444,22 +458,4 @@ def _forward(request: Request, store: str, key: Any, partition: int, me: str) ->
             "store_migrating",
             f"store {store} partition {partition} is migrating: no instance runs it right now, retry",
         )
-    url = f"http://{owner}{quote(request.url.path)}"
-    headers = {HOP_HEADER: me}
-    auth = request.headers.get("authorization")
-    if auth:
-        headers["Authorization"] = auth
-    try:
-        answer = request.app.state.http.get(url, params=dict(request.query_params), headers=headers)
-    except httpx.HTTPError as exc:
-        raise ApiError(
-            503,
-            "owner_unreachable",
-            f"store {store} partition {partition} is hosted on {owner}, which did not answer: {exc}",
-        ) from exc
-    return Response(
-        answer.content,
-        status_code=answer.status_code,
-        media_type=answer.headers.get("content-type", "application/json"),
-        headers={HOP_HEADER: me},
-    )
+    return forward(request, store, to_json(key), partition, owner, me)

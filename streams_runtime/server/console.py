@@ -12,8 +12,9 @@ last minutes as a small chart, and a key lookup through the routed query API
   warm-up from the thread's assignment; state: RUNNING or RESTORING for an active task,
   REPLAYING for the others), and its store partitions' positions and ends;
 * ``GET /ui/api/instances``: ``/ui/api/local`` of every instance in the assignment metadata (and
-  this one), read here or from the instance's endpoint with the caller's ``Authorization``
-  header (an instance that does not answer is listed with the error);
+  this one), read here or from the instance's endpoint through a request signed with the
+  inter-instance secret, never the caller's token (an instance that does not answer, or whose
+  answer does not prove the secret, is listed with the error);
 * ``GET /stores``, ``GET /metrics`` of this instance.
 """
 
@@ -30,8 +31,10 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.topology_graph import render
 from streams_runtime.server.auth import require_token
+from streams_runtime.server.signing import RESPONSE_SIGNATURE, SIGNATURE, SignatureError
 
-PEER_TIMEOUT_S = 3.0
+#: the per-instance view other instances are asked for (signed, see :func:`_remote`)
+LOCAL_PATH = "/ui/api/local"
 #: longest wait for a stream thread's lock when reading its tasks' states (never stall the page)
 LOCK_TIMEOUT_S = 0.25
 _STATIC = Path(__file__).parent / "static"
@@ -141,15 +144,37 @@ def _warmups_and_restoring(thread: Any) -> tuple[set[str], set[str]]:
 
 
 def _remote(request: Request, endpoint: str) -> dict[str, Any]:
-    headers = {}
-    if request.headers.get("authorization"):
-        headers["Authorization"] = request.headers["authorization"]
+    """Another instance's ``/ui/api/local``, asked like a forwarded key lookup: signed with the
+    inter-instance secret, never with the caller's token, and believed only when the answer proves
+    the same secret (an endpoint advertised in the group may belong to anyone who can join it)."""
+    signer = request.app.state.signer
+    if signer is None:
+        return {
+            "error": "not asked: reading other instances needs application_server_forwarding_secret",
+            "threads": [],
+            "lags": {},
+        }
+    me = str(request.app.state.streams.config["application_server"])
+    headers = signer.sign_request("GET", LOCAL_PATH, b"", me, endpoint)
     try:
-        with httpx.Client(timeout=PEER_TIMEOUT_S, headers=headers) as client:
-            answer = client.get(f"http://{endpoint}/ui/api/local")
+        url = httpx.URL(f"http://{endpoint}{LOCAL_PATH}")
+        answer = request.app.state.http.request("GET", url, headers=headers)
+        signer.verify_response(
+            headers[SIGNATURE],
+            answer.status_code,
+            answer.headers.get("content-type", ""),
+            answer.content,
+            answer.headers.get(RESPONSE_SIGNATURE),
+        )
         if answer.status_code != 200:
             return {"error": f"answered {answer.status_code}", "threads": [], "lags": {}}
         body = answer.json()
         return {"state": body["state"], "threads": body["threads"], "lags": body["lags"]}
+    except SignatureError as exc:
+        return {
+            "error": f"answer refused (does not prove the forwarding secret: {exc})",
+            "threads": [],
+            "lags": {},
+        }
     except (httpx.HTTPError, ValueError, KeyError) as exc:
         return {"error": f"did not answer: {exc}", "threads": [], "lags": {}}

@@ -1,6 +1,12 @@
 """Path keys to store keys, and store results to JSON.
 
-A key arrives as a URL path segment (text). It is converted with the store's key serde: text for
+A key is everything after the route's fixed segments (``/stores/{store}/keys/``,
+``/stores/{store}/windows/``, ``/metadata/{store}/``), percent-decoded as bytes from the raw
+path (:func:`path_key`): ``%2F`` is a ``/`` of the key, and so is a literal ``/`` (``a/b`` and
+``a%2Fb`` are the same key); ``?`` ``#`` ``%`` and spaces are sent as ``%3F`` ``%23`` ``%25``
+``%20``; a key that is exactly ``.`` or ``..`` as ``%2E``/``%2E%2E`` (clients drop dot
+segments); anything else as UTF-8 percent-escapes. The bytes are UTF-8 text for every serde but
+``Serdes.Bytes`` (which takes them as they are). The text is converted with the store's key serde: text for
 ``Serdes.String``, an integer in range for ``Serdes.Integer``/``Serdes.Long``, a float for
 ``Serdes.Double``, a JSON document for ``Serdes.Json``, UTF-8 bytes for ``Serdes.Bytes``; for any
 other serde, the text itself is tried and must serialize. A key that does not convert raises
@@ -16,17 +22,65 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from starlette.convertors import Convertor, register_url_convertor
 
 _INT_BOUNDS = {"Serdes.Integer": 32, "Serdes.Long": 64}
+
+
+class KeyConvertor(Convertor[str]):
+    """``{key:anykey}``: the rest of the path, any characters (the ``path`` convertor's ``.*``
+    stops at a newline, so a key holding ``%0A`` would not even reach its route)."""
+
+    regex = "(?s:.*)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anykey", KeyConvertor())
 
 
 class MalformedKeyError(ValueError):
     """The path key does not convert to the store's key type."""
 
 
-def parse_key(text: str, serde: Any) -> Any:
-    """``text`` as a key of a store whose key serde is ``serde`` (module docstring)."""
+def path_key(scope: dict[str, Any], route: tuple[bytes, ...], decoded: str) -> bytes:
+    """The key bytes of a key route: the raw path after the ``route`` segments (``(b"stores",
+    None, b"keys")``-like, None for the store segment), percent-decoded; ``decoded`` (the router's
+    key, already decoded) when the raw path is missing or shaped otherwise."""
+    raw = scope.get("raw_path")
+    parts = raw.split(b"/") if raw else []
+    if (
+        len(parts) > len(route)
+        and not parts[0]
+        and all(
+            want is None or unquote_to_bytes(got) == want for want, got in zip(route, parts[1:], strict=False)
+        )
+    ):
+        return unquote_to_bytes(b"/".join(parts[len(route) + 1 :]))
+    return decoded.encode("utf-8", errors="surrogateescape")
+
+
+def parse_key(given: str | bytes, serde: Any) -> Any:
+    """``given`` (text, or key bytes from :func:`path_key`) as a key of a store whose key serde is
+    ``serde`` (module docstring)."""
     name = getattr(serde, "name", None) or type(serde).__name__
+    if isinstance(given, bytes):
+        if name == "Serdes.Bytes":
+            return given
+        try:
+            text = given.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedKeyError(
+                f"key {given!r} is not UTF-8 text, which the store's key serde {name} needs: {exc}"
+            ) from exc
+    else:
+        text = given
     try:
         if name in _INT_BOUNDS:
             value = int(text)

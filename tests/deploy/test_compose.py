@@ -277,3 +277,22 @@ def test_systemd_unit_gives_each_instance_its_own_http_port(
     config = _instance_config(argv, tmp_path, monkeypatch, token="t0k")
     assert config["application_server"] == "node-7:7072"
     assert config["application_server_bind"] == "0.0.0.0" and config["application_server_token"] == "t0k"
+
+
+def test_stream_workers_take_the_forwarding_secret_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streams_runtime.worker import FORWARDING_SECRET_ENV
+
+    secret = SERVICES["stream-worker"]["environment"][FORWARDING_SECRET_ENV]
+    assert secret.startswith("${" + FORWARDING_SECRET_ENV + ":-"), (
+        "the secret comes from the host's environment"
+    )
+    args = _worker_args()[2:]
+    monkeypatch.setenv(FORWARDING_SECRET_ENV, "a-secret-all-replicas-share")
+    config = _instance_config(args, tmp_path, monkeypatch, token=None)
+    assert config["application_server_forwarding_secret"] == "a-secret-all-replicas-share"
+    monkeypatch.delenv(FORWARDING_SECRET_ENV)
+    assert "application_server_forwarding_secret" not in _instance_config(
+        args, tmp_path, monkeypatch, token=None
+    )

@@ -32,6 +32,7 @@ from tests.integration.test_worker_http import _status, _two_free_ports
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "console-" + uuid.uuid4().hex[:8]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SECRET = "console-forwarding-" + uuid.uuid4().hex
 USERS = [f"console-user-{uuid.uuid4().hex[:6]}-{i}" for i in range(12)]
 
 
@@ -44,7 +45,7 @@ def workers(kafka_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         + ["--instances", "2", "--bootstrap-servers", kafka_broker, "--http-port", str(port)]
         + ["--state-dir", str(tmp_path_factory.mktemp("console-state"))],
         cwd=ROOT,
-        env={**os.environ, "STREAMS_RUNTIME_HTTP_TOKEN": TOKEN},
+        env={**os.environ, "STREAMS_RUNTIME_HTTP_TOKEN": TOKEN, "STREAMS_RUNTIME_FORWARDING_SECRET": SECRET},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -33,6 +33,7 @@ from tests.integration.streams_support import (
 PARTITIONS = 6
 KEYS = 90
 TOKEN = "iq-secret"
+SECRET = "iq-forwarding-secret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CLEAR_ERRORS = {"store_migrating", "owner_unreachable", "not_running"}
 
@@ -126,6 +127,7 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
                 tmp_path_factory.mktemp(f"iq{i}"),
                 application_server=f"127.0.0.1:{port}",
                 application_server_token=TOKEN,
+                application_server_forwarding_secret=SECRET,
                 num_standby_replicas=1,
             ),
         )
@@ -206,6 +208,7 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
                     tmp_path_factory.mktemp("iq3"),
                     application_server=f"127.0.0.1:{result.ports[-1]}",
                     application_server_token=TOKEN,
+                    application_server_forwarding_secret=SECRET,
                     num_standby_replicas=1,
                 ),
             )

@@ -78,6 +78,23 @@ def test_should_query_window_and_session_stores(kafka_broker, unique_name, tmp_p
         assert httpx.get(f"{base}/stores/per-window/windows/u1", params={"from": T + 1}).json()["value"] == []
         r = httpx.get(f"{base}/stores/per-window/all")
         assert r.status_code == 409 and r.json()["error"] == "wrong_store_type"
+        # window bounds: the extremes of a 64-bit timestamp answer, anything beyond is a 422
+        extremes = {"from": -(2**63), "to": 2**63 - 1}
+        for path in (
+            "/stores/per-window/windows/u1",
+            "/stores/per-window/windows",
+            "/stores/per-window/keys/u1",
+        ):
+            assert httpx.get(base + path, params=extremes).status_code == 200, path
+            for bad in ({"from": -(2**63) - 1}, {"to": 2**63}, {"from": 10**30}, {"from": "soon"}):
+                r = httpx.get(base + path, params=bad)
+                assert r.status_code == 422 and r.json()["error"] == "invalid_request", (path, bad, r.text)
+        r = httpx.get(f"{base}/metadata/no-such-store/u1")
+        assert r.status_code == 404 and r.json()["error"] == "unknown_store"
+        meta = httpx.get(f"{base}/metadata/per-window").json()
+        (instance,) = meta["instances"]
+        assert instance["partitions"] == [0, 1]
+        assert instance["topic_partitions"] == [{"topic": source, "partition": p} for p in (0, 1)]
         assert {s["name"]: s["type"] for s in httpx.get(f"{base}/stores").json()["stores"]} == {
             "per-window": "window",
             "per-session": "session",

@@ -2,7 +2,8 @@
 
 ``streams-runtime worker --instances 2 --http-port P`` (as processes, the per-key count of
 ``worker_app``): both instances become ready on P and P+1, each answers every key (its own, and
-the other's through forwarding), both expose /metrics, and SIGTERM closes everything cleanly.
+the other's through forwarding, signed with the secret the launcher passes on), both expose
+/metrics, and SIGTERM closes everything cleanly.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+from streams_runtime.worker import FORWARDING_SECRET_ENV
 from tests.integration.streams_support import make_topics, produce, wait_until
 
 PARTITIONS = 4
@@ -68,7 +70,11 @@ def test_should_serve_each_instance_api_on_its_own_port(kafka_broker, unique_nam
             str(port),
         ],
         cwd=ROOT,
-        env={**os.environ, "WORKER_TEST_TOPICS": f"{source},{output},{app_id}"},
+        env={
+            **os.environ,
+            "WORKER_TEST_TOPICS": f"{source},{output},{app_id}",
+            FORWARDING_SECRET_ENV: "worker-http-forwarding-secret",
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -147,11 +147,16 @@ class FakeClient:
         state: str = "RUNNING",
         endpoint: str = "127.0.0.1:9001",
         token: str | None = None,
+        forwarding_secret: str | None = None,
     ) -> None:
         self.threads = threads
         self.state = SimpleNamespace(name=state)
         self.setup = fake_setup()
-        self.config = {"application_server": endpoint, "application_server_token": token}
+        self.config = {
+            "application_server": endpoint,
+            "application_server_token": token,
+            "application_server_forwarding_secret": forwarding_secret,
+        }
         self.restore_progress = None
         self.interactive_queries = InteractiveQueries(
             lambda: self.setup, lambda: self.threads, lambda: self.state.name, lambda: self.restore_progress

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from streams_runtime.processor.internals.assignment.assignment_info import AssignmentInfo
 from streams_runtime.processor.internals.assignment.partition_grouper import SourcePartition
 from streams_runtime.server.app import HOP_HEADER, create_app
+from streams_runtime.server.signing import ForwardingSigner
 from tests.unit.query.fakes import PARTITIONS, FakeClient, FakeThread, partition_of
 
 KEYS = [f"k{i}" for i in range(30)]
@@ -19,7 +20,10 @@ def _split() -> tuple[dict, dict]:
     return mine, theirs
 
 
-def _pair(token: str | None = None) -> tuple[TestClient, TestClient, FakeClient]:
+SECRET = "unit-forwarding-secret"
+
+
+def _pair(token: str | None = None, secret: str | None = SECRET) -> tuple[TestClient, TestClient, FakeClient]:
     """Instance A (partitions 0, 1) and B (2, 3); A forwards to B through a TestClient."""
     hosts = AssignmentInfo(
         partitions_by_host={
@@ -33,7 +37,8 @@ def _pair(token: str | None = None) -> tuple[TestClient, TestClient, FakeClient]
         ta.host(p, {k: v for k, v in mine.items() if partition_of(k) == p})
     for p in (2, 3):
         tb.host(p, {k: v for k, v in theirs.items() if partition_of(k) == p})
-    a, b = FakeClient([ta], endpoint="a:1", token=token), FakeClient([tb], endpoint="b:2", token=token)
+    a = FakeClient([ta], endpoint="a:1", token=token, forwarding_secret=secret)
+    b = FakeClient([tb], endpoint="b:2", token=token, forwarding_secret=secret)
     app_a, app_b = create_app(a), create_app(b)
     client_b = TestClient(app_b)
     app_a.state.http = client_b
@@ -52,9 +57,18 @@ def test_should_answer_local_keys_and_forward_the_others_to_their_owner():
 def test_should_never_forward_a_forwarded_request_again():
     _, client_b, _ = _pair()
     key = next(k for k in KEYS if partition_of(k) < 2)
-    r = client_b.get(f"/stores/counts/keys/{key}", headers={HOP_HEADER: "c:3"})
+    path = f"/stores/counts/keys/{key}"
+    headers = ForwardingSigner(SECRET).sign_request("GET", path, b"", "c:3", "b:2")
+    r = client_b.get(path, headers=headers)
     assert r.status_code == 503 and r.json()["error"] == "store_migrating"
     assert "forwarded here by c:3" in r.json()["message"]
+
+
+def test_should_treat_a_bare_hop_header_as_a_client_request():
+    client, _, _ = _pair()
+    key = next(k for k in KEYS if partition_of(k) >= 2)
+    r = client.get(f"/stores/counts/keys/{key}", headers={HOP_HEADER: "c:3"})
+    assert r.status_code == 200 and r.json()["host"] == "b:2"
 
 
 def test_should_answer_503_with_the_clear_error_for_a_restoring_partition():
