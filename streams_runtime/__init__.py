@@ -42,6 +42,7 @@ from streams_runtime.kstream import (
 from streams_runtime.kstream.emit_strategy import EmitStrategy
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
+from streams_runtime.kstream.table_joined import TableJoined
 from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
 from streams_runtime.kstream.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor import (
@@ -108,6 +109,7 @@ __all__ = [
     "Serdes",
     "Stores",
     "StreamsBuilder",
+    "TableJoined",
     "StreamsConfig",
     "TaskId",
     "TestInputTopic",

@@ -1,0 +1,450 @@
+"""Replays Kafka Streams' KTableKTableForeignKeyJoinIntegrationTest (driver-based), the
+KTableKTableForeignKeyJoinScenarioTest cases and the foreign-key describe() test of KStreamImplTest.
+
+Left table ``left_table`` (String keys, values ``"<value>|<foreign key>"``), right table
+``right_table``; the join result ``(<left>,<right>)`` goes to ``output-topic``. Each test runs as
+inner and left join, with and without ``Materialized.as_("store")``, and with and without the
+"rejoin" (joining the result back with the left table), as Kafka's parameterized test does.
+Inputs, timestamps and expected outputs are those of the Java tests.
+"""
+
+import pytest
+
+from streams_runtime import (
+    Consumed,
+    Materialized,
+    Produced,
+    Serdes,
+    Stores,
+    StreamsBuilder,
+    TopologyTestDriver,
+)
+
+from .support import store_contents
+
+LEFT, RIGHT, OUTPUT, REJOIN_OUTPUT = "left_table", "right_table", "output-topic", "rejoin-output-topic"
+BASE = 1_600_000_000_000
+
+
+def _s(value):
+    """Java's string concatenation: null prints as "null"."""
+    return "null" if value is None else value
+
+
+def _extract(value):
+    return value.split("|")[1]
+
+
+def _topology(materialized, left_join, rejoin, extractor=_extract):
+    builder = StreamsBuilder()
+    left = builder.table(LEFT, Consumed.with_(Serdes.String(), Serdes.String()))
+    right = builder.table(RIGHT, Consumed.with_(Serdes.String(), Serdes.String()))
+    # as in the Java test: caching off (the cache would suppress tombstones asserted on)
+    mat = (
+        Materialized.as_(Stores.in_memory_key_value_store(materialized)).with_value_serde(Serdes.String())
+        if materialized
+        else Materialized.with_(None, Serdes.String())
+    ).with_caching_disabled()
+    joiner = lambda a, b: f"({_s(a)},{_s(b)})"  # noqa: E731
+    fk = (left.left_join if left_join else left.join)(right, extractor, joiner, mat)
+    fk.to_stream().to(OUTPUT, Produced.with_(Serdes.String(), Serdes.String()))
+    if rejoin:
+        rejoiner = lambda a, b: f"rejoin({_s(a)},{_s(b)})"  # noqa: E731
+        rejoin_mat = (
+            Materialized.as_(Stores.in_memory_key_value_store(materialized + "-rejoin"))
+            .with_value_serde(Serdes.String())
+            .with_caching_disabled()
+            if materialized
+            else Materialized.with_(None, Serdes.String())
+        )
+        (fk.left_join if left_join else fk.join)(left, rejoiner, rejoin_mat).to_stream().to(REJOIN_OUTPUT)
+    return builder.build()
+
+
+class _Run:
+    def __init__(self, make_config, materialized, left_join, rejoin, extractor=_extract):
+        self.materialized = materialized
+        topology = _topology("store" if materialized else None, left_join, rejoin, extractor)
+        self.driver = TopologyTestDriver(topology, make_config())
+        s = Serdes.String()
+        self.left = self.driver.create_input_topic(LEFT, s, s)
+        self.right = self.driver.create_input_topic(RIGHT, s, s)
+        self.output = self.driver.create_output_topic(OUTPUT, s, s)
+        self.rejoin = self.driver.create_output_topic(REJOIN_OUTPUT, s, s) if rejoin else None
+
+    def out(self):
+        return self.output.read_key_values_to_map()
+
+    def check_store(self, expected):
+        if self.materialized:
+            assert store_contents(self.driver.get_key_value_store("store")) == expected
+
+
+PARAMS = [(lj, m, r) for lj in (True, False) for m in (True, False) for r in (True, False)]
+IDS = [
+    f"{'left' if lj else 'inner'}-{'mat' if m else 'unmat'}-{'rejoin' if r else 'plain'}"
+    for lj, m, r in PARAMS
+]
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_do_join_from_left_then_delete_left_entity(make_config, left_join, materialized, rejoin):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.doJoinFromLeftThenDeleteLeftEntity."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.right.pipe_input("rhs1", "rhsValue1", BASE)
+        run.right.pipe_input("rhs2", "rhsValue2", BASE + 1)
+        run.right.pipe_input("rhs3", "rhsValue3", BASE + 2)
+        assert run.out() == {}
+        run.check_store({})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE + 3)
+        run.left.pipe_input("lhs2", "lhsValue2|rhs2", BASE + 4)
+        expected = {"lhs1": "(lhsValue1|rhs1,rhsValue1)", "lhs2": "(lhsValue2|rhs2,rhsValue2)"}
+        assert run.out() == expected
+        if rejoin:
+            assert run.rejoin.read_key_values_to_map() == {
+                "lhs1": "rejoin((lhsValue1|rhs1,rhsValue1),lhsValue1|rhs1)",
+                "lhs2": "rejoin((lhsValue2|rhs2,rhsValue2),lhsValue2|rhs2)",
+            }
+        run.check_store(expected)
+        run.left.pipe_input("lhs3", "lhsValue3|rhs1", BASE + 5)
+        assert run.out() == {"lhs3": "(lhsValue3|rhs1,rhsValue1)"}
+        if rejoin:
+            assert run.rejoin.read_key_values_to_map() == {
+                "lhs3": "rejoin((lhsValue3|rhs1,rhsValue1),lhsValue3|rhs1)"
+            }
+        run.check_store({**expected, "lhs3": "(lhsValue3|rhs1,rhsValue1)"})
+        run.left.pipe_input("lhs1", None, BASE + 6)
+        assert run.out() == {"lhs1": None}
+        if rejoin:
+            assert run.rejoin.read_key_values_to_map() == {"lhs1": None}
+        run.check_store({"lhs2": "(lhsValue2|rhs2,rhsValue2)", "lhs3": "(lhsValue3|rhs1,rhsValue1)"})
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_do_join_from_right_then_delete_right_entity(make_config, left_join, materialized, rejoin):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.doJoinFromRightThenDeleteRightEntity."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE)
+        run.left.pipe_input("lhs2", "lhsValue2|rhs2", BASE + 1)
+        run.left.pipe_input("lhs3", "lhsValue3|rhs1", BASE + 2)
+        half = {
+            "lhs1": "(lhsValue1|rhs1,null)",
+            "lhs2": "(lhsValue2|rhs2,null)",
+            "lhs3": "(lhsValue3|rhs1,null)",
+        }
+        assert run.out() == (half if left_join else {})
+        run.check_store(half if left_join else {})
+        run.right.pipe_input("rhs1", "rhsValue1", BASE + 3)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs1,rhsValue1)", "lhs3": "(lhsValue3|rhs1,rhsValue1)"}
+        joined1 = {"lhs1": "(lhsValue1|rhs1,rhsValue1)", "lhs3": "(lhsValue3|rhs1,rhsValue1)"}
+        run.check_store({**joined1, "lhs2": "(lhsValue2|rhs2,null)"} if left_join else joined1)
+        run.right.pipe_input("rhs2", "rhsValue2", BASE + 4)
+        assert run.out() == {"lhs2": "(lhsValue2|rhs2,rhsValue2)"}
+        full = {**joined1, "lhs2": "(lhsValue2|rhs2,rhsValue2)"}
+        run.check_store(full)
+        run.right.pipe_input("rhs3", "rhsValue3", BASE + 5)
+        assert run.out() == {}
+        run.check_store(full)
+        run.right.pipe_input("rhs1", None, BASE + 6)
+        assert run.out() == {
+            "lhs1": "(lhsValue1|rhs1,null)" if left_join else None,
+            "lhs3": "(lhsValue3|rhs1,null)" if left_join else None,
+        }
+        if left_join:
+            run.check_store(
+                {
+                    "lhs1": "(lhsValue1|rhs1,null)",
+                    "lhs2": "(lhsValue2|rhs2,rhsValue2)",
+                    "lhs3": "(lhsValue3|rhs1,null)",
+                }
+            )
+        else:
+            run.check_store({"lhs2": "(lhsValue2|rhs2,rhsValue2)"})
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_should_emit_tombstone_when_deleting_non_joining_records(
+    make_config, left_join, materialized, rejoin
+):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.shouldEmitTombstoneWhenDeletingNonJoiningRecords."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE)
+        expected = {"lhs1": "(lhsValue1|rhs1,null)"} if left_join else {}
+        assert run.out() == expected
+        run.check_store(expected)
+        run.left.pipe_input("lhs1", None, BASE + 1)
+        assert run.out() == {"lhs1": None}
+        run.check_store({})
+        run.left.pipe_input("lhs1", None, BASE + 2)
+        assert run.out() == {}
+        run.check_store({})
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_should_not_emit_tombstones_when_deleting_non_existing_records(
+    make_config, left_join, materialized, rejoin
+):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest
+    .shouldNotEmitTombstonesWhenDeletingNonExistingRecords."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.left.pipe_input("lhs1", None, BASE)
+        assert run.out() == {}
+        run.check_store({})
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_join_should_produce_nulls_when_value_has_non_matching_foreign_key(
+    make_config, left_join, materialized, rejoin
+):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest
+    .joinShouldProduceNullsWhenValueHasNonMatchingForeignKey."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE)
+        half = {"lhs1": "(lhsValue1|rhs1,null)"}
+        assert run.out() == (half if left_join else {})
+        run.check_store(half if left_join else {})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs2", BASE + 1)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs2,null)" if left_join else None}
+        run.check_store({"lhs1": "(lhsValue1|rhs2,null)"} if left_join else {})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs3", BASE + 2)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs3,null)" if left_join else None}
+        run.check_store({"lhs1": "(lhsValue1|rhs3,null)"} if left_join else {})
+        run.right.pipe_input("rhs1", "rhsValue1", BASE + 3)
+        assert run.out() == {}
+        run.check_store({"lhs1": "(lhsValue1|rhs3,null)"} if left_join else {})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE + 4)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs1,rhsValue1)"}
+        run.check_store({"lhs1": "(lhsValue1|rhs1,rhsValue1)"})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs2", BASE + 5)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs2,null)" if left_join else None}
+        run.check_store({"lhs1": "(lhsValue1|rhs2,null)"} if left_join else {})
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "rejoin"), PARAMS, ids=IDS)
+def test_should_unsubscribe_old_foreign_key_if_left_side_is_updated(
+    make_config, left_join, materialized, rejoin
+):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.shouldUnsubscribeOldForeignKeyIfLeftSideIsUpdated."""
+    run = _Run(make_config, materialized, left_join, rejoin)
+    with run.driver:
+        run.right.pipe_input("rhs1", "rhsValue1", BASE)
+        run.right.pipe_input("rhs2", "rhsValue2", BASE + 1)
+        assert run.out() == {}
+        run.check_store({})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE + 2)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs1,rhsValue1)"}
+        run.check_store({"lhs1": "(lhsValue1|rhs1,rhsValue1)"})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs2", BASE + 3)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs2,rhsValue2)"}
+        run.check_store({"lhs1": "(lhsValue1|rhs2,rhsValue2)"})
+        run.right.pipe_input("rhs1", "rhsValue1Delta", BASE + 4)
+        assert run.out() == {}
+        run.check_store({"lhs1": "(lhsValue1|rhs2,rhsValue2)"})
+
+
+@pytest.mark.parametrize(("materialized", "rejoin"), [(m, r) for m in (True, False) for r in (True, False)])
+def test_should_emit_record_on_null_foreign_key_for_left_joins(make_config, materialized, rejoin):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.shouldEmitRecordOnNullForeignKeyForLeftJoins."""
+    run = _Run(make_config, materialized, True, rejoin, extractor=lambda value: None)
+    with run.driver:
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs1,null)"}
+        run.check_store({"lhs1": "(lhsValue1|rhs1,null)"})
+
+
+def _null_on_marker(value):
+    fk = value.split("|")[1]
+    return None if fk == "returnNull" else fk
+
+
+@pytest.mark.parametrize(("materialized", "rejoin"), [(m, r) for m in (True, False) for r in (True, False)])
+def test_should_emit_record_when_old_and_new_fk_differ(make_config, materialized, rejoin):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.shouldEmitRecordWhenOldAndNewFkDiffer: moving to a
+    null foreign key unsubscribes the old one (the subscription store entry goes away)."""
+    run = _Run(make_config, materialized, True, rejoin, extractor=_null_on_marker)
+    with run.driver:
+        stores = run.driver.get_all_state_stores()
+        name = next(n for n in stores if "SUBSCRIPTION-STATE-STORE" in n)
+        subscriptions = run.driver.get_key_value_store(name)
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE)
+        assert run.out() == {"lhs1": "(lhsValue1|rhs1,null)"}
+        run.check_store({"lhs1": "(lhsValue1|rhs1,null)"})
+        assert len(store_contents(subscriptions)) == 1
+        run.left.pipe_input("lhs1", "lhsValue1|returnNull", BASE)
+        assert run.out() == {"lhs1": "(lhsValue1|returnNull,null)"}
+        run.check_store({"lhs1": "(lhsValue1|returnNull,null)"})
+        assert store_contents(subscriptions) == {}
+
+
+# ---------------------------------------------------------------------------- scenario test
+def _validate_can_process(builder, make_config):
+    config = make_config(Serdes.Integer(), Serdes.String())
+    with TopologyTestDriver(builder.build(), config) as driver:
+        a = driver.create_input_topic("A", Serdes.Integer(), Serdes.String())
+        b = driver.create_input_topic("B", Serdes.Integer(), Serdes.String())
+        out = driver.create_output_topic("output", Serdes.Integer(), Serdes.String())
+        a.pipe_input(1, "999-alpha")
+        b.pipe_input(999, "beta")
+        assert out.read_key_values_to_map() == {1: "(999-alpha,(999-alpha,beta))"}
+
+
+def _scenario(builder, a_consumed=None, fk_mat=None, final_mat=None, produced=None):
+    a = builder.table("A", a_consumed) if a_consumed else builder.table("A")
+    b = builder.table("B")
+    fk = a.join(
+        b, lambda v: int(v.split("-")[0]), lambda x, y: f"({x},{y})", fk_mat or Materialized.as_("asdf")
+    )
+    joiner = lambda x, y: f"({x},{y})"  # noqa: E731
+    final = a.join(fk, joiner, final_mat) if final_mat else a.join(fk, joiner)
+    if produced:
+        final.to_stream().to("output", produced)
+    else:
+        final.to_stream().to("output")
+
+
+def test_should_work_with_default_serdes(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldWorkWithDefaultSerdes."""
+    builder = StreamsBuilder()
+    _scenario(builder)
+    _validate_can_process(builder, make_config)
+
+
+def test_should_work_with_default_and_consumed_serdes(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldWorkWithDefaultAndConsumedSerdes."""
+    builder = StreamsBuilder()
+    _scenario(builder, a_consumed=Consumed.with_(Serdes.Integer(), Serdes.String()))
+    _validate_can_process(builder, make_config)
+
+
+def test_should_work_with_default_and_join_result_serdes(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldWorkWithDefaultAndJoinResultSerdes."""
+    builder = StreamsBuilder()
+    mat = Materialized.as_("asdf").with_key_serde(Serdes.Integer()).with_value_serde(Serdes.String())
+    _scenario(builder, fk_mat=mat)
+    _validate_can_process(builder, make_config)
+
+
+def test_should_work_with_default_and_equi_join_result_serdes(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldWorkWithDefaultAndEquiJoinResultSerdes."""
+    builder = StreamsBuilder()
+    _scenario(builder, final_mat=Materialized.with_(Serdes.Integer(), Serdes.String()))
+    _validate_can_process(builder, make_config)
+
+
+def test_should_work_with_default_and_produced_serdes(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldWorkWithDefaultAndProducedSerdes."""
+    builder = StreamsBuilder()
+    _scenario(builder, produced=Produced.with_(Serdes.Integer(), Serdes.String()))
+    _validate_can_process(builder, make_config)
+
+
+def test_should_use_expected_topics(make_config):
+    """Mirrors KTableKTableForeignKeyJoinScenarioTest.shouldUseExpectedTopicsWithSerde: the internal
+    topics and the subscription store changelog Kafka names for this topology."""
+    builder = StreamsBuilder()
+    c = Consumed.with_(Serdes.Integer(), Serdes.String())
+    left = builder.table(LEFT, c)
+    right = builder.table(RIGHT, c)
+    left.join(
+        right,
+        lambda v: int(v.split("|")[1]),
+        lambda a, b: f"({a},{b})",
+        Materialized.with_(None, Serdes.String()),
+    ).to_stream().to(OUTPUT)
+    app = "ktable-ktable-joinOnForeignKey"
+    with TopologyTestDriver(builder.build(), make_config(application_id=app)) as driver:
+        left_in = driver.create_input_topic(LEFT, Serdes.Integer(), Serdes.String())
+        right_in = driver.create_input_topic(RIGHT, Serdes.Integer(), Serdes.String())
+        left_in.pipe_input(2, "lhsValue1|1")
+        right_in.pipe_input(1, "rhsValue1")
+        produced = driver.produced_topic_names()
+    assert {
+        f"{app}-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic",
+        f"{app}-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic",
+        f"{app}-left_table-STATE-STORE-0000000000-changelog",
+        f"{app}-right_table-STATE-STORE-0000000003-changelog",
+        f"{app}-KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000010-changelog",
+        OUTPUT,
+    } == produced
+
+
+EXPECTED_DESCRIBE = """\
+Topologies:
+   Sub-topology: 0
+    Source: KTABLE-SOURCE-0000000016 (topics: [KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic])
+      --> KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-RESOLVER-PROCESSOR-0000000017
+    Source: KSTREAM-SOURCE-0000000000 (topics: [input1])
+      --> KSTREAM-TOTABLE-0000000001
+    Processor: KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-RESOLVER-PROCESSOR-0000000017 (stores: [KSTREAM-TOTABLE-STATE-STORE-0000000002])
+      --> KTABLE-FK-JOIN-OUTPUT-0000000018
+      <-- KTABLE-SOURCE-0000000016
+    Processor: KSTREAM-TOTABLE-0000000001 (stores: [KSTREAM-TOTABLE-STATE-STORE-0000000002])
+      --> KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000007
+      <-- KSTREAM-SOURCE-0000000000
+    Processor: KTABLE-FK-JOIN-OUTPUT-0000000018 (stores: [])
+      --> KTABLE-TOSTREAM-0000000020
+      <-- KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-RESOLVER-PROCESSOR-0000000017
+    Processor: KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000007 (stores: [])
+      --> KTABLE-SINK-0000000008
+      <-- KSTREAM-TOTABLE-0000000001
+    Processor: KTABLE-TOSTREAM-0000000020 (stores: [])
+      --> KSTREAM-SINK-0000000021
+      <-- KTABLE-FK-JOIN-OUTPUT-0000000018
+    Sink: KSTREAM-SINK-0000000021 (topic: output)
+      <-- KTABLE-TOSTREAM-0000000020
+    Sink: KTABLE-SINK-0000000008 (topic: KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic)
+      <-- KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000007
+
+  Sub-topology: 1
+    Source: KSTREAM-SOURCE-0000000003 (topics: [input2])
+      --> KSTREAM-TOTABLE-0000000004
+    Source: KTABLE-SOURCE-0000000009 (topics: [KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic])
+      --> KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011
+    Processor: KSTREAM-TOTABLE-0000000004 (stores: [KSTREAM-TOTABLE-STATE-STORE-0000000005])
+      --> KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000013
+      <-- KSTREAM-SOURCE-0000000003
+    Processor: KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011 (stores: [KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000010])
+      --> KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000012
+      <-- KTABLE-SOURCE-0000000009
+    Processor: KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000012 (stores: [KSTREAM-TOTABLE-STATE-STORE-0000000005])
+      --> KTABLE-SINK-0000000015
+      <-- KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000011
+    Processor: KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000013 (stores: [KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000010])
+      --> KTABLE-SINK-0000000015
+      <-- KSTREAM-TOTABLE-0000000004
+    Sink: KTABLE-SINK-0000000015 (topic: KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic)
+      <-- KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000012, KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR-0000000013
+
+"""  # noqa: E501
+
+
+def test_should_support_foreign_key_table_table_join_with_ktable_from_kstream(make_config):
+    """Mirrors KStreamImplTest.shouldSupportForeignKeyTableTableJoinWithKTableFromKStream: the describe()
+    text and the join results."""
+    consumed = Consumed.with_(Serdes.String(), Serdes.String())
+    builder = StreamsBuilder()
+    left = builder.stream("input1", consumed).to_table()
+    right = builder.stream("input2", consumed).to_table()
+    left.join(right, _extract, lambda a, b: f"({a},{b})").to_stream().to("output")
+    topology = builder.build()
+    assert str(topology.describe()) == EXPECTED_DESCRIBE
+    with TopologyTestDriver(topology, make_config()) as driver:
+        s = Serdes.String()
+        l_in = driver.create_input_topic("input1", s, s)
+        r_in = driver.create_input_topic("input2", s, s)
+        out = driver.create_output_topic("output", s, s)
+        r_in.pipe_input("rhs1", "rhsValue1")
+        r_in.pipe_input("rhs2", "rhsValue2")
+        r_in.pipe_input("rhs3", "rhsValue3")
+        assert out.read_key_values_to_map() == {}
+        l_in.pipe_input("lhs1", "lhsValue1|rhs1")
+        l_in.pipe_input("lhs2", "lhsValue2|rhs2")
+        assert out.read_key_values_to_map() == {
+            "lhs1": "(lhsValue1|rhs1,rhsValue1)",
+            "lhs2": "(lhsValue2|rhs2,rhsValue2)",
+        }
