@@ -64,6 +64,8 @@ from streams_runtime.processor.restore_listener import StateRestoreListener
 from streams_runtime.query import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
 from streams_runtime.serdes import Serde, Serdes
 from streams_runtime.state import (
+    PUT_RETURN_CODE_NOT_PUT,
+    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
     KeyValue,
     ReadOnlySessionStore,
     ReadOnlyWindowStore,
@@ -71,12 +73,18 @@ from streams_runtime.state import (
     Stores,
     TimestampedWindowStore,
     ValueAndTimestamp,
+    VersionedKeyValueStore,
+    VersionedRecord,
     WindowStore,
 )
 from streams_runtime.testing import TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
 from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed, WindowedSerdes
 
 __all__ = [
+    "PUT_RETURN_CODE_NOT_PUT",
+    "PUT_RETURN_CODE_VALID_TO_UNDEFINED",
+    "VersionedKeyValueStore",
+    "VersionedRecord",
     "Branched",
     "BranchedKStream",
     "Cancellable",
