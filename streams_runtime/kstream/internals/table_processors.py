@@ -150,10 +150,31 @@ class KTableSourceProcessor(Processor):
                     old.timestamp,
                     record.timestamp,
                 )
+        if getattr(store, "versioned", False):
+            self._put_versioned(record, old)
+            return
         store.put(record.key, ValueAndTimestamp.make(record.value, record.timestamp))
         self.forwarder.maybe_forward(
             record.with_value(Change(record.value, None if old is None else old.value))
         )
+
+    def _put_versioned(self, record: Record, old: Any) -> None:
+        """A versioned table: a put outside history retention is dropped; an out-of-order put
+        (not the latest version) is forwarded with ``is_latest=False``, which joins ignore."""
+        from streams_runtime.state.internals.versioned_store import (
+            PUT_RETURN_CODE_NOT_PUT,
+            PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+        )
+
+        code = self.store.put(record.key, record.value, record.timestamp)
+        if code == PUT_RETURN_CODE_NOT_PUT:
+            return
+        latest = code == PUT_RETURN_CODE_VALID_TO_UNDEFINED
+        change = Change(record.value, None if old is None else old.value, latest)
+        if self.send_old_values:
+            self.context.forward(record.with_value(change))
+        else:
+            self.context.forward(record.with_value(Change(record.value, None, latest)))
 
 
 # ---------------------------------------------------------------------------- filter / map_values

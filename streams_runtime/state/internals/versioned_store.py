@@ -224,8 +224,15 @@ class VersionedKeyValueStore:
     def _topic(self) -> str:
         return f"{self.context.application_id}-{self.name}-changelog" if self.context else self.name
 
-    def put(self, key: Any, value: Any, timestamp: int) -> int:
-        """Insert a version; returns its validity end (see the module docstring)."""
+    def put(self, key: Any, value: Any, timestamp: int | None = None) -> int:
+        """Insert a version; returns its validity end (see the module docstring).
+
+        ``put(key, ValueAndTimestamp)`` (no ``timestamp``) is accepted for DSL processors that
+        write timestamped values."""
+        if timestamp is None:
+            if not hasattr(value, "timestamp"):
+                raise TypeError("a versioned store put needs a timestamp: put(key, value, timestamp)")
+            value, timestamp = value.value, value.timestamp
         raw = None if value is None else self.value_serde.serialize(self._topic(), value)
         key_bytes = self._key(key)
         code = self._put_bytes(key_bytes, raw, int(timestamp))
