@@ -35,10 +35,20 @@ def _extract(value):
     return value.split("|")[1]
 
 
-def _topology(materialized, left_join, rejoin, extractor=_extract):
+def _table(builder, topic, versioned_store):
+    consumed = Consumed.with_(Serdes.String(), Serdes.String())
+    if versioned_store is None:
+        return builder.table(topic, consumed)
+    supplier = Stores.persistent_versioned_key_value_store(versioned_store, 5 * 60_000)
+    return builder.table(topic, consumed, Materialized.as_(supplier))
+
+
+def _topology(
+    materialized, left_join, rejoin, extractor=_extract, left_versioned=False, right_versioned=False
+):
     builder = StreamsBuilder()
-    left = builder.table(LEFT, Consumed.with_(Serdes.String(), Serdes.String()))
-    right = builder.table(RIGHT, Consumed.with_(Serdes.String(), Serdes.String()))
+    left = _table(builder, LEFT, "left" if left_versioned else None)
+    right = _table(builder, RIGHT, "right" if right_versioned else None)
     # as in the Java test: caching off (the cache would suppress tombstones asserted on)
     mat = (
         Materialized.as_(Stores.in_memory_key_value_store(materialized)).with_value_serde(Serdes.String())
@@ -62,9 +72,11 @@ def _topology(materialized, left_join, rejoin, extractor=_extract):
 
 
 class _Run:
-    def __init__(self, make_config, materialized, left_join, rejoin, extractor=_extract):
+    def __init__(
+        self, make_config, materialized, left_join, rejoin, extractor=_extract, versioned=(False, False)
+    ):
         self.materialized = materialized
-        topology = _topology("store" if materialized else None, left_join, rejoin, extractor)
+        topology = _topology("store" if materialized else None, left_join, rejoin, extractor, *versioned)
         self.driver = TopologyTestDriver(topology, make_config())
         s = Serdes.String()
         self.left = self.driver.create_input_topic(LEFT, s, s)
@@ -448,3 +460,76 @@ def test_should_support_foreign_key_table_table_join_with_ktable_from_kstream(ma
             "lhs1": "(lhsValue1|rhs1,rhsValue1)",
             "lhs2": "(lhsValue2|rhs2,rhsValue2)",
         }
+
+
+VERSIONED = [
+    (lj, m, lv, rv)
+    for lj in (True, False)
+    for m in (True, False)
+    for lv in (True, False)
+    for rv in (True, False)
+]
+
+
+@pytest.mark.parametrize(("left_join", "materialized", "left_versioned", "right_versioned"), VERSIONED)
+def test_should_ignore_out_of_order_records_iff_versioned(
+    make_config, left_join, materialized, left_versioned, right_versioned
+):
+    """Mirrors KTableKTableForeignKeyJoinIntegrationTest.shouldIgnoreOutOfOrderRecordsIffVersioned."""
+    run = _Run(make_config, materialized, left_join, False, versioned=(left_versioned, right_versioned))
+    with run.driver:
+        run.right.pipe_input("rhs1", "rhsValue1", BASE + 4)
+        assert run.out() == {}
+        run.check_store({})
+        run.left.pipe_input("lhs1", "lhsValue1|rhs1", BASE + 3)
+        run.left.pipe_input("lhs2", "lhsValue2|rhs1", BASE + 5)
+        expected = {"lhs1": "(lhsValue1|rhs1,rhsValue1)", "lhs2": "(lhsValue2|rhs1,rhsValue1)"}
+        assert run.out() == expected
+        run.check_store(expected)
+        run.left.pipe_input("lhs2", None, BASE + 6)
+        assert run.out() == {"lhs2": None}
+        run.check_store({"lhs1": "(lhsValue1|rhs1,rhsValue1)"})
+        run.left.pipe_input("lhs1", "lhsValue1_ooo|rhs1", BASE + 2)
+        run.left.pipe_input("lhs2", "lhsValue2_ooo|rhs1", BASE + 2)
+        if left_versioned:
+            assert run.out() == {}
+            run.check_store({"lhs1": "(lhsValue1|rhs1,rhsValue1)"})
+        else:
+            expected = {"lhs1": "(lhsValue1_ooo|rhs1,rhsValue1)", "lhs2": "(lhsValue2_ooo|rhs1,rhsValue1)"}
+            assert run.out() == expected
+            run.check_store(expected)
+        run.left.pipe_input("lhs1", None, BASE + 2)
+        if left_versioned:
+            assert run.out() == {}
+            run.check_store({"lhs1": "(lhsValue1|rhs1,rhsValue1)"})
+        else:
+            assert run.out() == {"lhs1": None}
+            run.check_store({"lhs2": "(lhsValue2_ooo|rhs1,rhsValue1)"})
+        run.left.pipe_input("lhs1", "lhsValue1_new|rhs1", BASE + 8)
+        run.left.pipe_input("lhs2", "lhsValue2_new|rhs1", BASE + 8)
+        expected = {"lhs1": "(lhsValue1_new|rhs1,rhsValue1)", "lhs2": "(lhsValue2_new|rhs1,rhsValue1)"}
+        assert run.out() == expected
+        run.check_store(expected)
+        run.right.pipe_input("rhs1", "rhsValue1_ooo", BASE + 1)
+        if right_versioned:
+            assert run.out() == {}
+            run.check_store(expected)
+        else:
+            ooo = {"lhs1": "(lhsValue1_new|rhs1,rhsValue1_ooo)", "lhs2": "(lhsValue2_new|rhs1,rhsValue1_ooo)"}
+            assert run.out() == ooo
+            run.check_store(ooo)
+        run.right.pipe_input("rhs1", None, BASE + 1)
+        if right_versioned:
+            assert run.out() == {}
+            run.check_store(expected)
+        elif left_join:
+            half = {"lhs1": "(lhsValue1_new|rhs1,null)", "lhs2": "(lhsValue2_new|rhs1,null)"}
+            assert run.out() == half
+            run.check_store(half)
+        else:
+            assert run.out() == {"lhs1": None, "lhs2": None}
+            run.check_store({})
+        run.right.pipe_input("rhs1", "rhsValue1_new", BASE + 6)
+        new = {"lhs1": "(lhsValue1_new|rhs1,rhsValue1_new)", "lhs2": "(lhsValue2_new|rhs1,rhsValue1_new)"}
+        assert run.out() == new
+        run.check_store(new)
