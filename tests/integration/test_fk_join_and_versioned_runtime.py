@@ -1,0 +1,153 @@
+"""Foreign-key joins and versioned tables on the runtime, against the embedded broker.
+
+* an FK join (orders on 4 partitions joined with customers on 2): the subscription and response
+  topics and the subscription store's changelog are created with the partition counts Kafka
+  would give them, results are correct, and after a restart on a fresh state directory (state
+  restored from the changelogs) a customer update still reaches every subscribed order;
+* a table on a versioned store: interactive queries for the latest value and as of a past
+  timestamp, the same answers after a restart that restores the versions from the changelog.
+"""
+
+from __future__ import annotations
+
+from streams_runtime import (
+    Consumed,
+    KafkaStreams,
+    Materialized,
+    Produced,
+    Serdes,
+    Stores,
+    StreamsBuilder,
+    TableJoined,
+)
+from streams_runtime.kafka.clients import create_admin, partition_counts
+from tests.integration.streams_support import (
+    latest_until,
+    make_topics,
+    produce,
+    streams_config,
+    wait_running,
+    wait_until,
+)
+
+ORDERS = 40
+
+
+def _fk_topology(orders: str, customers: str, sink: str):
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    builder = StreamsBuilder()
+    order_table = builder.table(orders, strings, Materialized.as_("orders"))
+    customer_table = builder.table(customers, strings, Materialized.as_("customers"))
+    order_table.join(
+        customer_table,
+        lambda order: order.split(":")[0],
+        lambda order, customer: f"{order}/{customer}",
+        TableJoined.as_("by-customer"),
+    ).to_stream().to(sink, Produced.with_(Serdes.String(), Serdes.String()))
+    return builder.build()
+
+
+def _decode(msg):
+    return msg.key().decode(), None if msg.value() is None else msg.value().decode()
+
+
+def _expected(customer_names: dict[str, str]) -> dict[str, str]:
+    return {f"o{i}": f"c{i % 5}:item{i}/{customer_names[f'c{i % 5}']}" for i in range(ORDERS)}
+
+
+def test_fk_join_creates_its_topics_joins_and_restores_after_a_restart(
+    bootstrap_servers, unique_name, tmp_path
+):
+    orders, customers, sink, app = (unique_name(n) for n in ("orders", "customers", "enriched", "fkjoin"))
+    make_topics(bootstrap_servers, **{orders: 4, customers: 2, sink: 4})
+    names = {f"c{c}": f"name{c}" for c in range(5)}
+    produce(
+        bootstrap_servers, customers, ((k.encode(), v.encode()) for k, v in names.items()), timestamp=1_000
+    )
+    produce(
+        bootstrap_servers,
+        orders,
+        ((f"o{i}".encode(), f"c{i % 5}:item{i}".encode()) for i in range(ORDERS)),
+        timestamp=2_000,
+    )
+    client = KafkaStreams(
+        _fk_topology(orders, customers, sink), streams_config(bootstrap_servers, app, tmp_path / "a")
+    )
+    try:
+        client.start()
+        wait_running(client, timeout=45)
+        got = latest_until(bootstrap_servers, sink, 4, _decode, lambda latest: latest == _expected(names))
+        assert got == _expected(names)
+    finally:
+        client.close(timeout=30)
+    counts = partition_counts(
+        create_admin(bootstrap_servers),
+        [
+            f"{app}-by-customer-subscription-registration-topic",
+            f"{app}-by-customer-subscription-response-topic",
+            f"{app}-by-customer-subscription-store-changelog",
+        ],
+    )
+    assert counts == {
+        f"{app}-by-customer-subscription-registration-topic": 2,
+        f"{app}-by-customer-subscription-response-topic": 4,
+        f"{app}-by-customer-subscription-store-changelog": 2,
+    }
+    # restart on an empty state directory: the subscription store must come back from its changelog
+    restarted = KafkaStreams(
+        _fk_topology(orders, customers, sink), streams_config(bootstrap_servers, app, tmp_path / "b")
+    )
+    try:
+        restarted.start()
+        wait_running(restarted, timeout=45)
+        names["c3"] = "renamed3"
+        produce(bootstrap_servers, customers, [(b"c3", b"renamed3")], timestamp=3_000)
+        got = latest_until(bootstrap_servers, sink, 4, _decode, lambda latest: latest == _expected(names))
+        assert got == _expected(names)
+    finally:
+        restarted.close(timeout=30)
+
+
+def _versioned_topology(prices: str, sink: str):
+    builder = StreamsBuilder()
+    supplier = Stores.persistent_versioned_key_value_store("prices", 60_000)
+    builder.table(
+        prices, Consumed.with_(Serdes.String(), Serdes.String()), Materialized.as_(supplier)
+    ).to_stream().to(sink, Produced.with_(Serdes.String(), Serdes.String()))
+    return builder.build()
+
+
+def _query(client, key, as_of=None):
+    view = client.store("prices")
+    found = view.get(key) if as_of is None else view.get(key, as_of)
+    return None if found is None else (found.value, found.timestamp, found.valid_to)
+
+
+def test_versioned_table_answers_as_of_queries_and_restores_its_history(
+    bootstrap_servers, unique_name, tmp_path
+):
+    prices, sink, app = (unique_name(n) for n in ("prices", "price-updates", "versioned"))
+    make_topics(bootstrap_servers, **{prices: 2, sink: 2})
+    for value, ts in (("10", 1_000), ("12", 2_000), ("11", 1_500), ("15", 3_000)):  # 11 arrives out of order
+        produce(bootstrap_servers, prices, [(b"apple", value.encode())], timestamp=ts)
+    produce(bootstrap_servers, prices, [(b"pear", b"7")], timestamp=2_500)
+    expected = {
+        ("apple", None): ("15", 3_000, None),
+        ("apple", 1_700): ("11", 1_500, 2_000),
+        ("apple", 999): None,
+        ("apple", 2_999): ("12", 2_000, 3_000),
+        ("pear", 2_000): None,
+        ("pear", None): ("7", 2_500, None),
+    }
+    for state in ("a", "b"):  # b: a fresh state directory, so the versions come from the changelog
+        client = KafkaStreams(
+            _versioned_topology(prices, sink), streams_config(bootstrap_servers, app, tmp_path / state)
+        )
+        try:
+            client.start()
+            wait_running(client, timeout=45)
+            wait_until(lambda: _query(client, "pear") is not None, 30, "the table to catch up")  # noqa: B023
+            answers = {(key, ts): _query(client, key, ts) for key, ts in expected}
+        finally:
+            client.close(timeout=30)
+        assert answers == expected, state
