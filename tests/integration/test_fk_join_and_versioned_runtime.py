@@ -151,3 +151,47 @@ def test_versioned_table_answers_as_of_queries_and_restores_its_history(
         finally:
             client.close(timeout=30)
         assert answers == expected, state
+
+
+def test_versioned_table_standby_answers_stale_as_of_queries(bootstrap_servers, unique_name, tmp_path):
+    """Two clients, one partition, one standby: the client holding the standby answers as-of
+    queries with ``allow_stale`` from the versions it replicated from the changelog."""
+    prices, sink, app = (unique_name(n) for n in ("prices", "price-updates", "versioned-standby"))
+    make_topics(bootstrap_servers, **{prices: 1, sink: 1})
+    for value, ts in (("10", 1_000), ("12", 2_000), ("11", 1_500)):
+        produce(bootstrap_servers, prices, [(b"apple", value.encode())], timestamp=ts)
+    clients = [
+        KafkaStreams(
+            _versioned_topology(prices, sink),
+            streams_config(bootstrap_servers, app, tmp_path / f"i{i}", num_standby_replicas=1),
+        )
+        for i in range(2)
+    ]
+
+    def standby_holder():
+        for client in clients:
+            if any(t.standby_tasks for t in client.metadata_for_local_threads()):
+                return client
+        return None
+
+    def stale_answer(client):
+        view = client.store("prices", allow_stale=True)
+        try:
+            found = view.get("apple", 1_700)
+        except Exception:  # noqa: BLE001 - not yet replicated or still assigning
+            return None
+        return None if found is None else (found.value, found.timestamp, found.valid_to)
+
+    try:
+        for client in clients:
+            client.start()
+        wait_running(*clients, timeout=60)
+        wait_until(lambda: standby_holder() is not None, 60, "a standby task to be assigned")
+        holder = standby_holder()
+        wait_until(
+            lambda: stale_answer(holder) == ("11", 1_500, 2_000), 60, lambda: f"{stale_answer(holder)}"
+        )
+        assert not any(t.active_tasks for t in holder.metadata_for_local_threads())
+    finally:
+        for client in clients:
+            client.close(timeout=30)
