@@ -223,6 +223,8 @@ class KTableFilterProcessor(_MaterializingProcessor):
         super().__init__(supplier)
         self.predicate = supplier.predicate
         self.filter_not = supplier.filter_not
+        # a versioned source table forwards out-of-order updates: repeated tombstones are kept
+        self.versioned_upstream = bool(getattr(supplier.parent, "versioned", False))
 
     def _compute(self, key: Any, value: Any) -> Any:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
@@ -239,7 +241,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
                 if self.store is not None
                 else self._compute(record.key, change.old_value)
             )
-            if old is None and new is None:
+            if old is None and new is None and not self.versioned_upstream:
                 return  # nothing changed downstream
         self.emit(record, new, old)
 
