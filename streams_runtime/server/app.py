@@ -9,7 +9,8 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
   instance never forwards again (no loops while the assignment changes). ``?allow_stale=true``
   lets a local standby answer (``"stale": true`` in the body). Window stores take
   ``?from=&to=`` (window starts, ms) and answer ``[{start, end, value}]``; session stores answer
-  the key's sessions.
+  the key's sessions. Versioned key-value stores take ``?as_of=<ms>``: the version valid then
+  (``{"value", "timestamp"}``; 404 when no version was valid), 400 on other stores.
 * ``GET /stores/{store}/windows/{key}?from=&to=``: the same, for window stores, spelled out.
 * ``GET /stores/{store}/range?from=&to=`` and ``GET /stores/{store}/all`` (key-value),
   ``GET /stores/{store}/windows?from=&to=`` (window ``fetch_all``): LOCAL scans. They cover the
@@ -229,8 +230,11 @@ def _query_router() -> APIRouter:
             None, alias="from", description="window stores: first window start (ms)"
         ),
         time_to: int | None = Query(None, alias="to", description="window stores: last window start (ms)"),
+        as_of: int | None = Query(
+            None, description="versioned key-value stores: the version valid at this timestamp (ms)"
+        ),
     ) -> Any:
-        return _key_query(request, store, key, allow_stale, time_from, time_to, None)
+        return _key_query(request, store, key, allow_stale, time_from, time_to, None, as_of)
 
     @router.get(
         "/stores/{store}/windows/{key}",
@@ -392,6 +396,17 @@ def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -
     return sessions
 
 
+def _read_as_of(name: str, key: Any, as_of: int) -> Any:
+    """``?as_of=``: the version of ``key`` valid at ``as_of`` (versioned stores only; else 400)."""
+
+    def read(store: Any) -> Any:
+        if not getattr(store, "versioned", False):
+            raise ApiError(400, "not_versioned", f"store {name} is not a versioned store; as_of needs one")
+        return store.get(key, as_of)
+
+    return read
+
+
 def _key_query(
     request: Request,
     store: str,
@@ -400,6 +415,7 @@ def _key_query(
     time_from: int | None,
     time_to: int | None,
     required_kind: str | None,
+    as_of: int | None = None,
 ) -> Any:
     streams = request.app.state.streams
     local = streams.interactive_queries.local
@@ -408,7 +424,7 @@ def _key_query(
         _require_kind(store, kind, required_kind)
     key = parse_key(key_text, local.key_serde(store))
     partition = local.partition_of(store, key)
-    read = _read_key(kind, key, time_from, time_to)
+    read = _read_key(kind, key, time_from, time_to) if as_of is None else _read_as_of(store, key, as_of)
     me = streams.config["application_server"]
     body = {"store": store, "key": to_json(key), "partition": partition, "host": me}
     try:
