@@ -195,3 +195,58 @@ def test_versioned_table_standby_answers_stale_as_of_queries(bootstrap_servers, 
     finally:
         for client in clients:
             client.close(timeout=30)
+
+
+def _grace_topology(payments: str, customers: str, sink: str):
+    from streams_runtime import Joined
+
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    builder = StreamsBuilder()
+    table = builder.table(
+        customers,
+        strings,
+        Materialized.as_(Stores.persistent_versioned_key_value_store("customers", 600_000)),
+    )
+    joined = Joined.with_(Serdes.String(), Serdes.String(), Serdes.String(), "pay").with_grace_period(60_000)
+    builder.stream(payments, strings).join(table, lambda p, c: f"{p}/{c}", joined).to(
+        sink, Produced.with_(Serdes.String(), Serdes.String())
+    )
+    return builder.build()
+
+
+def test_grace_buffer_survives_a_restart(bootstrap_servers, unique_name, tmp_path):
+    """Stream records held by the grace-period buffer are restored from its changelog after a
+    restart on a fresh state directory (the input offsets are committed past them, so only the
+    restored buffer can produce them), then joined with the table version at their timestamp."""
+    from tests.integration.streams_support import count_to_end, read_all
+
+    payments, customers, sink, app = (unique_name(n) for n in ("payments", "customers", "paid", "grace"))
+    make_topics(bootstrap_servers, **{payments: 1, customers: 1, sink: 1})
+    produce(bootstrap_servers, customers, [(b"c1", b"Ada")], timestamp=1_000)
+    produce(bootstrap_servers, customers, [(b"c1", b"Ada Lovelace")], timestamp=5_000)
+    produce(bootstrap_servers, payments, [(b"c1", f"p{i}".encode()) for i in range(3)], timestamp=2_000)
+    client = KafkaStreams(
+        _grace_topology(payments, customers, sink), streams_config(bootstrap_servers, app, tmp_path / "a")
+    )
+    try:
+        client.start()
+        wait_running(client, timeout=45)
+        buffered = f"{app}-pay-Buffer-changelog"
+        # the three payments (and the stream time) are in the buffer's changelog: processed, held back
+        wait_until(lambda: count_to_end(bootstrap_servers, buffered, 1) >= 4, 30, "the buffered payments")
+        assert count_to_end(bootstrap_servers, sink, 1) == 0
+    finally:
+        client.close(timeout=30)
+    restarted = KafkaStreams(
+        _grace_topology(payments, customers, sink), streams_config(bootstrap_servers, app, tmp_path / "b")
+    )
+    try:
+        restarted.start()
+        wait_running(restarted, timeout=45)
+        produce(
+            bootstrap_servers, payments, [(b"c1", b"late-enough")], timestamp=100_000
+        )  # advances stream time
+        out = read_all(bootstrap_servers, sink, 1, 3)
+    finally:
+        restarted.close(timeout=30)
+    assert sorted(m.value().decode() for m in out) == ["p0/Ada", "p1/Ada", "p2/Ada"]
