@@ -160,12 +160,14 @@ class KTable:
         """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate.
 
         ``join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])`` is a
-        foreign-key join (the extractor maps this table's value to ``other``'s key).
+        foreign-key join: the extractor maps this table's ``value`` (or ``key, value``) to
+        ``other``'s key.
         """
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
         if _foreign_key_call(materialized):
             return _foreign_key_join(self, other, joiner, materialized, False, args, name, kwargs)
+        _no_extra(args, kwargs)
         return table_table_join(self, other, joiner, "inner", name, materialized)
 
     def left_join(
@@ -183,6 +185,7 @@ class KTable:
 
         if _foreign_key_call(materialized):
             return _foreign_key_join(self, other, joiner, materialized, True, args, name, kwargs)
+        _no_extra(args, kwargs)
         return table_table_join(self, other, joiner, "left", name, materialized)
 
     def outer_join(
@@ -211,6 +214,14 @@ class KTable:
 def _foreign_key_call(third: Any) -> bool:
     """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
     return callable(third) and not isinstance(third, Materialized)
+
+
+def _no_extra(args: tuple, kwargs: dict) -> None:
+    if args or kwargs:
+        raise TypeError(
+            f"unexpected arguments {list(args)} {sorted(kwargs)} for a table-table join; a foreign-key "
+            "join is join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])"
+        )
 
 
 def _foreign_key_join(

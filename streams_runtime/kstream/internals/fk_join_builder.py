@@ -26,7 +26,7 @@ from streams_runtime.kstream.internals.fk_join_wire import (
     SubscriptionResponseWrapperSerde,
     SubscriptionWrapperSerde,
 )
-from streams_runtime.kstream.internals.functions import check_callable
+from streams_runtime.kstream.internals.functions import check_callable, positional_arity
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSourceNode
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.options import Consumed, Materialized, Produced
@@ -98,6 +98,9 @@ def foreign_key_join(
     from streams_runtime.kstream.ktable import KTable
 
     check_callable(extractor, "foreign key extractor")
+    if positional_arity(extractor) != 2:  # extractor(value); Kafka 4's (key, value) form otherwise
+        value_only = extractor
+        extractor = lambda key, value: value_only(value)  # noqa: E731
     joiner3 = with_key_joiner(joiner)
     table_joined, materialized = _parse(args, dict(kwargs or {}))
     internal = this._internal

@@ -108,23 +108,25 @@ class SubscriptionSend(_Base):
         fk_bytes = self.shared.key_schema.prefix
         if self.left_join:
             if old is not None:
-                old_fk = self.extractor(old)
-                new_fk = None if new is None else self.extractor(new)
+                old_fk = self.extractor(record.key, old)
+                new_fk = None if new is None else self.extractor(record.key, new)
                 if old_fk is not None and (new_fk is None or fk_bytes(new_fk) != fk_bytes(old_fk)):
                     self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
                 self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
             elif new is not None:
-                self._send(record, self.extractor(new), Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
+                self._send(
+                    record, self.extractor(record.key, new), Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE
+                )
             return
         if old is not None:
-            old_fk = self.extractor(old)
+            old_fk = self.extractor(record.key, old)
             if old_fk is None:
                 _skip(self.context, self.dropped, "foreign key")
                 return
             if new is None:
                 self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
                 return
-            new_fk = self.extractor(new)
+            new_fk = self.extractor(record.key, new)
             if new_fk is None:
                 _skip(self.context, self.dropped, "foreign key")
                 return
@@ -132,7 +134,7 @@ class SubscriptionSend(_Base):
                 self._send(record, old_fk, Instruction.DELETE_KEY_NO_PROPAGATE)
             self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
         elif new is not None:
-            new_fk = self.extractor(new)
+            new_fk = self.extractor(record.key, new)
             if new_fk is None:
                 _skip(self.context, self.dropped, "foreign key")
             else:
