@@ -314,3 +314,25 @@ def test_should_distinguish_empty_and_null(store):
     as_of_null(store, "k", s + 30)
     as_of(store, "k", s + 6, "", s + 5, s + 10)
     as_of(store, "k", s - 5, "", s - 5, s - 1)
+
+
+def test_should_set_changelog_topic_properties():
+    """Mirrors VersionedKeyValueStoreIntegrationTest.shouldSetChangelogTopicProperties: the changelog
+    is compacted, with a minimum compaction lag of history retention + one day (checked on the
+    configs the runtime creates the topic with)."""
+    from streams_runtime import StreamsBuilder
+
+    history_retention = 1_000
+    builder = StreamsBuilder()
+    builder.add_state_store(
+        Stores.versioned_key_value_store_builder(
+            Stores.persistent_versioned_key_value_store("versioned-store", history_retention),
+            Serdes.Integer(),
+            Serdes.String(),
+        )
+    )
+    builder.stream("input").process(_Noop, "versioned-store")
+    configs = builder.build({"application_id": "app"}).internal_topic_configs()
+    changelog = configs["app-versioned-store-changelog"]
+    assert changelog["cleanup.policy"] == "compact"
+    assert changelog["min.compaction.lag.ms"] == str(history_retention + 24 * 60 * 60 * 1000)
