@@ -70,6 +70,19 @@ class ReadOnlyKeyValueView(_StoreView):
 
         return self._key_read(key, as_of)
 
+    def versions(
+        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+    ) -> list[Any]:
+        """A versioned store's versions of ``key`` valid in ``[from_time, to_time]`` (Kafka's
+        ``MultiVersionedKeyQuery``), newest first unless ``ascending``."""
+
+        def read(store: Any) -> Any:
+            if not getattr(store, "versioned", False):
+                raise TypeError(f"store {self.name} is not versioned: versions() needs a versioned store")
+            return store.versions(key, from_time, to_time, ascending)
+
+        return self._key_read(key, read)
+
     def range(self, from_key: Any = None, to_key: Any = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.range(from_key, to_key)))
 

@@ -148,9 +148,16 @@ def test_versioned_table_answers_as_of_queries_and_restores_its_history(
             wait_running(client, timeout=45)
             wait_until(lambda: _query(client, "pear") is not None, 30, "the table to catch up")  # noqa: B023
             answers = {(key, ts): _query(client, key, ts) for key, ts in expected}
+            history = [(r.value, r.timestamp, r.valid_to) for r in client.store("prices").versions("apple")]
         finally:
             client.close(timeout=30)
         assert answers == expected, state
+        assert history == [
+            ("15", 3_000, None),
+            ("12", 2_000, 3_000),
+            ("11", 1_500, 2_000),
+            ("10", 1_000, 1_500),
+        ]
 
 
 def test_versioned_table_standby_answers_stale_as_of_queries(bootstrap_servers, unique_name, tmp_path):

@@ -13,6 +13,7 @@ as Kafka Streams' versioned stores:
   ``get(key, as_of)`` the version valid at ``as_of``; below ``stream time - history_retention``
   only the latest version can answer (older history has expired).
 * ``delete(key, timestamp)`` puts a tombstone and returns the version it ended (or ``None``).
+* ``versions(key, from_time, to_time, ascending)`` lists the versions valid in a time range.
 
 Layout: the inner bytes store (in-memory or RocksDB, from the supplier) keeps one entry per key:
 versions newest first, each ``timestamp(8) | flag(1) | value bytes`` framed by a 4-byte length;
@@ -267,6 +268,24 @@ class VersionedKeyValueStore:
                 return VersionedRecord(self._value(raw), ts, valid_to)
             valid_to = ts
         return None
+
+    def versions(
+        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+    ) -> list[VersionedRecord]:
+        """Every version of ``key`` valid at some time in ``[from_time, to_time]`` (Kafka's
+        ``MultiVersionedKeyQuery``): newest first unless ``ascending``; tombstones and versions
+        outside history retention are left out."""
+        horizon = self.stream_time - self.history_retention_ms
+        found, valid_to = [], None
+        for ts, raw in _decode(self.wrapped.get(self._key(key))):
+            expired = valid_to is not None and valid_to <= horizon
+            overlaps = (to_time is None or ts <= to_time) and (
+                from_time is None or valid_to is None or valid_to > from_time
+            )
+            if raw is not None and overlaps and not expired:
+                found.append(VersionedRecord(self._value(raw), ts, valid_to))
+            valid_to = ts
+        return found[::-1] if ascending else found
 
     def _value(self, raw: bytes) -> Any:
         return self.value_serde.deserialize(self._topic(), raw)

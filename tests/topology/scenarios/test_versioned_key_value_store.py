@@ -336,3 +336,45 @@ def test_should_set_changelog_topic_properties():
     changelog = configs["app-versioned-store-changelog"]
     assert changelog["cleanup.policy"] == "compact"
     assert changelog["min.compaction.lag.ms"] == str(history_retention + 24 * 60 * 60 * 1000)
+
+
+def test_should_answer_versioned_and_multi_versioned_key_queries(make_config):
+    """Mirrors IQv2VersionedStoreIntegrationTest.verifyStore (its key and multi-version queries, on
+    the store of a table materialized as versioned, one day of history)."""
+    from streams_runtime import Materialized, StreamsBuilder
+
+    base = 1_672_567_200  # 2023-01-01T10:00:00Z in seconds, used as milliseconds as the Java test does
+    values, stamps = [2, 20, 200, 2000], [base, base + 10, base + 20, base + 30]
+    builder = StreamsBuilder()
+    builder.table(
+        "input-topic",
+        materialized=Materialized.as_(
+            Stores.persistent_versioned_key_value_store("versioned-store", 86_400_000)
+        ),
+    )
+    now = 1_800_000_000_000
+    with TopologyTestDriver(builder.build(), make_config(Serdes.Integer(), Serdes.Integer())) as driver:
+        topic = driver.create_input_topic("input-topic", Serdes.Integer(), Serdes.Integer())
+        for value, ts in zip(values, stamps, strict=True):
+            topic.pipe_input(2, value, ts)
+        store = driver.get_state_store("versioned-store")
+        for as_of in (None, now, stamps[3]):
+            found = store.get(2, as_of)
+            assert (found.value, found.timestamp, found.valid_to) == (2000, stamps[3], None)
+        found = store.get(2, stamps[0])
+        assert (found.value, found.timestamp, found.valid_to) == (2, stamps[0], stamps[1])
+        assert store.get(2, stamps[0] - 50) is None
+        assert store.get(3, now) is None
+
+        def expected(lo, hi):
+            return [(values[i], stamps[i], stamps[i + 1] if i < 3 else None) for i in range(lo, hi + 1)]
+
+        def query(**kwargs):
+            return [(r.value, r.timestamp, r.valid_to) for r in store.versions(2, **kwargs)]
+
+        assert query() == expected(0, 3)[::-1]
+        assert query(ascending=True) == expected(0, 3)
+        assert query(from_time=stamps[1] + 5, to_time=now) == expected(1, 3)[::-1]
+        assert query(from_time=stamps[0] - 100, to_time=stamps[0] - 50) == []
+        assert query(from_time=stamps[0] - 100, to_time=stamps[0] - 50, ascending=True) == []
+        assert store.versions(3) == [] and store.versions(3, ascending=True) == []
