@@ -257,3 +257,80 @@ def test_grace_buffer_survives_a_restart(bootstrap_servers, unique_name, tmp_pat
     finally:
         restarted.close(timeout=30)
     assert sorted(m.value().decode() for m in out) == ["p0/Ada", "p1/Ada", "p2/Ada"]
+
+
+def _crc_partition(text: str) -> int:
+    """Not the default partitioner: "ID123" goes to partition 0 here, to 3 by murmur2, so a join
+    that ignored TableJoined's partitioners would look the foreign row up on the wrong partition."""
+    import zlib
+
+    return (zlib.crc32(text.encode()) + 1) % 4
+
+
+def _key_b(key: str) -> str:
+    return key.split("-")[0]
+
+
+def _custom_partitioner_topology(table1: str, table2: str, output: str):
+    from streams_runtime import Repartitioned
+
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    builder = StreamsBuilder()
+
+    def repartitioned(name, partition_of):
+        return (
+            Repartitioned.as_(name)
+            .with_key_serde(Serdes.String())
+            .with_value_serde(Serdes.String())
+            .with_stream_partitioner(lambda topic, key, value: partition_of(key))
+            .with_number_of_partitions(4)
+        )
+
+    a = builder.stream(table1, strings).repartition(repartitioned("a", lambda k: _crc_partition(_key_b(k))))
+    b = builder.stream(table2, strings).repartition(repartitioned("b", _crc_partition))
+    joined = TableJoined.with_(
+        lambda topic, key, value: _crc_partition(_key_b(key)),  # how the left table is partitioned
+        lambda topic, key, value: _crc_partition(key),  # how the foreign table is partitioned
+    )
+    a.to_table(name="table.a").join(
+        b.to_table(name="table.b"),
+        _key_b,
+        lambda v1, v2: f"value1={v1},value2={v2}",
+        joined,
+        Materialized.as_("INNER-store1")
+        .with_key_serde(Serdes.String())
+        .with_value_serde(Serdes.String())
+        .with_caching_disabled(),
+    ).to_stream().to(output, Produced.with_(Serdes.String(), Serdes.String()))
+    return builder.build()
+
+
+def test_fk_join_with_custom_partitioners_across_instances(bootstrap_servers, unique_name, tmp_path):
+    """Mirrors KTableKTableForeignKeyInnerJoinCustomPartitionerIntegrationTest
+    .shouldInnerJoinMultiPartitionQueryable: both tables are repartitioned by the foreign-key part
+    of their key with a custom partitioner; TableJoined tells the join how, so subscriptions and
+    responses reach the right partitions.
+    (The Java test's partitioners hash with String.hashCode; here with crc32 + 1, 4 partitions.)"""
+    table1, table2, output, app = (unique_name(n) for n in ("table1", "table2", "output", "fk-partitioner"))
+    make_topics(bootstrap_servers, **{table1: 4, table2: 4, output: 4})
+    produce(bootstrap_servers, table1, [(f"ID123-{i}".encode(), f"ID123-A{i}".encode()) for i in range(1, 5)])
+    produce(bootstrap_servers, table2, [(b"ID123", b"BBB")])
+    clients = [
+        KafkaStreams(
+            _custom_partitioner_topology(table1, table2, output),
+            streams_config(bootstrap_servers, app, tmp_path / f"i{i}", statestore_cache_max_bytes=0),
+        )
+        for i in range(2)
+    ]
+    expected = {f"ID123-{i}": f"value1=ID123-A{i},value2=BBB" for i in range(1, 5)}
+    try:
+        for client in clients:
+            client.start()
+        wait_running(*clients, timeout=60)
+        got = latest_until(
+            bootstrap_servers, output, 4, _decode, lambda latest: latest == expected, timeout=60
+        )
+    finally:
+        for client in clients:
+            client.close(timeout=30)
+    assert got == expected
