@@ -139,7 +139,8 @@ def test_versioned_table_answers_as_of_queries_and_restores_its_history(
         ("pear", 2_000): None,
         ("pear", None): ("7", 2_500, None),
     }
-    for state in ("a", "b"):  # b: a fresh state directory, so the versions come from the changelog
+    # b: a fresh state directory (the versions come from the changelog); a again: the RocksDB files
+    for state in ("a", "b", "a"):
         client = KafkaStreams(
             _versioned_topology(prices, sink), streams_config(bootstrap_servers, app, tmp_path / state)
         )
