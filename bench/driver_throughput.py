@@ -8,7 +8,9 @@ Two workloads, each next to a plain Python loop doing the same work in the same 
 Two more, reported next to the stateless chain (ratio = their rate / the chain's driver rate):
 
 3. windowed count: 60 s tumbling windows per key on a RocksDB window store;
-4. stream-stream join: two streams of the same keys joined within 10 s.
+4. stream-stream join: two streams of the same keys joined within 10 s;
+5. foreign-key table join: orders (a table of 5000 order ids) joined with their user's row
+   (1000 users); one record in ten is a user update, re-joined with every order of that user.
 
 The baseline loops do the same (de)serialization and, for the count, the same RocksDB reads and
 writes through rocksdict, so the ratio is the framework's overhead per record.
@@ -177,6 +179,31 @@ def join_framework(records: list[tuple[str, str]], state_dir: str) -> tuple[floa
     return elapsed, out
 
 
+def fk_join_framework(records: list[tuple[str, str]], state_dir: str) -> tuple[float, int]:
+    builder = StreamsBuilder()
+    strings = Consumed(key_serde=Serdes.String(), value_serde=Serdes.String())
+    orders = builder.table("orders", consumed=strings)
+    users = builder.table("users", consumed=strings)
+    orders.join(
+        users, lambda order: order.split("|")[0], lambda order, user: order[:12] + user[:12]
+    ).to_stream().to("out", produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.String()))
+    config = {"application_id": "bench-fk-join", "state_dir": state_dir}
+    with TopologyTestDriver(builder.build(), config) as driver:
+        order_in = driver.create_input_topic("orders", Serdes.String(), Serdes.String())
+        user_in = driver.create_input_topic("users", Serdes.String(), Serdes.String())
+        sink = driver.create_output_topic("out", Serdes.String(), Serdes.String())
+        start = time.perf_counter()
+        for i in range(len(records)):
+            user, value = records[i]
+            if i % 10 == 0:
+                user_in.pipe_input(user, value[:40], timestamp=i)
+            else:
+                order_in.pipe_input(f"order-{i % 5000}", f"{user}|{i}", timestamp=i)
+        elapsed = time.perf_counter() - start
+        out = sink.queue_size()
+    return elapsed, out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
@@ -199,6 +226,7 @@ def main() -> int:
     for name, framework in (
         ("windowed count", windowed_count_framework),
         ("stream-stream join", join_framework),
+        ("FK table join", fk_join_framework),
     ):
         print(f"[bench] {name}: {args.records} records ...", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as d:

@@ -42,6 +42,7 @@ from streams_runtime.kstream import (
 from streams_runtime.kstream.emit_strategy import EmitStrategy
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
+from streams_runtime.kstream.table_joined import TableJoined
 from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
 from streams_runtime.kstream.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor import (
@@ -63,6 +64,8 @@ from streams_runtime.processor.restore_listener import StateRestoreListener
 from streams_runtime.query import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
 from streams_runtime.serdes import Serde, Serdes
 from streams_runtime.state import (
+    PUT_RETURN_CODE_NOT_PUT,
+    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
     KeyValue,
     ReadOnlySessionStore,
     ReadOnlyWindowStore,
@@ -70,12 +73,18 @@ from streams_runtime.state import (
     Stores,
     TimestampedWindowStore,
     ValueAndTimestamp,
+    VersionedKeyValueStore,
+    VersionedRecord,
     WindowStore,
 )
 from streams_runtime.testing import TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
 from streams_runtime.windowed import SessionWindow, TimeWindow, Window, Windowed, WindowedSerdes
 
 __all__ = [
+    "PUT_RETURN_CODE_NOT_PUT",
+    "PUT_RETURN_CODE_VALID_TO_UNDEFINED",
+    "VersionedKeyValueStore",
+    "VersionedRecord",
     "Branched",
     "BranchedKStream",
     "Cancellable",
@@ -108,6 +117,7 @@ __all__ = [
     "Serdes",
     "Stores",
     "StreamsBuilder",
+    "TableJoined",
     "StreamsConfig",
     "TaskId",
     "TestInputTopic",

@@ -71,6 +71,7 @@ class Joined:
     value_serde: Any = None
     other_value_serde: Any = None
     name: str | None = None
+    grace_period_ms: int | None = None  # KIP-923: buffer stream records (needs a versioned table)
 
     @classmethod
     def with_(
@@ -79,8 +80,16 @@ class Joined:
         value_serde: Any = None,
         other_value_serde: Any = None,
         name: str | None = None,
+        grace_period_ms: int | None = None,
     ) -> Joined:
-        return cls(key_serde, value_serde, other_value_serde, name)
+        return cls(key_serde, value_serde, other_value_serde, name, grace_period_ms)
+
+    def with_grace_period(self, grace_period_ms: int) -> Joined:
+        """Hold each stream record for ``grace_period_ms`` of stream time, then join it with the
+        table version valid at its timestamp (the table must be materialized as versioned)."""
+        if int(grace_period_ms) < 0:
+            raise ValueError(f"grace period must not be negative, got {grace_period_ms}")
+        return dataclasses.replace(self, grace_period_ms=int(grace_period_ms))
 
     @classmethod
     def as_(cls, name: str) -> Joined:

@@ -153,12 +153,21 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *,
+        *args: Any,
         name: str | None = None,
+        **kwargs: Any,
     ) -> KTable:
-        """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate."""
+        """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate.
+
+        ``join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])`` is a
+        foreign-key join: the extractor maps this table's ``value`` (or ``key, value``) to
+        ``other``'s key.
+        """
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
+        if _foreign_key_call(materialized):
+            return _foreign_key_join(self, other, joiner, materialized, False, args, name, kwargs)
+        _no_extra(args, kwargs)
         return table_table_join(self, other, joiner, "inner", name, materialized)
 
     def left_join(
@@ -166,11 +175,17 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *,
+        *args: Any,
         name: str | None = None,
+        **kwargs: Any,
     ) -> KTable:
+        """Left table-table join; ``left_join(other, foreign_key_extractor, joiner, ...)`` is a
+        foreign-key left join."""
         from streams_runtime.kstream.internals.join_builders import table_table_join
 
+        if _foreign_key_call(materialized):
+            return _foreign_key_join(self, other, joiner, materialized, True, args, name, kwargs)
+        _no_extra(args, kwargs)
         return table_table_join(self, other, joiner, "left", name, materialized)
 
     def outer_join(
@@ -193,6 +208,30 @@ class KTable:
 
     def __repr__(self) -> str:
         return f"KTable({self.name})"
+
+
+# ------------------------------------------------------------------ foreign-key joins (KIP-213)
+def _foreign_key_call(third: Any) -> bool:
+    """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
+    return callable(third) and not isinstance(third, Materialized)
+
+
+def _no_extra(args: tuple, kwargs: dict) -> None:
+    if args or kwargs:
+        raise TypeError(
+            f"unexpected arguments {list(args)} {sorted(kwargs)} for a table-table join; a foreign-key "
+            "join is join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])"
+        )
+
+
+def _foreign_key_join(
+    table: KTable, other: Any, extractor: Any, joiner: Any, left: bool, args: tuple, name: Any, kwargs: dict
+) -> KTable:
+    from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
+
+    if name is not None:
+        kwargs = {**kwargs, "name": name}
+    return foreign_key_join(table, other, extractor, joiner, left, args, kwargs)
 
 
 class GlobalKTable:

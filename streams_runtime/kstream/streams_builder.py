@@ -123,6 +123,9 @@ class StreamsBuilder:
         source_name = self._internal.suffix_or_generate(c.name, "-source", KSTREAM_SOURCE_NAME)
         table_name = self._internal.name_or_generate(c.name, KTABLE_SOURCE_NAME)
         supplier = KTableSourceSupplier(mat.store_name, mat.queryable_store_name)
+        supplier.versioned = (
+            getattr(mat.materialized.store_supplier, "history_retention_ms", None) is not None
+        )
         node = TableSourceNode(table_name, source_name, topic, c, supplier, mat)
         self._internal.add_graph_node(self._internal.root, node)
         return KTable(self._internal, node, c.key_serde, c.value_serde, supplier, mat.queryable_store_name)
@@ -146,6 +149,10 @@ class StreamsBuilder:
             materialized, topic + "-", key_serde=c.key_serde, value_serde=c.value_serde
         )
         mat.materialized = mat.materialized.with_logging_disabled()
+        if getattr(mat.materialized.store_supplier, "history_retention_ms", None) is not None:
+            raise TopologyError(
+                f"global table {topic}: a GlobalKTable cannot be materialized on a versioned store"
+            )
         source_name = self._internal.suffix_or_generate(c.name, "-source", KSTREAM_SOURCE_NAME)
         processor_name = self._internal.name_or_generate(c.name, KTABLE_SOURCE_NAME)
         supplier = KTableSourceSupplier(mat.store_name, mat.store_name)

@@ -57,8 +57,31 @@ class _StoreView:
 class ReadOnlyKeyValueView(_StoreView):
     """``get``, ``range``, ``reverse_range``, ``all``, ``prefix_scan``, ``approximate_num_entries``."""
 
-    def get(self, key: Any) -> Any:
-        return self._key_read(key, lambda store: store.get(key))
+    def get(self, key: Any, as_of_timestamp: int | None = None) -> Any:
+        """The value of ``key``; a versioned store answers a ``VersionedRecord`` and, with
+        ``as_of_timestamp``, the version valid at that time."""
+        if as_of_timestamp is None:
+            return self._key_read(key, lambda store: store.get(key))
+
+        def as_of(store: Any) -> Any:
+            if not getattr(store, "versioned", False):
+                raise TypeError(f"store {self.name} is not versioned: as_of_timestamp is not supported")
+            return store.get(key, as_of_timestamp)
+
+        return self._key_read(key, as_of)
+
+    def versions(
+        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+    ) -> list[Any]:
+        """A versioned store's versions of ``key`` valid in ``[from_time, to_time]`` (Kafka's
+        ``MultiVersionedKeyQuery``), newest first unless ``ascending``."""
+
+        def read(store: Any) -> Any:
+            if not getattr(store, "versioned", False):
+                raise TypeError(f"store {self.name} is not versioned: versions() needs a versioned store")
+            return store.versions(key, from_time, to_time, ascending)
+
+        return self._key_read(key, read)
 
     def range(self, from_key: Any = None, to_key: Any = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.range(from_key, to_key)))

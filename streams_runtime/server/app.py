@@ -12,7 +12,8 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
   the rest of the path, percent-decoded (:mod:`.keys`: ``%2F`` is a ``/`` of the key). ``?allow_stale=true``
   lets a local standby answer (``"stale": true`` in the body). Window stores take
   ``?from=&to=`` (window starts, ms) and answer ``[{start, end, value}]``; session stores answer
-  the key's sessions.
+  the key's sessions. Versioned key-value stores take ``?as_of=<ms>``: the version valid then
+  (``{"value", "timestamp"}``; 404 when no version was valid), 400 on other stores.
 * ``GET /stores/{store}/windows/{key}?from=&to=``: the same, for window stores, spelled out.
 * ``GET /stores/{store}/range?from=&to=`` and ``GET /stores/{store}/all`` (key-value),
   ``GET /stores/{store}/windows?from=&to=`` (window ``fetch_all``): LOCAL scans. They cover the
@@ -212,9 +213,15 @@ def _query_router() -> APIRouter:
             le=MAX_TIMESTAMP,
             description="window stores: last window start (ms)",
         ),
+        as_of: int | None = Query(
+            None,
+            ge=MIN_TIMESTAMP,
+            le=MAX_TIMESTAMP,
+            description="versioned key-value stores: the version valid at this timestamp (ms)",
+        ),
     ) -> Any:
         raw = path_key(request.scope, KEY_ROUTE, key)
-        return _key_query(request, store, raw, allow_stale, time_from, time_to, None)
+        return _key_query(request, store, raw, allow_stale, time_from, time_to, None, as_of)
 
     @router.get(
         "/stores/{store}/windows/{key:anykey}",
@@ -390,6 +397,17 @@ def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -
     return sessions
 
 
+def _read_as_of(name: str, key: Any, as_of: int) -> Any:
+    """``?as_of=``: the version of ``key`` valid at ``as_of`` (versioned stores only; else 400)."""
+
+    def read(store: Any) -> Any:
+        if not getattr(store, "versioned", False):
+            raise ApiError(400, "not_versioned", f"store {name} is not a versioned store; as_of needs one")
+        return store.get(key, as_of)
+
+    return read
+
+
 def _key_query(
     request: Request,
     store: str,
@@ -398,6 +416,7 @@ def _key_query(
     time_from: int | None,
     time_to: int | None,
     required_kind: str | None,
+    as_of: int | None = None,
 ) -> Any:
     streams = request.app.state.streams
     local = streams.interactive_queries.local
@@ -406,7 +425,7 @@ def _key_query(
         _require_kind(store, kind, required_kind)
     key = parse_key(key_given, local.key_serde(store))
     partition = local.partition_of(store, key)
-    read = _read_key(kind, key, time_from, time_to)
+    read = _read_key(kind, key, time_from, time_to) if as_of is None else _read_as_of(store, key, as_of)
     me = streams.config["application_server"]
     body = {"store": store, "key": to_json(key), "partition": partition, "host": me}
     try:

@@ -23,8 +23,18 @@ from streams_runtime.state.interfaces import (
 )
 from streams_runtime.state.stores import Stores
 from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
+from streams_runtime.state.versioned import (
+    PUT_RETURN_CODE_NOT_PUT,
+    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+    VersionedKeyValueStore,
+    VersionedRecord,
+)
 
 __all__ = [
+    "PUT_RETURN_CODE_NOT_PUT",
+    "PUT_RETURN_CODE_VALID_TO_UNDEFINED",
+    "VersionedKeyValueStore",
+    "VersionedRecord",
     "KeyValue",
     "KeyValueIterator",
     "KeyValueStore",

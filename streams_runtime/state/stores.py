@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.builders import KeyValueBytesStoreSupplier, KeyValueStoreBuilder
 from streams_runtime.state.internals.in_memory_store import InMemoryKeyValueStore
@@ -84,6 +86,35 @@ class Stores:
         :param value_serde: the serde of the plain value (the timestamp is added around it).
         """
         return KeyValueStoreBuilder(supplier, key_serde, value_serde, timestamped=True)
+
+    # -- versioned key-value stores (KIP-889) ---------------------------------------------------
+
+    @staticmethod
+    def persistent_versioned_key_value_store(name: str, history_retention_ms: int) -> Any:
+        """A supplier of RocksDB versioned stores keeping ``history_retention_ms`` of history."""
+        from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
+
+        return VersionedBytesStoreSupplier(
+            name, history_retention_ms, _rocksdb_store, "rocksdb-versioned", persistent=True
+        )
+
+    @staticmethod
+    def in_memory_versioned_key_value_store(name: str, history_retention_ms: int) -> Any:
+        """A supplier of in-memory versioned stores keeping ``history_retention_ms`` of history."""
+        from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
+
+        return VersionedBytesStoreSupplier(
+            name, history_retention_ms, InMemoryKeyValueStore, "in-memory-versioned", persistent=False
+        )
+
+    @staticmethod
+    def versioned_key_value_store_builder(
+        supplier: Any, key_serde: Any = None, value_serde: Any = None
+    ) -> Any:
+        """A builder of versioned stores (logging on; no caching) from a versioned supplier."""
+        from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder
+
+        return VersionedKeyValueStoreBuilder(supplier, key_serde, value_serde)
 
     # -- window and session stores -------------------------------------------------------------
 

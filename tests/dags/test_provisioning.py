@@ -156,3 +156,22 @@ def test_the_repo_spec_declares_valid_topics_and_the_demo_topology() -> None:
         topology = load_topology(path)
         internal = topology_topics(topology, path, {n: t.partitions for n, t in declared.items()})
         assert all(t.name.startswith(f"{topology.application_id}-") for t in internal)
+
+
+def test_should_derive_the_foreign_key_join_topics_from_the_topology() -> None:
+    """The subscription topic follows the foreign table's partitions, the response topic the left
+    table's; the subscription store gets a compacted changelog."""
+    from tests.dags import fk_join_topology as fk
+
+    topology = load_topology("tests.dags.fk_join_topology:build")
+    topics = {t.name: t for t in topology_topics(topology, "fk", {fk.ORDERS: 4, fk.CUSTOMERS: 2})}
+    registration = f"{fk.PREFIX}-subscription-registration-topic"
+    response = f"{fk.PREFIX}-subscription-response-topic"
+    store_changelog = f"{fk.PREFIX}-subscription-store-changelog"
+    assert {registration, response, store_changelog} <= set(topics)
+    assert topics[registration].partitions == 2
+    assert topics[response].partitions == 4
+    assert topics[store_changelog].partitions == 2
+    assert topics[store_changelog].config["cleanup.policy"] == "compact"
+    assert topics[registration].config["cleanup.policy"] == "delete"
+    assert topics[f"{fk.APPLICATION_ID}-orders-changelog"].partitions == 4

@@ -233,3 +233,30 @@ def test_table_table_outer_join_emits_either_side():
         left.pipe_input("k", None, 4)
         assert out.read_values_to_list() == ["None+a", "A+a", "A+None", None]
         assert driver.get_key_value_store("joined").get("k") is None
+
+
+def test_foreign_key_join_accepts_a_key_and_value_extractor_and_rejects_stray_arguments(tmp_path):
+    """``join(other, extractor(key, value), joiner)`` (Kafka 4's BiFunction form); a plain
+    table-table join given extra arguments fails naming the foreign-key form."""
+    import pytest
+
+    from streams_runtime import Consumed, Serdes, StreamsBuilder, TopologyTestDriver
+
+    builder = StreamsBuilder()
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    orders = builder.table("orders", strings)
+    users = builder.table("users", strings)
+    orders.join(users, lambda key, value: key.split("-")[0], lambda o, u: f"{o}:{u}").to_stream().to("out")
+    config = {
+        "application_id": "fk-bifunction",
+        "state_dir": str(tmp_path),
+        "default_key_serde": "string",
+        "default_value_serde": "string",
+    }
+    with TopologyTestDriver(builder.build(), config) as driver:
+        driver.create_input_topic("users", Serdes.String(), Serdes.String()).pipe_input("u1", "Ada")
+        driver.create_input_topic("orders", Serdes.String(), Serdes.String()).pipe_input("u1-o7", "book")
+        out = driver.create_output_topic("out", Serdes.String(), Serdes.String())
+        assert out.read_key_values_to_map() == {"u1-o7": "book:Ada"}
+    with pytest.raises(TypeError, match="foreign-key join is join"):
+        orders.join(users, lambda a, b: a, None, "stray")

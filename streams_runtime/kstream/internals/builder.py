@@ -55,6 +55,8 @@ class BuildContext:
 
         mat = m.materialized
         supplier = mat.store_supplier
+        if getattr(supplier, "history_retention_ms", None) is not None:  # a versioned store
+            return versioned_store_builder(supplier, m)
         if supplier is None:
             store_type = (
                 mat.store_type or (self.config.get("default_dsl_store") if self.config else None) or "rocksdb"
@@ -73,6 +75,17 @@ class BuildContext:
         else:
             builder.with_caching_disabled()
         return builder
+
+
+def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
+    """A table's store on a versioned supplier (``Materialized.as_(Stores.*_versioned_...)``)."""
+    from streams_runtime.state import Stores
+
+    builder = Stores.versioned_key_value_store_builder(supplier, m.key_serde, m.value_serde)
+    mat = m.materialized
+    if mat.logging_enabled:
+        return builder.with_logging_enabled(mat.logging_config or {})
+    return builder.with_logging_disabled()
 
 
 class InternalStreamsBuilder:

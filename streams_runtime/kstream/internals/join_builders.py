@@ -234,11 +234,16 @@ def stream_table_join(
         )
     name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = tj.value_getter_supplier(table._supplier)
-    node = StatefulProcessorNode(
-        name,
-        lambda: tj.KStreamKTableJoin(getter, joiner3, left),
-        store_names=lambda: tuple(getter.store_names),
-    )
+    if j.grace_period_ms is not None:
+        from streams_runtime.kstream.internals.stream_table_grace_wiring import grace_join_node
+
+        node = grace_join_node(stream, table, name, getter, joiner3, left, j)
+    else:
+        node = StatefulProcessorNode(
+            name,
+            lambda: tj.KStreamKTableJoin(getter, joiner3, left),
+            store_names=lambda: tuple(getter.store_names),
+        )
     node.copartition_inputs = [stream._node, table._node]
     internal.add_graph_node(stream._node, node)
     return KStream(internal, node, stream.key_serde, None, False)

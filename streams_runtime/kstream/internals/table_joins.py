@@ -39,8 +39,11 @@ class StoreValueGetter:
 
     def init(self, context: Any) -> None:
         self.store = context.get_state_store(self.store_name)
+        self.versioned = bool(getattr(self.store, "versioned", False))
 
-    def get(self, key: Any) -> ValueAndTimestamp | None:
+    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | None:
+        if as_of is not None and self.versioned:
+            return self.store.get(key, as_of)  # the version valid at ``as_of`` (KIP-914)
         return self.store.get(key)
 
 
@@ -54,8 +57,12 @@ class _DerivedGetter:
     def init(self, context: Any) -> None:
         self.parent.init(context)
 
-    def get(self, key: Any) -> ValueAndTimestamp | None:
-        found = self.parent.get(key)
+    @property
+    def versioned(self) -> bool:
+        return bool(getattr(self.parent, "versioned", False))
+
+    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | None:
+        found = self.parent.get(key) if as_of is None else self.parent.get(key, as_of)
         return None if found is None else self.compute(key, found)
 
 
@@ -140,7 +147,10 @@ class KStreamKTableJoin(Processor):
             )
             self.dropped.record()
             return
-        found = self.getter.get(table_key)
+        if getattr(self.getter, "versioned", False):
+            found = self.getter.get(table_key, record.timestamp)
+        else:
+            found = self.getter.get(table_key)
         other = None if found is None else found.value
         if self.left or other is not None:
             self.forward(record.with_value(self.joiner(key, value, other)))
@@ -198,6 +208,8 @@ class KTableKTableJoinProcessor(Processor):
                 *(meta or (None, -1, -1)),
             )
             self.dropped.record()
+            return
+        if not change.is_latest:  # an out-of-order update of a versioned table joins nothing
             return
         found = self.getter.get(key)
         other = None if found is None else found.value

@@ -150,10 +150,31 @@ class KTableSourceProcessor(Processor):
                     old.timestamp,
                     record.timestamp,
                 )
+        if getattr(store, "versioned", False):
+            self._put_versioned(record, old)
+            return
         store.put(record.key, ValueAndTimestamp.make(record.value, record.timestamp))
         self.forwarder.maybe_forward(
             record.with_value(Change(record.value, None if old is None else old.value))
         )
+
+    def _put_versioned(self, record: Record, old: Any) -> None:
+        """A versioned table: a put outside history retention is dropped; an out-of-order put
+        (not the latest version) is forwarded with ``is_latest=False``, which joins ignore."""
+        from streams_runtime.state.internals.versioned_store import (
+            PUT_RETURN_CODE_NOT_PUT,
+            PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+        )
+
+        code = self.store.put(record.key, record.value, record.timestamp)
+        if code == PUT_RETURN_CODE_NOT_PUT:
+            return
+        latest = code == PUT_RETURN_CODE_VALID_TO_UNDEFINED
+        change = Change(record.value, None if old is None else old.value, latest)
+        if self.send_old_values:
+            self.context.forward(record.with_value(change))
+        else:
+            self.context.forward(record.with_value(Change(record.value, None, latest)))
 
 
 # ---------------------------------------------------------------------------- filter / map_values
@@ -202,6 +223,8 @@ class KTableFilterProcessor(_MaterializingProcessor):
         super().__init__(supplier)
         self.predicate = supplier.predicate
         self.filter_not = supplier.filter_not
+        # a versioned source table forwards out-of-order updates: repeated tombstones are kept
+        self.versioned_upstream = bool(getattr(supplier.parent, "versioned", False))
 
     def _compute(self, key: Any, value: Any) -> Any:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
@@ -218,7 +241,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
                 if self.store is not None
                 else self._compute(record.key, change.old_value)
             )
-            if old is None and new is None:
+            if old is None and new is None and not self.versioned_upstream:
                 return  # nothing changed downstream
         self.emit(record, new, old)
 

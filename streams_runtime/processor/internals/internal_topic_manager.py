@@ -58,8 +58,14 @@ def prepare_topics(admin: Any, builder: Any, replication_factor: int) -> dict[st
         if config.number_of_partitions is not None:
             wanted[real] = config.number_of_partitions
         else:
+            # a topic co-partitioned with its reader's other sources has the reader's task count
+            # (foreign-key join topics); any other repartition topic its writers' largest one
+            copartitioned = [i.id for i in infos if any(real in g for g in i.copartition_groups)]
             writers = [i.id for i in infos if real in i.repartition_sink_topics]
-            wanted[real] = max(tasks[w] for w in writers) if writers else max(tasks.values())
+            if copartitioned:
+                wanted[real] = tasks[copartitioned[0]]
+            else:
+                wanted[real] = max(tasks[w] for w in writers) if writers else max(tasks.values())
     for info in infos:
         for topic in info.changelog_topics.values():
             wanted[topic] = tasks[info.id]

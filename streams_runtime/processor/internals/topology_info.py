@@ -149,6 +149,13 @@ def task_counts(builder: InternalTopologyBuilder, partitions: Mapping[str, int])
         for info in list(pending):
             missing = [t for t in info.source_topics if t not in counts]
             for topic in list(missing):
+                # a repartition topic co-partitioned with a topic of known count takes that count
+                # (Kafka's co-partition enforcer); this also breaks write cycles (foreign-key joins)
+                known = [counts[t] for g in info.copartition_groups if topic in g for t in g if t in counts]
+                if known:
+                    counts[topic] = max(known)
+                    missing.remove(topic)
+                    continue
                 upstream = writers.get(topic, [])
                 if upstream and all(u.id in result for u in upstream):
                     counts[topic] = max(result[u.id] for u in upstream)

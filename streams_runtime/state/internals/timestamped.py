@@ -103,10 +103,17 @@ def _to_timestamped(key: bytes, value: bytes | None, timestamp: int) -> tuple[by
     return key, raw_value_to_timestamped(value, timestamp)
 
 
+def _to_versioned(key: bytes, value: bytes | None, timestamp: int) -> tuple[bytes, Any]:
+    return key, (value, timestamp)
+
+
 def record_converter_for(store: Any) -> RecordConverter:
     """How to turn a changelog record ``(key, value, timestamp)`` into a store entry.
 
     :param store: the store as registered (the outermost store of the stack).
-    :returns: a function ``(key, value, timestamp) -> (key, store_value)``.
+    :returns: a function ``(key, value, timestamp) -> (key, store_value)``; a versioned store
+        gets ``(key, (value, timestamp))`` (a tombstone keeps its timestamp).
     """
+    if getattr(store, "versioned", False):
+        return _to_versioned  # type: ignore[return-value]
     return _to_timestamped if getattr(store, "timestamped", False) else _identity

@@ -192,3 +192,39 @@ def test_should_declare_the_bearer_scheme_on_every_route_but_health():
         for operation in operations.values():
             expected = [] if path.startswith("/health/") else [{"bearerAuth": []}]
             assert operation["security"] == expected, path
+
+
+class _VersionedStore:
+    """A versioned store stand-in: one key with versions valid from 10 and from 20."""
+
+    versioned = True
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def get(self, key: str, as_of: int | None = None):
+        from streams_runtime import VersionedRecord
+
+        if key != self.key:
+            return None
+        if as_of is None or as_of >= 20:
+            return VersionedRecord("new", 20)
+        return VersionedRecord("old", 10, 20) if as_of >= 10 else None
+
+
+def test_should_answer_as_of_queries_on_versioned_stores_and_400_on_others():
+    thread = FakeThread("a-1")
+    key = next(k for k in KEYS if partition_of(k) == 0)
+    thread.host(0, {key: 1})
+    plain = TestClient(create_app(FakeClient([thread])))
+    r = plain.get(f"/stores/counts/keys/{key}", params={"as_of": 15})
+    assert r.status_code == 400 and r.json()["error"] == "not_versioned"
+    versioned = _VersionedStore(key)
+    thread.task_manager.tasks[next(iter(thread.task_manager.tasks))].stores["counts"] = versioned
+    assert plain.get(f"/stores/counts/keys/{key}", params={"as_of": 15}).json()["value"] == {
+        "value": "old",
+        "timestamp": 10,
+    }
+    assert plain.get(f"/stores/counts/keys/{key}").json()["value"] == {"value": "new", "timestamp": 20}
+    r = plain.get(f"/stores/counts/keys/{key}", params={"as_of": 5})
+    assert r.status_code == 404 and r.json()["error"] == "key_not_found"

@@ -1,0 +1,280 @@
+"""Foreign-key table-table join processors (KIP-213), one per step of the protocol:
+
+1. *subscription send* (left side): for each left-hand change, subscribe the new foreign key
+   and unsubscribe the old one when it changed; each subscription carries the hash of the new
+   left value and the left row's partition;
+2. *subscription receive* (foreign side, after the subscription topic): keep the subscription in
+   the subscription store under ``(fk, pk)`` (or remove it);
+3. *subscription join* (foreign side): answer the subscription with the current foreign value;
+4. *foreign table join* (foreign side): on a foreign-table change, answer every subscriber of
+   that foreign key (a prefix scan of the subscription store);
+5. *response resolver* (left side, after the response topic): drop a response whose hash no
+   longer matches the current left value; otherwise join (or emit a tombstone).
+
+The result goes through a KTable source processor (the ``-OUTPUT-`` node), which materializes it
+when asked. Semantics follow Kafka Streams' processors of the same names.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.fk_join_wire import (
+    Instruction,
+    SubscriptionResponseWrapper,
+    SubscriptionWrapper,
+    hash_bytes,
+)
+from streams_runtime.processor.api import Processor, Record
+from streams_runtime.serdes import Serdes
+from streams_runtime.state import ValueAndTimestamp
+
+log = logging.getLogger("streams_runtime.kstream")
+
+_BYTES = Serdes.Bytes()
+
+
+class FkJoinShared:
+    """What the five processors share: serdes (bound to the app defaults on first init) and the
+    pseudo-topic names the serdes are called with."""
+
+    def __init__(
+        self,
+        registration_topic: str,
+        key_schema: Any,
+        subscription_serde: Any,
+        response_serde: Any,
+        value_serde: Any,
+    ) -> None:
+        self.registration_topic = registration_topic
+        self.key_schema = key_schema
+        self.subscription_serde = subscription_serde
+        self.response_serde = response_serde
+        self.value_serde = value_serde  # the left table's value serde (for the hash)
+        self.bound = False
+
+    def bind(self, context: Any) -> None:
+        if self.bound:
+            return
+        topic = context.application_id + "-" + self.registration_topic
+        self.key_schema.bind(context, topic + "-fk", topic + "-pk")
+        self.subscription_serde.bind(context, topic + "-pk")
+        self.response_serde.bind(context)
+        if self.value_serde is None:
+            self.value_serde = context.app_configs.default_serde("value")
+        self.value_hash_topic = topic + "-vh"
+        self.bound = True
+
+    def value_hash(self, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
+
+
+def _skip(context: Any, dropped: Any, what: str) -> None:
+    meta = context.record_metadata()
+    log.warning(
+        "Skipping record due to null %s. topic=[%s] partition=[%s] offset=[%s]",
+        what,
+        *(meta or (None, -1, -1)),
+    )
+    dropped.record()
+
+
+class _Base(Processor):
+    def __init__(self, shared: FkJoinShared) -> None:
+        self.shared = shared
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.shared.bind(context)
+        self.dropped = context.metrics.dropped_records(context.task_id)
+
+
+class SubscriptionSend(_Base):
+    def __init__(self, shared: FkJoinShared, extractor: Any, left_join: bool) -> None:
+        super().__init__(shared)
+        self.extractor = extractor
+        self.left_join = left_join
+
+    def process(self, record: Record) -> None:
+        change = record.value
+        if not getattr(change, "is_latest", True):
+            return
+        new, old = change.new_value, change.old_value
+        self._hash: Any = ...
+        fk_bytes = self.shared.key_schema.prefix
+        if self.left_join:
+            if old is not None:
+                old_fk = self.extractor(record.key, old)
+                new_fk = None if new is None else self.extractor(record.key, new)
+                if old_fk is not None and (new_fk is None or fk_bytes(new_fk) != fk_bytes(old_fk)):
+                    self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
+                self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
+            elif new is not None:
+                self._send(
+                    record, self.extractor(record.key, new), Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE
+                )
+            return
+        if old is not None:
+            old_fk = self.extractor(record.key, old)
+            if old_fk is None:
+                _skip(self.context, self.dropped, "foreign key")
+                return
+            if new is None:
+                self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
+                return
+            new_fk = self.extractor(record.key, new)
+            if new_fk is None:
+                _skip(self.context, self.dropped, "foreign key")
+                return
+            if fk_bytes(new_fk) != fk_bytes(old_fk):
+                self._send(record, old_fk, Instruction.DELETE_KEY_NO_PROPAGATE)
+            self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
+        elif new is not None:
+            new_fk = self.extractor(record.key, new)
+            if new_fk is None:
+                _skip(self.context, self.dropped, "foreign key")
+            else:
+                self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
+
+    def _send(self, record: Record, foreign_key: Any, instruction: Instruction) -> None:
+        if self._hash is ...:
+            self._hash = self.shared.value_hash(record.value.new_value)
+        meta = self.context.record_metadata()
+        partition = meta.partition if meta is not None else self.context.partition()
+        wrapper = SubscriptionWrapper(self._hash, instruction, record.key, partition)
+        self.context.forward(Record(foreign_key, wrapper, record.timestamp, record.headers))
+
+
+class SubscriptionReceive(_Base):
+    """Stores or removes the subscription; forwards ``((fk, pk), Change(new, old))``."""
+
+    def __init__(self, shared: FkJoinShared, store_name: str) -> None:
+        super().__init__(shared)
+        self.store_name = store_name
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.store = context.get_state_store(self.store_name)
+
+    def process(self, record: Record) -> None:
+        wrapper: SubscriptionWrapper = record.value
+        if record.key is None and wrapper.instruction != Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE:
+            _skip(self.context, self.dropped, "foreign key")
+            return
+        if wrapper.version > 0:
+            raise ValueError("SubscriptionWrapper is of an incompatible version")
+        new = ValueAndTimestamp.make(wrapper, record.timestamp)
+        old = None
+        if record.key is not None:
+            key = self.shared.key_schema.to_bytes(record.key, wrapper.primary_key)
+            old = self.store.get(key)
+            if wrapper.instruction in (
+                Instruction.DELETE_KEY_AND_PROPAGATE,
+                Instruction.DELETE_KEY_NO_PROPAGATE,
+            ):
+                self.store.delete(key)
+            else:
+                self.store.put(key, new)
+        combined = (record.key, wrapper.primary_key)
+        self.context.forward(Record(combined, Change(new, old), record.timestamp, record.headers))
+
+
+class SubscriptionJoin(_Base):
+    """Answers a subscription with the foreign table's current value."""
+
+    def __init__(self, shared: FkJoinShared, foreign_getter: Any) -> None:
+        super().__init__(shared)
+        self.getter_supplier = foreign_getter
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.getter = self.getter_supplier.get()
+        self.getter.init(context)
+
+    def process(self, record: Record) -> None:
+        foreign_key, primary_key = record.key
+        vat = record.value.new_value
+        wrapper: SubscriptionWrapper = vat.value
+        found = None if foreign_key is None else self.getter.get(foreign_key)
+        timestamp = vat.timestamp if found is None else max(vat.timestamp, found.timestamp)
+        instruction = wrapper.instruction
+        if instruction == Instruction.DELETE_KEY_NO_PROPAGATE:
+            return
+        if instruction == Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE and found is None:
+            return
+        value = None
+        if instruction != Instruction.DELETE_KEY_AND_PROPAGATE and found is not None:
+            value = found.value
+        response = SubscriptionResponseWrapper(wrapper.hash, value, wrapper.primary_partition)
+        self.context.forward(Record(primary_key, response, timestamp, record.headers))
+
+
+class ForeignTableJoin(_Base):
+    """A foreign-table change answers every subscriber of its key."""
+
+    def __init__(self, shared: FkJoinShared, store_name: str) -> None:
+        super().__init__(shared)
+        self.store_name = store_name
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.store = context.get_state_store(self.store_name)
+
+    def process(self, record: Record) -> None:
+        if record.key is None:
+            _skip(self.context, self.dropped, "key")
+            return
+        change = record.value
+        if not getattr(change, "is_latest", True):
+            return
+        schema = self.shared.key_schema
+        prefix = schema.prefix(record.key)
+        with self.store.prefix_scan(prefix, _BYTES) as found:
+            entries = list(found)
+        for key, vat in entries:
+            wrapper: SubscriptionWrapper = vat.value
+            response = SubscriptionResponseWrapper(wrapper.hash, change.new_value, wrapper.primary_partition)
+            self.context.forward(
+                Record(schema.primary_key(bytes(key)), response, record.timestamp, record.headers)
+            )
+
+
+class ResponseJoin(_Base):
+    """Joins a response with the current left value when the hash still matches."""
+
+    def __init__(self, shared: FkJoinShared, getter: Any, joiner: Any, left_join: bool) -> None:
+        super().__init__(shared)
+        self.getter_supplier = getter
+        self.joiner = joiner
+        self.left_join = left_join
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.getter = self.getter_supplier.get()
+        self.getter.init(context)
+
+    def process(self, record: Record) -> None:
+        response: SubscriptionResponseWrapper = record.value
+        if response.version != 0:
+            raise ValueError("SubscriptionResponseWrapper is of an incompatible version")
+        current = self.getter.get(record.key)
+        current_hash = None if current is None else self.shared.value_hash(current.value)
+        if response.original_value_hash != current_hash:
+            log.debug("Dropping FK-join response due to hash mismatch. Expected %s. Actual %s", current_hash,
+                      response.original_value_hash)  # fmt: skip
+            return
+        foreign = response.foreign_value
+        if foreign is None and (not self.left_join or current is None):
+            result = None
+        else:
+            result = self.joiner(record.key, None if current is None else current.value, foreign)
+        self.context.forward(record.with_value(result))
+
+
+def primary_partition_partitioner(topic: str, key: Any, value: Any, *_: Any) -> int | None:
+    """The response sink's partitioner: back to the left row's partition."""
+    return value.primary_partition

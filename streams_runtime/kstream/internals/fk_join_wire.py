@@ -1,0 +1,221 @@
+"""Foreign-key join wire formats: the subscription and response wrappers, their serdes, the
+combined (foreign key, primary key) store key, and the 128-bit murmur3 hash of a value.
+
+A foreign-key join sends each left-hand row to the partition of its foreign key (a
+*subscription*), joins it there with the right-hand row and sends the *response* back to the
+left-hand row's partition. A response carries the hash of the left-hand value it was computed
+for; the response resolver drops it when the left-hand value changed meanwhile (the hash no
+longer matches), so a stale foreign key never produces a result.
+
+Formats (all integers big-endian):
+
+* subscription: ``version(1) | instruction(1) | has_hash(1) [| hash(16)] | partition(4, -1 =
+  unknown) | primary key bytes``;
+* response: ``version(1) | has_hash(1) [| hash(16)] | partition(4) | foreign value bytes`` (no
+  bytes for a null foreign value);
+* subscription store key: ``len(fk)(4) | fk bytes | pk bytes``, so a prefix scan over
+  ``len(fk) | fk`` finds every primary key subscribed to one foreign key.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from streams_runtime.serdes import Serde
+
+VERSION = 0
+SEED = 104729  # the seed Kafka Streams hashes foreign-key join values with
+
+_MASK = (1 << 64) - 1
+_C1 = 0x87C37B91114253D5
+_C2 = 0x4CF5AD432745937F
+_PARTITION = struct.Struct(">i")
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _MASK
+
+
+def _fmix(k: int) -> int:
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & _MASK
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & _MASK
+    k ^= k >> 33
+    return k
+
+
+def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
+    """MurmurHash3 x64 128-bit of ``data`` as two unsigned 64-bit halves."""
+    length = len(data)
+    h1 = h2 = seed & _MASK
+    blocks = length // 16
+    for i in range(blocks):
+        k1, k2 = struct.unpack_from("<QQ", data, i * 16)
+        k1 = (k1 * _C1) & _MASK
+        k1 = _rotl(k1, 31)
+        k1 = (k1 * _C2) & _MASK
+        h1 ^= k1
+        h1 = _rotl(h1, 27)
+        h1 = (h1 + h2) & _MASK
+        h1 = (h1 * 5 + 0x52DCE729) & _MASK
+        k2 = (k2 * _C2) & _MASK
+        k2 = _rotl(k2, 33)
+        k2 = (k2 * _C1) & _MASK
+        h2 ^= k2
+        h2 = _rotl(h2, 31)
+        h2 = (h2 + h1) & _MASK
+        h2 = (h2 * 5 + 0x38495AB5) & _MASK
+    tail = data[blocks * 16 :]
+    k1 = k2 = 0
+    for i in range(len(tail) - 1, 7, -1):
+        k2 ^= tail[i] << ((i - 8) * 8)
+    if len(tail) > 8:
+        k2 = (k2 * _C2) & _MASK
+        k2 = _rotl(k2, 33)
+        k2 = (k2 * _C1) & _MASK
+        h2 ^= k2
+    for i in range(min(len(tail), 8) - 1, -1, -1):
+        k1 ^= tail[i] << (i * 8)
+    if tail:
+        k1 = (k1 * _C1) & _MASK
+        k1 = _rotl(k1, 31)
+        k1 = (k1 * _C2) & _MASK
+        h1 ^= k1
+    h1 ^= length
+    h2 ^= length
+    h1 = (h1 + h2) & _MASK
+    h2 = (h2 + h1) & _MASK
+    h1 = _fmix(h1)
+    h2 = _fmix(h2)
+    h1 = (h1 + h2) & _MASK
+    h2 = (h2 + h1) & _MASK
+    return h1, h2
+
+
+def hash_bytes(data: bytes | None) -> bytes | None:
+    """The 16-byte murmur3 hash of ``data`` (``None`` for ``None``)."""
+    if data is None:
+        return None
+    h1, h2 = murmur3_128(data)
+    return struct.pack(">QQ", h1, h2)
+
+
+class Instruction(IntEnum):
+    """What the foreign side does with a subscription (Kafka Streams' instruction names)."""
+
+    DELETE_KEY_AND_PROPAGATE = 0
+    DELETE_KEY_NO_PROPAGATE = 1
+    PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE = 2
+    PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE = 3
+
+
+@dataclass(frozen=True)
+class SubscriptionWrapper:
+    hash: bytes | None
+    instruction: Instruction
+    primary_key: Any
+    primary_partition: int | None
+    version: int = VERSION
+
+
+@dataclass(frozen=True)
+class SubscriptionResponseWrapper:
+    original_value_hash: bytes | None
+    foreign_value: Any
+    primary_partition: int | None
+    version: int = VERSION
+
+
+def _default(serde: Any, context: Any, side: str) -> Any:
+    return serde if serde is not None else context.app_configs.default_serde(side)
+
+
+class SubscriptionWrapperSerde(Serde):
+    """Serde of :class:`SubscriptionWrapper`; ``primary_key_serde`` None = the default key serde."""
+
+    def __init__(self, primary_key_serde: Any) -> None:
+        super().__init__("SubscriptionWrapperSerde")
+        self.primary_key_serde = primary_key_serde
+        self.topic = ""
+
+    def bind(self, context: Any, pk_topic: str) -> None:
+        self.primary_key_serde = _default(self.primary_key_serde, context, "key")
+        self.topic = pk_topic
+
+    def _serialize(self, topic: str, data: SubscriptionWrapper) -> bytes:
+        pk = self.primary_key_serde.serialize(self.topic, data.primary_key) or b""
+        head = bytes([data.version, int(data.instruction), 0 if data.hash is None else 1])
+        partition = -1 if data.primary_partition is None else data.primary_partition
+        return head + (data.hash or b"") + _PARTITION.pack(partition) + pk
+
+    def _deserialize(self, topic: str, data: bytes) -> SubscriptionWrapper:
+        version, instruction, has_hash = data[0], data[1], data[2]
+        pos = 3
+        digest = None
+        if has_hash:
+            digest, pos = bytes(data[3:19]), 19
+        (partition,) = _PARTITION.unpack_from(data, pos)
+        pk = self.primary_key_serde.deserialize(self.topic, bytes(data[pos + 4 :]))
+        return SubscriptionWrapper(
+            digest, Instruction(instruction), pk, None if partition < 0 else partition, version
+        )
+
+
+class SubscriptionResponseWrapperSerde(Serde):
+    """Serde of :class:`SubscriptionResponseWrapper`; ``foreign_value_serde`` None = default."""
+
+    def __init__(self, foreign_value_serde: Any) -> None:
+        super().__init__("SubscriptionResponseWrapperSerde")
+        self.foreign_value_serde = foreign_value_serde
+
+    def bind(self, context: Any) -> None:
+        self.foreign_value_serde = _default(self.foreign_value_serde, context, "value")
+
+    def _serialize(self, topic: str, data: SubscriptionResponseWrapper) -> bytes:
+        value = self.foreign_value_serde.serialize(topic, data.foreign_value)
+        head = bytes([data.version, 0 if data.original_value_hash is None else 1])
+        partition = -1 if data.primary_partition is None else data.primary_partition
+        tail = b"" if value is None else b"\x01" + value
+        return head + (data.original_value_hash or b"") + _PARTITION.pack(partition) + tail
+
+    def _deserialize(self, topic: str, data: bytes) -> SubscriptionResponseWrapper:
+        version, has_hash = data[0], data[1]
+        pos = 2
+        digest = None
+        if has_hash:
+            digest, pos = bytes(data[2:18]), 18
+        (partition,) = _PARTITION.unpack_from(data, pos)
+        rest = bytes(data[pos + 4 :])
+        value = self.foreign_value_serde.deserialize(topic, rest[1:]) if rest else None
+        return SubscriptionResponseWrapper(digest, value, None if partition < 0 else partition, version)
+
+
+class CombinedKeySchema:
+    """The subscription store's key: ``len(fk) | fk | pk`` (see the module docstring)."""
+
+    def __init__(self, foreign_key_serde: Any, primary_key_serde: Any) -> None:
+        self.foreign_key_serde = foreign_key_serde
+        self.primary_key_serde = primary_key_serde
+        self.fk_topic = self.pk_topic = ""
+
+    def bind(self, context: Any, fk_topic: str, pk_topic: str) -> None:
+        self.foreign_key_serde = _default(self.foreign_key_serde, context, "key")
+        self.primary_key_serde = _default(self.primary_key_serde, context, "key")
+        self.fk_topic, self.pk_topic = fk_topic, pk_topic
+
+    def prefix(self, foreign_key: Any) -> bytes:
+        fk = self.foreign_key_serde.serialize(self.fk_topic, foreign_key) or b""
+        return _PARTITION.pack(len(fk)) + fk
+
+    def to_bytes(self, foreign_key: Any, primary_key: Any) -> bytes:
+        return self.prefix(foreign_key) + (
+            self.primary_key_serde.serialize(self.pk_topic, primary_key) or b""
+        )
+
+    def primary_key(self, data: bytes) -> Any:
+        (length,) = _PARTITION.unpack_from(data, 0)
+        return self.primary_key_serde.deserialize(self.pk_topic, bytes(data[4 + length :]))

@@ -1,0 +1,106 @@
+"""Stream-table joins with a grace period (KIP-923), on a versioned table.
+
+Each stream record waits in a time-ordered buffer until stream time has passed its timestamp by
+the grace period, then joins with the table version valid at the record's timestamp; so a table
+update that arrives a little late still meets the stream records it should have met. A record
+already older than ``stream time - grace`` joins at once and evicts nothing (as Kafka Streams).
+Eviction runs after each buffered put: every record with ``timestamp <= stream time - grace``
+leaves, oldest first (ties in arrival order).
+
+The buffer is a logged key-value store ``<join name>-Buffer`` (bytes keys ``timestamp | seq``,
+values ``len(key) | key | value``), so buffered records survive a restart; stream time is kept
+in it under a reserved key. Record headers are not kept in the buffer.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from streams_runtime.errors import TopologyError
+from streams_runtime.processor.api import Processor, Record
+
+_ENTRY = struct.Struct(">QQ")
+_LEN = struct.Struct(">i")
+_STREAM_TIME = b"\xff" * 17
+_OFFSET = 1 << 63
+NOT_VERSIONED = "KTable must be versioned to use a grace period in a stream table join."
+RETENTION_TOO_SHORT = "History retention must be at least grace period."
+
+
+def check_versioned_store(store_builder: Any, grace_ms: int) -> None:
+    """Kafka's checks: the joined table is versioned, its history covers the grace period."""
+    retention = getattr(store_builder, "history_retention_ms", None)
+    if retention is None:
+        raise TopologyError(NOT_VERSIONED)
+    if retention < grace_ms:
+        raise TopologyError(RETENTION_TOO_SHORT)
+
+
+class KStreamKTableJoinWithGrace(Processor):
+    """Buffers stream records, then hands them to the plain join processor ``join``."""
+
+    def __init__(
+        self, join: Processor, buffer_name: str, grace_ms: int, key_serde: Any, value_serde: Any
+    ) -> None:
+        self.join = join
+        self.buffer_name = buffer_name
+        self.grace_ms = grace_ms
+        self.key_serde = key_serde
+        self.value_serde = value_serde
+
+    def init(self, context: Any) -> None:
+        self.context = context
+        self.join.init(context)
+        configs = context.app_configs
+        self.key_serde = self.key_serde or configs.default_serde("key")
+        self.value_serde = self.value_serde or configs.default_serde("value")
+        self.store = context.get_state_store(self.buffer_name)
+        raw = self.store.get(_STREAM_TIME)
+        self.stream_time = struct.unpack(">q", raw)[0] if raw else -(2**63)
+        self.seq = 0
+        with self.store.all() as entries:
+            for kv in entries:
+                if kv.key != _STREAM_TIME:
+                    self.seq = max(self.seq, _ENTRY.unpack(kv.key)[1] + 1)
+
+    def process(self, record: Record) -> None:
+        if record.timestamp > self.stream_time:
+            self.stream_time = record.timestamp
+            self.store.put(_STREAM_TIME, struct.pack(">q", self.stream_time))
+        if record.key is None or record.value is None:
+            self.join.process(record)  # dropped or joined at once, as without grace
+            return
+        horizon = self.stream_time - self.grace_ms
+        if record.timestamp < horizon:
+            self.join.process(record)
+            return
+        topic = self.buffer_name
+        key = self.key_serde.serialize(topic, record.key)
+        value = self.value_serde.serialize(topic, record.value)
+        self.store.put(_ENTRY.pack(record.timestamp + _OFFSET, self.seq), _LEN.pack(len(key)) + key + value)
+        self.seq += 1
+        self._evict(horizon)
+
+    def _evict(self, horizon: int) -> None:
+        ready = []
+        with self.store.all() as entries:
+            for kv in entries:
+                if kv.key == _STREAM_TIME:
+                    continue
+                timestamp = _ENTRY.unpack(kv.key)[0] - _OFFSET
+                if timestamp > horizon:
+                    break
+                ready.append((kv.key, timestamp, kv.value))
+        topic = self.buffer_name
+        for store_key, timestamp, data in ready:
+            self.store.delete(store_key)
+            (length,) = _LEN.unpack_from(data, 0)
+            key = self.key_serde.deserialize(topic, data[4 : 4 + length])
+            value = self.value_serde.deserialize(topic, data[4 + length :])
+            self.join.process(Record(key, value, timestamp))
+
+    def close(self) -> None:
+        close = getattr(self.join, "close", None)
+        if callable(close):
+            close()
