@@ -235,7 +235,8 @@ def test_should_log_and_meter_when_skipping_null_key(make_config, capture, caplo
 
 
 def test_should_log_and_meter_when_skipping_late_record_with_zero_grace(make_config, capture, caplog):
-    """Mirrors KStreamSessionWindowAggregateProcessorTest.shouldLogAndMeterWhenSkippingLateRecordWithZeroGrace:
+    """Mirrors KStreamSessionWindowAggregateProcessorTest.shouldLogAndMeterWhenSkippingLateRecordWithZero
+    Grace:
     gap 10, grace 0; at stream time 11 a session ending at 0 closed at 0 + 10 + 0 < 11."""
     topology = _count_topology(
         capture, SessionWindows.of_inactivity_gap_and_grace(10, 0), False, caching=False, retention=30
