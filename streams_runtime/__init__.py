@@ -39,6 +39,11 @@ from streams_runtime.kstream import (
 )
 
 # --- issue 4: windows, joins, suppression ---
+from streams_runtime.kstream.cogrouped import (
+    CogroupedKStream,
+    SessionWindowedCogroupedKStream,
+    TimeWindowedCogroupedKStream,
+)
 from streams_runtime.kstream.emit_strategy import EmitStrategy
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
@@ -120,6 +125,9 @@ __all__ = [
     "errors",
     # issue 4
     "BufferConfig",
+    "CogroupedKStream",
+    "SessionWindowedCogroupedKStream",
+    "TimeWindowedCogroupedKStream",
     "EmitStrategy",
     "JoinWindows",
     "Joined",
