@@ -5,7 +5,6 @@ import pytest
 
 from streams_runtime import Consumed, Printed, Serdes, StreamsBuilder, TopologyError, TopologyTestDriver
 
-
 INT = Serdes.Integer()
 
 
