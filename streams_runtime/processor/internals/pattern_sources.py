@@ -2,10 +2,11 @@
 
 A pattern source reads every topic whose whole name matches its pattern (Java's
 ``Matcher.matches``, i.e. ``re.fullmatch``), internal topics excepted. Which topics those are is
-only known against a cluster (or the test driver): ``matching_topics`` resolves the patterns of a
-topology against a list of topic names, and the runtime does so before it subscribes and again at
-every rebalance, so topics created later join at the next rebalance. In the TopologyTestDriver a
-record piped to any matching topic flows in.
+only known against a cluster (or the test driver). The runtime binds each pattern to the
+matching topics that exist when an instance starts (``bind_pattern_topics``): it then creates
+tasks, subscribes and assigns exactly as for named topics; a matching topic created later is read
+once the instances restart (Kafka Streams picks it up at the next rebalance; not yet here). In the
+TopologyTestDriver a record piped to any matching topic flows in.
 """
 
 from __future__ import annotations
@@ -55,3 +56,34 @@ def matching_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]
         if source is not None and not topic.startswith(f"{builder.application_id}-"):
             found[source].append(topic)
     return found
+
+
+def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]:
+    """Make each pattern source read the existing topics it matches (the runtime, at start).
+
+    Returns source name -> its topics. A pattern no topic matches is a MissingSourceTopicError
+    naming it. Binding again (a restart of the same topology) re-reads the topic list.
+    """
+    from streams_runtime.processor.internals.assignment import MissingSourceTopicError
+
+    prefix = f"{builder.application_id}-"
+    existing = sorted(set(topics))
+    bound: dict[str, list[str]] = {}
+    for name, pattern in pattern_sources(builder):
+        matched = [
+            t
+            for t in existing
+            if pattern.fullmatch(t)
+            and not t.startswith(prefix)
+            and builder.topic_to_source.get(t, name) == name
+        ]
+        if not matched:
+            raise MissingSourceTopicError(
+                f"no topic matches the pattern {pattern.pattern} of source {name}; create a matching "
+                f"topic before starting (topics created later are read after the next start)"
+            )
+        builder.nodes[name].topics = matched
+        for topic in matched:
+            builder.topic_to_source[topic] = name
+        bound[name] = matched
+    return bound
