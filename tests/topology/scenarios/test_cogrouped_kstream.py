@@ -442,7 +442,7 @@ def test_cogroup_with_ktable_ktable_inner_join(make_config):
 
 
 def _windowed_records(builder, inputs, config, value_serde=S):
-    """Output records as (key.key, value, timestamp), as the windowed tests' assertOutputKeyValue...."""
+    """Output records as (key.key, value, timestamp), what the windowed tests' assertions compare."""
     seen = []
     builder_table, topology = builder
     builder_table.to_stream().process(lambda: _Collect(seen))

@@ -16,6 +16,7 @@ from streams_runtime import (
     Stores,
     StreamsBuilder,
     StreamsProcessingError,
+    TopologyError,
     TopologyTestDriver,
 )
 
@@ -130,7 +131,7 @@ def test_process_values_rejects_null_arguments():
         stream.process_values(None)
     builder = StreamsBuilder()
     builder.stream("input").process_values(Length, None)
-    with pytest.raises(Exception, match="None|name"):
+    with pytest.raises(TopologyError, match="state store None is not added yet"):
         builder.build()
 
 
