@@ -36,8 +36,8 @@ Kafka Streams' semantics:
 * Sessions under emit on window close: after each record, every session (any key) whose end
   fell behind the close time since the last emit is forwarded once, as ``Change(final, None)``
   at the session end, ordered by end then start; the store is not cached. The candidates are
-  read before the record is written (the store drops sessions behind its retention as stream
-  time moves) and those the record merges away are not emitted, which is what Kafka Streams
+  read (past the store's retention bound, as Kafka's time-ordered session store allows) before
+  the record is written, and those the record merges away are not emitted: what Kafka Streams
   emits when it reads them after the write.
 """
 
@@ -314,9 +314,9 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
 
         Sessions ending in ``[max(0, last emit's close time), close time - 1]`` (a session's end is
         inclusive), ordered by end then start, as Kafka's time-ordered session store returns them.
-        They are read before this record is written: the session store drops sessions behind its
-        retention as stream time moves, and a closed session must still be readable for its final
-        result. ``None`` when nothing is to be emitted.
+        They are read before this record is written, without the store's retention bound (a
+        session closes gap + grace after its end, just when the store's retention would hide
+        it). ``None`` when nothing is to be emitted.
         """
         if not self.emit_on_close:
             return None
@@ -326,7 +326,10 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
         low = max(0, self.last_emit_close_time)
         if high < 0 or low > high:
             return None
-        with self.store.find_sessions(None, None, low, high) as sessions:
+        reader = getattr(self.store, "find_sessions_ending_between", None)
+        # a store without the retention-free read (a custom one): the ordinary multi-key read
+        sessions = reader(low, high) if callable(reader) else self.store.find_sessions(None, None, low, high)
+        with sessions:
             found = [(s, v) for s, v in sessions if low <= s.window.end <= high and v is not None]
         found.sort(key=lambda kv: (kv[0].window.end, kv[0].window.start))
         return found

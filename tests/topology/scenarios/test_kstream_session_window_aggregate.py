@@ -374,3 +374,24 @@ def test_emit_final_session_store_is_never_cached(make_config):
     topology = builder.build()
     entry = topology.internal_builder.stores["aggregated"]
     assert entry.builder.caching_enabled is False
+
+
+def test_emit_final_reads_a_closing_session_behind_the_store_retention(make_config, capture):
+    """Kafka's rule on the default store (retention = gap + grace = 5): a@0, b@5, c@6. At stream time 6 the
+    session [a@0,0] closes (0 < 6 - 5) and is emitted, although the store no longer serves it to ordinary
+    reads (its retention ends at 6 - 5 + 1); b's session closes at stream time 11."""
+    builder = StreamsBuilder()
+    (
+        builder.stream("topic", Consumed.with_(Serdes.String(), Serdes.String()))
+        .group_by_key()
+        .windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(5))
+        .emit_strategy(EmitStrategy.on_window_close())
+        .count()
+        .to_stream()
+        .process(capture)
+    )
+    with TopologyTestDriver(builder.build(), make_config()) as driver:
+        _pipe(driver, [("a", "1", 0), ("b", "1", 5), ("c", "1", 6)])
+        assert capture.processed == [(_s("a", 0, 0), 1, 0)]
+        _pipe(driver, [("c", "1", 11)])
+    assert capture.processed == [(_s("a", 0, 0), 1, 0), (_s("b", 5, 5), 1, 5)]
