@@ -11,6 +11,8 @@ Two more, reported next to the stateless chain (ratio = their rate / the chain's
 4. stream-stream join: two streams of the same keys joined within 10 s;
 5. foreign-key table join: orders (a table of 5000 order ids) joined with their user's row
    (1000 users); one record in ten is a user update, re-joined with every order of that user.
+6. cogroup: two streams (alternating records) aggregated into one RocksDB store per key, each
+   with its own aggregator (``group_by_key().cogroup(...).cogroup(...).aggregate(...)``).
 
 The baseline loops do the same (de)serialization and, for the count, the same RocksDB reads and
 writes through rocksdict, so the ratio is the framework's overhead per record.
@@ -204,6 +206,33 @@ def fk_join_framework(records: list[tuple[str, str]], state_dir: str) -> tuple[f
     return elapsed, out
 
 
+def cogroup_framework(records: list[tuple[str, str]], state_dir: str) -> tuple[float, int]:
+    builder = StreamsBuilder()
+    strings = Consumed(key_serde=Serdes.String(), value_serde=Serdes.String())
+    clicks = builder.stream("clicks", consumed=strings).group_by_key()
+    purchases = builder.stream("purchases", consumed=strings).group_by_key()
+    (
+        clicks.cogroup(lambda k, v, agg: agg + 1)
+        .cogroup(purchases, lambda k, v, agg: agg + 100)
+        .aggregate(lambda: 0, Materialized.as_("activity").with_value_serde(Serdes.Long()))
+        .to_stream()
+        .to("out", produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Long()))
+    )
+    config = {"application_id": "bench-cogroup", "state_dir": state_dir}
+    with TopologyTestDriver(builder.build(), config) as driver:
+        sides = (
+            driver.create_input_topic("clicks", Serdes.String(), Serdes.String()),
+            driver.create_input_topic("purchases", Serdes.String(), Serdes.String()),
+        )
+        sink = driver.create_output_topic("out", Serdes.String(), Serdes.Long())
+        start = time.perf_counter()
+        for i, (key, value) in enumerate(records):
+            sides[i % 2].pipe_input(key, value, timestamp=i)
+        elapsed = time.perf_counter() - start
+        out = sink.queue_size()
+    return elapsed, out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
@@ -227,6 +256,7 @@ def main() -> int:
         ("windowed count", windowed_count_framework),
         ("stream-stream join", join_framework),
         ("FK table join", fk_join_framework),
+        ("cogroup", cogroup_framework),
     ):
         print(f"[bench] {name}: {args.records} records ...", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as d:

@@ -39,14 +39,24 @@ from streams_runtime.kstream import (
 )
 
 # --- issue 4: windows, joins, suppression ---
+from streams_runtime.kstream.cogrouped import (
+    CogroupedKStream,
+    SessionWindowedCogroupedKStream,
+    TimeWindowedCogroupedKStream,
+)
 from streams_runtime.kstream.emit_strategy import EmitStrategy
 from streams_runtime.kstream.join_options import Joined, StreamJoined
+from streams_runtime.kstream.printed import Printed
 from streams_runtime.kstream.suppressed import BufferConfig, Suppressed
 from streams_runtime.kstream.table_joined import TableJoined
 from streams_runtime.kstream.windowed_streams import SessionWindowedKStream, TimeWindowedKStream
 from streams_runtime.kstream.windows import JoinWindows, SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor import (
     Cancellable,
+    ContextualFixedKeyProcessor,
+    FixedKeyProcessor,
+    FixedKeyProcessorContext,
+    FixedKeyRecord,
     Processor,
     ProcessorContext,
     PunctuationType,
@@ -130,6 +140,14 @@ __all__ = [
     "errors",
     # issue 4
     "BufferConfig",
+    "ContextualFixedKeyProcessor",
+    "FixedKeyProcessor",
+    "FixedKeyProcessorContext",
+    "FixedKeyRecord",
+    "Printed",
+    "CogroupedKStream",
+    "SessionWindowedCogroupedKStream",
+    "TimeWindowedCogroupedKStream",
     "EmitStrategy",
     "JoinWindows",
     "Joined",

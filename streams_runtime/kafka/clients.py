@@ -193,6 +193,12 @@ def partition_counts(admin: AdminClient, topics: Iterable[str], timeout: float =
     }
 
 
+def existing_topics(admin: AdminClient, timeout: float = 10.0) -> list[str]:
+    """The names of every topic of the cluster (source topics by pattern match against them)."""
+    metadata = admin.list_topics(timeout=timeout)
+    return sorted(name for name, topic in metadata.topics.items() if topic.error is None)
+
+
 def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float = 30.0) -> list[str]:
     """Create the topics of ``specs`` that do not exist yet and verify every partition count.
 

@@ -8,8 +8,9 @@ Owner: the DSL. Two strategies, as in Kafka Streams 3.x:
   time passes window end + grace, the processor forwards the window's final aggregate, once,
   read back from its own window store (no suppression buffer).
 
-Taken by ``TimeWindowedKStream.emit_strategy`` (tumbling, hopping and sliding windows, which
-is where Kafka Streams 3.3 put it); session windows do not take it here yet.
+Taken by ``TimeWindowedKStream.emit_strategy`` (tumbling, hopping and sliding windows) and
+``SessionWindowedKStream.emit_strategy`` (a session closes once stream time passes its end +
+inactivity gap + grace), as in Kafka Streams 3.3.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class EmitStrategy:
 
     @classmethod
     def on_window_close(cls) -> EmitStrategy:
-        """Forward one final result per window once stream time passes window end + grace."""
+        """Forward one final result per window once it closes (window end + grace; sessions: + gap)."""
         return cls(StrategyType.ON_WINDOW_CLOSE)
 
     @property

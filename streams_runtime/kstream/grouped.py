@@ -130,6 +130,14 @@ class KGroupedStream:
 
         return windowed_by(self, windows)
 
+    # ------------------------------------------------------------------ cogroup (KIP-150)
+    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+        """Start a cogroup with this stream's ``aggregator(key, value, aggregate)``; see cogrouped."""
+        from streams_runtime.kstream.cogrouped import CogroupedKStream
+
+        check_callable(aggregator, "aggregator")
+        return CogroupedKStream(self).cogroup(self, aggregator)
+
 
 class KGroupedTable:
     def __init__(

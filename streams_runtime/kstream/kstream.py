@@ -43,6 +43,7 @@ PROCESSOR_NAME = "KSTREAM-PROCESSOR-"
 PROCESSVALUES_NAME = "KSTREAM-PROCESSVALUES-"
 REPARTITION_NAME = "KSTREAM-REPARTITION-"
 TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
+PRINTING_NAME = "KSTREAM-PRINTER-"
 REPARTITION_TOPIC_SUFFIX = "-repartition"
 
 
@@ -281,6 +282,19 @@ class KStream:
         from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
 
         return dispatch_stream_join(self, other, args, kwargs, "outer")
+
+    # ------------------------------------------------------------------ print
+    def print(self, printed: Any = None) -> None:
+        """Print each record as ``[label]: key, value`` (``Printed.to_sys_out()`` by default)."""
+        from streams_runtime.kstream.internals.printing import print_supplier
+        from streams_runtime.kstream.printed import Printed
+
+        p = printed if printed is not None else Printed.to_sys_out()
+        if not isinstance(p, Printed):
+            raise TypeError(f"print takes a Printed, got {printed!r}")
+        node_name = self._internal.name_or_generate(p.name, PRINTING_NAME)
+        node = ProcessorGraphNode(node_name, print_supplier(p, self.name))
+        self._internal.add_graph_node(self._node, node)
 
     def __repr__(self) -> str:
         return f"KStream({self.name})"

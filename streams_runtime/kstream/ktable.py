@@ -206,6 +206,34 @@ class KTable:
 
         return suppress(self, suppressed)
 
+    # ------------------------------------------------------------------ transform_values
+    def transform_values(
+        self,
+        transformer_supplier: Callable[[], Any],
+        *store_names: str,
+        materialized: Materialized | None = None,
+        name: str | None = None,
+    ) -> KTable:
+        """Transform each value with a stateful transformer (``transform(key, value)``, optional
+        ``init(context)``/``close()``) that may read ``store_names``; see internals/transform_values."""
+        from streams_runtime.kstream.internals import transform_values as tv
+
+        check_callable(transformer_supplier, "transformer supplier")
+        internal = self._internal
+        mat = None
+        if materialized is not None:
+            mat = internal.materialize(materialized, tv.TRANSFORMVALUES_NAME, key_serde=self.key_serde)
+        queryable = mat.queryable_store_name if mat is not None else None
+        node_name = internal.name_or_generate(name, tv.TRANSFORMVALUES_NAME)
+        supplier = tv.KTableTransformValuesSupplier(self._supplier, transformer_supplier, queryable)
+        node = ProcessorGraphNode(
+            node_name, supplier, store_names=store_names, materialized=mat if queryable else None
+        )
+        internal.add_graph_node(self._node, node)
+        key_serde = mat.key_serde if mat is not None else self.key_serde
+        value_serde = mat.value_serde if mat is not None else None
+        return KTable(internal, node, key_serde, value_serde, supplier, queryable)
+
     def __repr__(self) -> str:
         return f"KTable({self.name})"
 

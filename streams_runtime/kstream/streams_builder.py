@@ -11,6 +11,7 @@ topology = builder.build()
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -83,10 +84,13 @@ class StreamsBuilder:
 
     # ------------------------------------------------------------------ sources
     def stream(self, *topics: Any, consumed: Consumed | None = None) -> KStream:
-        """A KStream over topics: ``stream("a")``, ``stream("a", "b")``, ``stream(["a", "b"])``."""
+        """A KStream over topics: ``stream("a")``, ``stream("a", "b")``, ``stream(["a", "b"])``, or every
+        topic matching a pattern: ``stream(re.compile("orders-.*"))``."""
         names, options = _split_options(topics, Consumed)
         if options:
             consumed = options[0]
+        if len(names) == 1 and isinstance(names[0], re.Pattern):
+            return self._pattern_stream(names[0], consumed)
         flat: list[str] = []
         for item in names:
             flat.extend([item] if isinstance(item, str) else list(item))
@@ -95,6 +99,15 @@ class StreamsBuilder:
         c = consumed or Consumed()
         name = self._internal.name_or_generate(c.name, KSTREAM_SOURCE_NAME)
         node = StreamSourceNode(name, flat, c)
+        self._internal.add_graph_node(self._internal.root, node)
+        return KStream(self._internal, node, c.key_serde, c.value_serde, False)
+
+    def _pattern_stream(self, pattern: re.Pattern[str], consumed: Consumed | None) -> KStream:
+        """``stream(re.compile("orders-.*"))``: every topic whose whole name matches (see
+        processor/internals/pattern_sources)."""
+        c = consumed or Consumed()
+        name = self._internal.name_or_generate(c.name, KSTREAM_SOURCE_NAME)
+        node = StreamSourceNode(name, [], c, pattern=pattern)
         self._internal.add_graph_node(self._internal.root, node)
         return KStream(self._internal, node, c.key_serde, c.value_serde, False)
 

@@ -15,9 +15,9 @@ Stores (Kafka Streams' WindowStoreMaterializer / SessionStoreMaterializer rules)
 Names follow Kafka Streams: ``KSTREAM-AGGREGATE-`` / ``KSTREAM-REDUCE-`` processors and stores;
 ``count(Materialized)`` without a store name burns one index.
 
-``TimeWindowedKStream.emit_strategy(EmitStrategy.on_window_close())`` (time and sliding windows,
-as in Kafka Streams 3.3) applies to the aggregations built after it; it changes neither names,
-stores nor ``describe()``.
+``emit_strategy(EmitStrategy.on_window_close())`` (time, sliding and session windows, as in
+Kafka Streams 3.3) applies to the aggregations built after it; it changes neither names nor
+``describe()``, and a session store under it is never cached.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class _WindowStoreFactory:
     def __init__(self, mat: Any, windows: Any) -> None:
         self.mat = mat
         self.windows = windows
+        self.caching_allowed = True
 
     def __call__(self, ctx: Any) -> Any:
         m = self.mat.materialized
@@ -90,7 +91,8 @@ class _WindowStoreFactory:
         builder.with_logging_enabled(
             m.logging_config or {}
         ) if m.logging_enabled else builder.with_logging_disabled()
-        builder.with_caching_enabled() if m.caching_enabled else builder.with_caching_disabled()
+        cached = m.caching_enabled and self.caching_allowed
+        builder.with_caching_enabled() if cached else builder.with_caching_disabled()
         return builder
 
     def _build_sliding(self, in_memory: bool) -> Any:
@@ -140,9 +142,12 @@ class _WindowedKStream:
         supplier.windows = self.windows
         supplier.emit_on_window_close = self._emit_strategy.type is StrategyType.ON_WINDOW_CLOSE
         parent = self._grouped._repartitioned_parent(mat.store_name)
-        node = StatefulProcessorNode(
-            func_name, supplier, store_factories=(_WindowStoreFactory(mat, self.windows),)
+        store_factory = _WindowStoreFactory(mat, self.windows)
+        # Kafka Streams never caches a session store whose aggregation emits on window close.
+        store_factory.caching_allowed = not (
+            supplier.emit_on_window_close and isinstance(self.windows, SessionWindows)
         )
+        node = StatefulProcessorNode(func_name, supplier, store_factories=(store_factory,))
         internal.add_graph_node(parent, node)
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
@@ -241,6 +246,15 @@ class SessionWindowedKStream(_WindowedKStream):
 
     def _windowed_key_serde(self, key_serde: Any) -> Any:
         return WindowedSerdes.session_windowed(key_serde)
+
+    def emit_strategy(self, emit_strategy: EmitStrategy) -> SessionWindowedKStream:
+        """When the aggregations built after this call forward their results; returns this stream.
+
+        ``EmitStrategy.on_window_close()`` forwards one final result per session once stream time
+        passes session end + inactivity gap + grace (the store is then never cached).
+        """
+        self._emit_strategy = check_emit_strategy(emit_strategy)
+        return self
 
     def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         mat = self._count_materialized(materialized)

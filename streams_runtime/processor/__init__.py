@@ -10,6 +10,11 @@ from streams_runtime.processor.api import (
     RecordMetadata,
 )
 from streams_runtime.processor.description import TopologyDescription
+from streams_runtime.processor.fixed_key import (
+    ContextualFixedKeyProcessor,
+    FixedKeyProcessor,
+    FixedKeyProcessorContext,
+)
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.processor.timestamps import ConsumerRecord
 from streams_runtime.processor.topology import Topology
@@ -17,6 +22,9 @@ from streams_runtime.processor.topology import Topology
 __all__ = [
     "Cancellable",
     "ConsumerRecord",
+    "ContextualFixedKeyProcessor",
+    "FixedKeyProcessor",
+    "FixedKeyProcessorContext",
     "FixedKeyRecord",
     "Processor",
     "ProcessorContext",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from streams_runtime.processor.internals.java_order import java_set_string
+from streams_runtime.processor.internals.java_order import java_hash_map_order, java_set_string
 
 
 @dataclass(eq=False)
@@ -52,9 +52,10 @@ def _order_key(node: Node) -> tuple[int, str]:
 
 
 def _names(nodes: list[Node]) -> str:
+    """Predecessors/successors as Kafka prints them: in the order ``link`` kept them."""
     if not nodes:
         return "none"
-    return ", ".join(n.name for n in sorted(nodes, key=_order_key))
+    return ", ".join(n.name for n in nodes)
 
 
 @dataclass
@@ -107,16 +108,40 @@ class TopologyDescription:
 
 
 def link(nodes: dict[str, Node], edges: list[tuple[str, str]]) -> None:
-    """Connect parent -> child edges and compute each node's sub-graph size (1 + children's)."""
+    """Connect parent -> child edges as Kafka Streams' describe does, sizes included.
+
+    Kafka keeps each node's predecessors and successors in a TreeSet ordered by sub-graph size
+    (largest first), then name, and grows the sizes while it links: nodes are visited in Java
+    ``HashMap`` order of their names, each linked to its parents, and every ancestor's size grows
+    by the child's size. A set is ordered by the sizes at the time of each insertion, so a node
+    whose sub-graph grew later can print before a larger sibling; this reproduces that order.
+    """
+    parents_of: dict[str, list[str]] = {}
     for parent, child in edges:
-        nodes[parent].successors.append(nodes[child])
-        nodes[child].predecessors.append(nodes[parent])
-    memo: dict[str, int] = {}
-
-    def size(node: Node) -> int:
-        if node.name not in memo:
-            memo[node.name] = 1 + sum(size(c) for c in node.successors)
-        return memo[node.name]
-
+        parents_of.setdefault(child, []).append(parent)
     for node in nodes.values():
-        node.size = size(node)
+        node.size = 1
+        node.successors = []
+        node.predecessors = []
+
+    def insert(ordered: list[Node], node: Node) -> None:
+        key = _order_key(node)
+        for i, existing in enumerate(ordered):
+            if key < _order_key(existing):
+                ordered.insert(i, node)
+                return
+        ordered.append(node)
+
+    def grow(node: Node, delta: int, seen: frozenset[str] = frozenset()) -> None:
+        node.size += delta
+        for predecessor in node.predecessors:
+            if predecessor.name not in seen:
+                grow(predecessor, delta, seen | {node.name})
+
+    for name in java_hash_map_order(list(nodes)):
+        node = nodes[name]
+        for parent_name in parents_of.get(name, ()):
+            parent = nodes[parent_name]
+            insert(node.predecessors, parent)
+            insert(parent.successors, node)
+            grow(parent, node.size)

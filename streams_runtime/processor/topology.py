@@ -12,6 +12,7 @@ returns the topology so calls chain. Errors are :class:`TopologyError` naming th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -54,10 +55,13 @@ class Topology:
         timestamp_extractor: Any = None,
         offset_reset: str | None = None,
     ) -> Topology:
-        """A source node reading ``topics`` (deserialized with the serdes or the config defaults)."""
+        """A source node reading ``topics`` (deserialized with the serdes or the config defaults), or
+        every topic matching one compiled pattern: ``add_source("in", re.compile("orders-.*"))``."""
+        pattern = topics[0] if len(topics) == 1 and isinstance(topics[0], re.Pattern) else None
         self.internal_builder.add_source(
             name,
-            topics,
+            [] if pattern is not None else topics,
+            pattern=pattern,
             key_serde=key_serde,
             value_serde=value_serde,
             timestamp_extractor=timestamp_extractor,

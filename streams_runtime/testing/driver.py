@@ -204,6 +204,7 @@ class TopologyTestDriver:
     ) -> None:
         """Pipe serialized bytes into ``topic`` (what TestInputTopic calls)."""
         self._check_open()
+        self._maybe_read_pattern_topic(topic)
         if topic not in self._task_topics and topic not in self._global_topics:
             raise StreamsError(f"unknown topic: {topic}")
         if topic in self._task_topics:
@@ -211,6 +212,13 @@ class TopologyTestDriver:
             self._complete_all_processable_work()
         if topic in self._global_topics:
             self._process_global(topic, key, value, timestamp, headers)
+
+    def _maybe_read_pattern_topic(self, topic: str) -> None:
+        """A topic no source reads by name joins the task when a source pattern matches it."""
+        if topic in self._task_topics or topic in self._global_topics or self.task is None:
+            return
+        if self.task.add_pattern_topic(topic, 0):
+            self._task_topics.add(topic)
 
     def _enqueue(
         self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
@@ -236,6 +244,7 @@ class TopologyTestDriver:
             topic = produced.topic
             self._produced_topics.add(topic)
             self._outputs.setdefault(topic, collections.deque()).append(produced)
+            self._maybe_read_pattern_topic(topic)
             if topic in self._task_topics:
                 self._enqueue(topic, produced.key, produced.value, produced.timestamp, produced.headers)
             if topic in self._global_topics:

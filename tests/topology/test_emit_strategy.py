@@ -244,14 +244,16 @@ def test_should_expose_the_strategy_type_like_kafka_streams():
     assert repr(EmitStrategy.on_window_close()) == "EmitStrategy.on_window_close()"
 
 
-def test_session_windows_do_not_take_an_emit_strategy_yet():
+def test_session_windows_take_an_emit_strategy_and_reject_anything_else():
     windowed = (
         StreamsBuilder()
         .stream("in")
         .group_by_key()
         .windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(10))
     )
-    assert not hasattr(windowed, "emit_strategy")
+    assert windowed.emit_strategy(EmitStrategy.on_window_close()) is windowed
+    with pytest.raises(TypeError, match="on_window_close"):
+        windowed.emit_strategy("close")
 
 
 def test_should_emit_windowed_keys_with_their_time_window():

@@ -179,12 +179,15 @@ def test_should_merge_sessions_when_a_record_bridges_the_gap():
 
 
 def test_should_drop_late_session_record_beyond_grace():
+    """A session closes at end + inactivity gap + grace (Kafka Streams 3.0+): with gap 5 and grace 10,
+    stream time 100 closes sessions ending before 85."""
     driver, inp, out = _session_driver(gap=5, grace=10)
     with driver:
         inp.pipe_input("a", "1", 100)
-        inp.pipe_input("a", "2", 90)  # end 90 >= 100 - 10: accepted (exactly at the boundary)
-        inp.pipe_input("b", "3", 89)  # end 89 < 90: late
-        assert [r.key for r in out.read_records_to_list()] == ["a@100/100", "a@90/90"]
+        inp.pipe_input("a", "2", 90)  # end 90 >= 85: accepted (a new session, 10 ms from [100,100])
+        inp.pipe_input("b", "3", 85)  # end 85 >= 85: accepted, exactly at the boundary
+        inp.pipe_input("c", "4", 84)  # end 84 < 85: late
+        assert [r.key for r in out.read_records_to_list()] == ["a@100/100", "a@90/90", "b@85/85"]
         assert driver.metrics.total("dropped-records") == 1
 
 

@@ -175,7 +175,7 @@ class InternalStreamsBuilder:
         by_topics: dict[tuple, StreamSourceNode] = {}
         seen_topics: dict[str, tuple] = {}
         for node in list(self.root.children):
-            if not isinstance(node, StreamSourceNode) or node.written:
+            if not isinstance(node, StreamSourceNode) or node.written or node.pattern is not None:
                 continue
             key = tuple(sorted(node.topics))
             main = by_topics.get(key)

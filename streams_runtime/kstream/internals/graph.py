@@ -56,10 +56,11 @@ class RootNode(GraphNode):
 
 
 class StreamSourceNode(GraphNode):
-    def __init__(self, name: str, topics: list[str], consumed: Any) -> None:
+    def __init__(self, name: str, topics: list[str], consumed: Any, pattern: Any = None) -> None:
         super().__init__(name)
         self.topics = topics
         self.consumed = consumed
+        self.pattern = pattern  # a compiled regular expression (a source by topic pattern)
 
     def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
         c = self.consumed
@@ -70,6 +71,7 @@ class StreamSourceNode(GraphNode):
             value_serde=c.value_serde,
             timestamp_extractor=c.timestamp_extractor,
             offset_reset=c.offset_reset,
+            pattern=self.pattern,
         )
 
 

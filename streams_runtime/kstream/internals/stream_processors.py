@@ -132,9 +132,11 @@ class FixedKeyProcessorAdapter(Processor):
         self.inner = inner
 
     def init(self, context: Any) -> None:
+        from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
+
         init = getattr(self.inner, "init", None)
         if init is not None:
-            init(context)
+            init(FixedKeyProcessorContext(context))
 
     def process(self, record: Record) -> None:
         from streams_runtime.processor.api import FixedKeyRecord

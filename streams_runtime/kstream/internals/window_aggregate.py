@@ -5,7 +5,8 @@ Kafka Streams' semantics:
 
 * Stream time is the largest timestamp this processor has seen (``observed_stream_time``);
   a window is closed once ``window end <= stream time - grace`` (time/sliding windows; a
-  session once ``end < stream time - grace``). A record that would only update closed
+  session once ``end < stream time - inactivity gap - grace``, since a record within the gap
+  of a session's end can still merge into it). A record that would only update closed
   windows is dropped: logged and counted on the task's ``dropped-records`` sensor, never
   silently. Null keys (and null values, except for sessions) are dropped the same way.
 * Time windows: the new aggregate's timestamp is max(record ts, previous aggregate ts); the
@@ -16,7 +17,7 @@ Kafka Streams' semantics:
   session is stored and forwarded with timestamp = its end.
 * Updates go out through the store's cache flush when the store is cached, directly otherwise
   (:class:`WindowedTupleForwarder`).
-* Emit on window close (``EmitStrategy.on_window_close()``, time and sliding windows): no
+* Emit on window close (``EmitStrategy.on_window_close()``; sessions below): no
   updates are forwarded and no cache flush listener is registered; on each record the
   processor forwards, straight from its window store (``fetch_all`` over window starts, so in
   window-start then key order), every window that closed since the last emit, as
@@ -32,6 +33,12 @@ Kafka Streams' semantics:
   spurious-result fix here, so results never depend on the wall clock; and Kafka keeps the
   last emit time in the commit's processor metadata across restarts -- we keep it in memory
   only (after a restart, closed windows still in the store are emitted again).
+* Sessions under emit on window close: after each record, every session (any key) whose end
+  fell behind the close time since the last emit is forwarded once, as ``Change(final, None)``
+  at the session end, ordered by end then start; the store is not cached. The candidates are
+  read (past the store's retention bound, as Kafka's time-ordered session store allows) before
+  the record is written, and those the record merges away are not emitted: what Kafka Streams
+  emits when it reads them after the write.
 """
 
 from __future__ import annotations
@@ -266,7 +273,9 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
             return
         if timestamp > self.observed_stream_time:
             self.observed_stream_time = timestamp
-        close_time = self.observed_stream_time - self.grace_ms
+        # A session can still grow for its inactivity gap: it closes gap + grace after its end.
+        close_time = self.observed_stream_time - self.grace_ms - self.gap
+        closed = self.closed_sessions(close_time)
         new_window = merged_window = SessionWindow(timestamp, timestamp)
         agg = self.initializer()
         merged = []
@@ -278,6 +287,7 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
                 merged_window = SessionWindow(
                     min(merged_window.start, window.start), max(merged_window.end, window.end)
                 )
+        removed: list[Windowed] = []
         if merged_window.end < close_time:
             self.drop(
                 "for expired window",
@@ -285,13 +295,53 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
                 f" timestamp=[{timestamp}] window=[{merged_window.start},{merged_window.end}] "
                 f"expiration=[{close_time}] streamTime=[{self.observed_stream_time}]",
             )
-            return
-        headers = record.headers
-        if merged_window != new_window:
-            for session, value in merged:
-                self.store.remove(session)
-                self.forwarder.maybe_forward(session, None, value, session.window.end, headers)
-        agg = self.aggregator(key, record.value, agg)
-        session_key = Windowed(key, merged_window)
-        self.store.put(session_key, agg)
-        self.forwarder.maybe_forward(session_key, agg, None, merged_window.end, headers)
+        else:
+            headers = record.headers
+            if merged_window != new_window:
+                for session, value in merged:
+                    self.store.remove(session)
+                    removed.append(session)
+                    self.forwarder.maybe_forward(session, None, value, session.window.end, headers)
+            agg = self.aggregator(key, record.value, agg)
+            session_key = Windowed(key, merged_window)
+            self.store.put(session_key, agg)
+            self.forwarder.maybe_forward(session_key, agg, None, merged_window.end, headers)
+        if closed is not None:
+            self.emit_closed_sessions(record, close_time, closed, removed)
+
+    def closed_sessions(self, close_time: int) -> list[tuple[Windowed, Any]] | None:
+        """Under emit-on-window-close, the sessions (every key) that closed since the last emit.
+
+        Sessions ending in ``[max(0, last emit's close time), close time - 1]`` (a session's end is
+        inclusive), ordered by end then start, as Kafka's time-ordered session store returns them.
+        They are read before this record is written, without the store's retention bound (a
+        session closes gap + grace after its end, just when the store's retention would hide
+        it). ``None`` when nothing is to be emitted.
+        """
+        if not self.emit_on_close:
+            return None
+        if self.last_emit_close_time != NO_TIMESTAMP and self.last_emit_close_time >= close_time:
+            return None
+        high = close_time - 1
+        low = max(0, self.last_emit_close_time)
+        if high < 0 or low > high:
+            return None
+        reader = getattr(self.store, "find_sessions_ending_between", None)
+        # a store without the retention-free read (a custom one): the ordinary multi-key read
+        sessions = reader(low, high) if callable(reader) else self.store.find_sessions(None, None, low, high)
+        with sessions:
+            found = [(s, v) for s, v in sessions if low <= s.window.end <= high and v is not None]
+        found.sort(key=lambda kv: (kv[0].window.end, kv[0].window.start))
+        return found
+
+    def emit_closed_sessions(
+        self, record: Record, close_time: int, closed: list[tuple[Windowed, Any]], removed: list[Windowed]
+    ) -> None:
+        """Forward each closed session's final result (``Change(final, None)`` at the session end),
+        except those this record merged away; then remember the close time."""
+        gone = set(removed)
+        finals = [(s, v) for s, v in closed if s not in gone]
+        for session, value in finals:
+            self.context.forward(Record(session, Change(value, None), session.window.end, record.headers))
+        self.emitted.record(len(finals))
+        self.last_emit_close_time = close_time

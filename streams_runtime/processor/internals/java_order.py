@@ -41,3 +41,19 @@ def java_hash_set_order(items: Iterable[str]) -> list[str]:
 def java_set_string(items: Iterable[str]) -> str:
     """``HashSet.toString()``: ``[a, b]``."""
     return "[" + ", ".join(java_hash_set_order(items)) + "]"
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The iteration order of a ``new HashMap<>()`` the distinct ``keys`` were put into, in order
+    (default capacity 16, doubled whenever the size passes three quarters of it)."""
+    unique = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(unique) > capacity * 0.75:
+        capacity <<= 1
+    mask = capacity - 1
+
+    def bucket(text: str) -> int:
+        h = java_string_hash(text)
+        return (h ^ (h >> 16)) & mask
+
+    return sorted(unique, key=bucket)

@@ -138,6 +138,16 @@ class ProcessorTopology:
     sources_by_topic: dict[str, SourceNode]  # real (decorated) topic -> source
     store_names: list[str] = field(default_factory=list)  # in registration (topological) order
     global_store_names: list[str] = field(default_factory=list)
+    source_patterns: list[tuple[Any, SourceNode]] = field(default_factory=list)  # (regex, source)
+
+    def source_for_pattern_topic(self, topic: str) -> SourceNode | None:
+        """The pattern source reading ``topic`` (a topic not read by name), or None."""
+        if topic in self.sources_by_topic:
+            return None
+        for pattern, source in self.source_patterns:
+            if pattern.fullmatch(topic):
+                return source
+        return None
 
     @property
     def sinks(self) -> list[SinkNode]:
@@ -169,6 +179,7 @@ def build_processor_topology(
     wanted = set(node_names)
     nodes: dict[str, ProcessorNode] = {}
     sources: dict[str, SourceNode] = {}
+    patterns: list[tuple[Any, SourceNode]] = []
     stores: list[str] = []
     for name, factory in builder.nodes.items():  # insertion order == Kafka's child order
         if name not in wanted:
@@ -177,6 +188,8 @@ def build_processor_topology(
             node: ProcessorNode = SourceNode(factory)
             for topic in factory.topics:
                 sources[decorate(topic)] = node
+            if factory.pattern is not None:
+                patterns.append((factory.pattern, node))
         elif isinstance(factory, SinkFactory):
             node = SinkNode(factory, decorate)
         else:
@@ -187,4 +200,6 @@ def build_processor_topology(
                 nodes[parent].add_child(node)
         nodes[name] = node
     globals_ = [s for s, e in builder.stores.items() if e.is_global]
-    return ProcessorTopology(nodes, sources, stores, globals_)
+    topology = ProcessorTopology(nodes, sources, stores, globals_)
+    topology.source_patterns = patterns
+    return topology

@@ -69,6 +69,7 @@ class RuntimeSetup:
             )
         builder.validate()
         admin = create_admin(bootstrap_servers, config.client_configs("admin."))
+        _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
         infos = {i.id: i for i in topology_info.sub_topologies(builder)}
@@ -180,3 +181,13 @@ def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
             f"exist: {missing}; create them before starting"
         )
     return {t: found[t] for t in wanted}
+
+
+def _bind_pattern_sources(admin: Any, builder: Any) -> None:
+    """Sources by topic pattern read the matching topics that exist now (see pattern_sources)."""
+    from streams_runtime.processor.internals.pattern_sources import bind_pattern_topics, pattern_sources
+
+    if pattern_sources(builder):
+        from streams_runtime.kafka.clients import existing_topics
+
+        bind_pattern_topics(builder, existing_topics(admin))

@@ -153,6 +153,16 @@ class StreamTask:
         self._store_list = list(self.stores.values())
         self._transition(RUNNING)
 
+    def add_pattern_topic(self, topic: str, partition: int) -> bool:
+        """Start reading ``topic`` (a partition of it) when a pattern source matches it; True if one does."""
+        source = self.topology.source_for_pattern_topic(topic)
+        if source is None:
+            return False
+        self.topology.sources_by_topic[topic] = source
+        default = resolve_extractor(self.config["default_timestamp_extractor"], self.wall_clock_ms)
+        self.add_queue_for(topic, partition, source, default)
+        return True
+
     def add_queue_for(self, topic: str, partition: int, source: SourceNode, default_extractor: Any) -> None:
         extractor = (
             resolve_extractor(source.timestamp_extractor, self.wall_clock_ms)

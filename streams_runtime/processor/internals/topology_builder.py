@@ -32,6 +32,7 @@ class SourceFactory:
     offset_reset: str | None = None
     is_global: bool = False
     parents: tuple = ()
+    pattern: Any = None  # a compiled regular expression: reads every topic it fully matches
 
 
 @dataclass
@@ -160,13 +161,27 @@ class InternalTopologyBuilder:
         timestamp_extractor: Any = None,
         offset_reset: str | None = None,
         is_global: bool = False,
+        pattern: Any = None,
     ) -> None:
         self._check_new(name, "source")
         topics = list(topics)
+        if pattern is not None:
+            self._add_pattern_source(name, pattern, key_serde, value_serde, timestamp_extractor, offset_reset)
+            return
         if not topics:
             raise TopologyError(f"source {name} must subscribe to at least one topic")
         for topic in topics:
             _check_name(topic, f"topic of source {name}: topic")
+            for other in self.nodes.values():
+                if (
+                    isinstance(other, SourceFactory)
+                    and other.pattern is not None
+                    and other.pattern.fullmatch(topic)
+                ):
+                    raise TopologyError(
+                        f"topic {topic} matches pattern {other.pattern.pattern} already registered by "
+                        f"source {other.name} (source {name})"
+                    )
             if topic in self.topic_to_source:
                 raise TopologyError(
                     f"topic {topic} has already been registered by source {self.topic_to_source[topic]} "
@@ -179,6 +194,23 @@ class InternalTopologyBuilder:
         self.nodes[name] = SourceFactory(
             name, topics, key_serde, value_serde, timestamp_extractor, offset_reset, is_global
         )
+        self._grouper.add(name)
+
+    def _add_pattern_source(
+        self, name: str, pattern: Any, key_serde: Any, value_serde: Any, extractor: Any, reset: str | None
+    ) -> None:
+        from streams_runtime.processor.internals.pattern_sources import check_pattern
+
+        pattern = check_pattern(
+            pattern, name, [f.pattern for f in self.nodes.values() if isinstance(f, SourceFactory)]
+        )
+        for topic, source in self.topic_to_source.items():
+            if pattern.fullmatch(topic):
+                raise TopologyError(
+                    f"pattern {pattern.pattern} of source {name} will match topic {topic}, already "
+                    f"registered by source {source}"
+                )
+        self.nodes[name] = SourceFactory(name, [], key_serde, value_serde, extractor, reset, pattern=pattern)
         self._grouper.add(name)
 
     def add_processor(

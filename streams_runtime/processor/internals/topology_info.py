@@ -53,7 +53,10 @@ def describe(builder: InternalTopologyBuilder, decorate_internal: bool = False) 
         for name in names:
             factory = builder.nodes[name]
             if isinstance(factory, SourceFactory):
-                nodes[name] = desc.Node("Source", name, topics=[show(t) for t in factory.topics])
+                pattern = factory.pattern.pattern if factory.pattern is not None else None
+                nodes[name] = desc.Node(
+                    "Source", name, topics=[show(t) for t in factory.topics], pattern=pattern
+                )
             elif isinstance(factory, ProcessorFactory):
                 nodes[name] = desc.Node("Processor", name, stores=list(factory.stores))
             else:

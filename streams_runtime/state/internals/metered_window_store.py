@@ -193,6 +193,14 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
             lambda: self.wrapped.backward_find_sessions(*self._keys_of(args, 2)), self._windowed_from
         )
 
+    def find_sessions_ending_between(self, earliest_end: int, latest_end: int) -> StoreIterator:
+        """Sessions of every key ending in the range, retention not applied (emit on window close);
+        read from the bytes store at the bottom of the stack (never cached under that strategy)."""
+        return self._scan(
+            lambda: self.wrapped.inner().find_sessions_ending_between(earliest_end, latest_end),
+            self._windowed_from,
+        )
+
     def fetch(self, *args: Any) -> StoreIterator:
         """``fetch(key)`` or ``fetch(key_from, key_to)``: every live session."""
         return self._scan(lambda: self.wrapped.fetch(*self._keys_of(args, 0)), self._windowed_from)

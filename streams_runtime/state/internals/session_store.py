@@ -162,6 +162,24 @@ class SessionBytesStore(AbstractSegmentedStore):
             KeyValue(Windowed(key, SessionWindow(start, end)), value) for (key, start, end), value in entries
         )
 
+    def find_sessions_ending_between(self, earliest_end: int, latest_end: int) -> StoreIterator:
+        """Every session of every key ending in ``[earliest_end, latest_end]``, ordered by end, key,
+        start, from the segments still held: unlike ``find_sessions`` no retention bound applies
+        (a session aggregation emitting on window close reads the sessions it closes as they fall
+        behind the retention, as Kafka Streams' time-ordered session store lets it)."""
+        self._check_open()
+        first, last = self._segment_of(max(earliest_end, 0)), self._segment_of(latest_end)
+        segments = [s for s in self.segments.segment_ids() if first <= s <= last]
+        lower, upper = ordered_bounds(None, None, SESSION_SUFFIX_SIZE)
+
+        def keep(decoded: tuple[bytes, int, int]) -> bool:
+            return earliest_end <= decoded[2] <= latest_end
+
+        entries = self._scan_time_ordered(segments, lower, upper, False, decode_ordered_session_key, keep)
+        return self._track(
+            KeyValue(Windowed(key, SessionWindow(start, end)), value) for (key, start, end), value in entries
+        )
+
     def _segment_time_of(self, ordered_key: bytes) -> int:
         return decode_ordered_session_key(ordered_key)[2]
 

@@ -1,0 +1,38 @@
+"""The processor behind ``KStream.print`` (Kafka Streams' KStreamPrint with its PrintForeachAction).
+
+Writes ``[label]: <mapper(key, value)>`` and a newline per record and flushes, so a print to
+standard output shows up at once; ``close`` flushes a file (several tasks may share it). Forwards
+nothing: ``print`` is a terminal operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams_runtime.processor.api import Processor, Record
+
+
+class KStreamPrint(Processor):
+    def __init__(self, printed: Any, label: str) -> None:
+        self.printed = printed
+        self.label = label
+
+    def init(self, context: Any) -> None:
+        self.context = context
+
+    def process(self, record: Record) -> None:
+        out = self.printed.output()
+        out.write(f"[{self.label}]: {self.printed.mapper(record.key, record.value)}\n")
+        out.flush()
+
+    def close(self) -> None:
+        self.printed.output().flush()
+
+
+def print_supplier(printed: Any, stream_name: str) -> Any:
+    label = printed.label if printed.label is not None else stream_name
+
+    def make() -> KStreamPrint:
+        return KStreamPrint(printed, label)
+
+    return make

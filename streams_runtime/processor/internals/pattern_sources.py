@@ -1,0 +1,89 @@
+"""Source topics by regular expression (``builder.stream(re.compile("orders-.*"))``).
+
+A pattern source reads every topic whose whole name matches its pattern (Java's
+``Matcher.matches``, i.e. ``re.fullmatch``), internal topics excepted. Which topics those are is
+only known against a cluster (or the test driver). The runtime binds each pattern to the
+matching topics that exist when an instance starts (``bind_pattern_topics``): it then creates
+tasks, subscribes and assigns exactly as for named topics; a matching topic created later is read
+once the instances restart (Kafka Streams picks it up at the next rebalance; not yet here). In the
+TopologyTestDriver a record piped to any matching topic flows in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from streams_runtime.errors import TopologyError
+
+
+def check_pattern(pattern: Any, source: str, others: list[Any]) -> re.Pattern[str]:
+    """``pattern`` compiled; a TopologyError for anything else or a pattern already used."""
+    if isinstance(pattern, str):
+        pattern = re.compile(pattern)
+    if not isinstance(pattern, re.Pattern):
+        raise TopologyError(
+            f"source {source}: a topic pattern must be a compiled regular expression, got {pattern!r}"
+        )
+    if any(other is not None and other.pattern == pattern.pattern for other in others):
+        raise TopologyError(
+            f"source {source}: pattern {pattern.pattern} has already been registered by another source"
+        )
+    return pattern
+
+
+def pattern_sources(builder: Any) -> list[tuple[str, re.Pattern[str]]]:
+    """``(source name, pattern)`` of every pattern source of an InternalTopologyBuilder."""
+    return [(name, f.pattern) for name, f in builder.nodes.items() if getattr(f, "pattern", None) is not None]
+
+
+def source_for_topic(builder: Any, topic: str) -> str | None:
+    """The pattern source that reads ``topic`` (None if none does, or the topic has its own source)."""
+    if topic in builder.topic_to_source or topic in builder.internal_topics:
+        return None
+    for name, pattern in pattern_sources(builder):
+        if pattern.fullmatch(topic):
+            return name
+    return None
+
+
+def matching_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]:
+    """Source name -> the topics among ``topics`` it reads (sorted), for every pattern source."""
+    found: dict[str, list[str]] = {name: [] for name, _ in pattern_sources(builder)}
+    for topic in sorted(set(topics)):
+        source = source_for_topic(builder, topic)
+        if source is not None and not topic.startswith(f"{builder.application_id}-"):
+            found[source].append(topic)
+    return found
+
+
+def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]:
+    """Make each pattern source read the existing topics it matches (the runtime, at start).
+
+    Returns source name -> its topics. A pattern no topic matches is a MissingSourceTopicError
+    naming it. Binding again (a restart of the same topology) re-reads the topic list.
+    """
+    from streams_runtime.processor.internals.assignment import MissingSourceTopicError
+
+    prefix = f"{builder.application_id}-"
+    existing = sorted(set(topics))
+    bound: dict[str, list[str]] = {}
+    for name, pattern in pattern_sources(builder):
+        matched = [
+            t
+            for t in existing
+            if pattern.fullmatch(t)
+            and not t.startswith(prefix)
+            and builder.topic_to_source.get(t, name) == name
+        ]
+        if not matched:
+            raise MissingSourceTopicError(
+                f"no topic matches the pattern {pattern.pattern} of source {name}; create a matching "
+                f"topic before starting (topics created later are read after the next start)"
+            )
+        builder.nodes[name].topics = matched
+        for topic in matched:
+            builder.topic_to_source[topic] = name
+        bound[name] = matched
+    return bound
