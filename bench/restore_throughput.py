@@ -1,8 +1,8 @@
 """Restore throughput: a changelog of N keys restored into RocksDB, next to a hand-written loop.
 
 One run, one broker (the embedded Tansu unless ``--bootstrap-servers``), one changelog topic of
-``--records`` distinct keys with 80-100 byte values (issue 5, Done-when 7: target >= 300k
-records/s for 1M keys). Two restores of the same topic, each into a fresh RocksDB directory:
+``--records`` distinct keys with 80-100 byte values (target >= 300k records/s
+for 1M keys). Two restores of the same topic, each into a fresh RocksDB directory:
 
 1. ``hand loop``: a plain confluent-kafka consume loop (manual assign from the beginning,
    ``enable.partition.eof`` to find the end, the same client settings as the restore consumer)

@@ -1,4 +1,4 @@
-"""Runtime throughput: KafkaStreams against hand-written confluent-kafka loops (issue 5, Done-when 7).
+"""Runtime throughput: KafkaStreams against hand-written confluent-kafka loops.
 
 One run, one broker (embedded Tansu unless ``--bootstrap-servers``), one input topic of
 ``--records`` JSON payments (80-100 byte values, ``--partitions`` partitions, ``--keys`` users,

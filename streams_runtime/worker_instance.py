@@ -34,7 +34,7 @@ from typing import Any
 from streams_runtime.errors import StreamsError
 from streams_runtime.worker import DEFAULT_RUNTIME, HTTP_TOKEN_ENV, STATUS_FILE, import_attr, load_app
 
-#: States after which the client does no more work (names of R1's KafkaStreams.State).
+#: States after which the client does no more work (names of KafkaStreams.State).
 _FAILED_STATES = {"ERROR", "PENDING_ERROR"}
 _STOPPED_STATES = {"NOT_RUNNING", "PENDING_SHUTDOWN"}
 

@@ -1,7 +1,8 @@
 """Reading partitions to their true end, and consumer lag measured from it.
 
-Tansu answers ListOffsets "latest" with the base offset of the last batch + 1 (shared/DESIGN.md,
-D1), so the watermarks a consumer reports cannot be trusted for an end offset or a lag. Both are
+Tansu answers ListOffsets "latest" with the base offset of the last batch + 1
+(docs/decisions/0001-embedded-broker.md), so the watermarks a consumer reports cannot be trusted
+for an end offset or a lag. Both are
 measured here the way that is correct on Tansu and on Apache Kafka alike: a consumer with
 ``enable.partition.eof=true`` reads each partition until librdkafka reports the end of the
 partition, whose offset is the true high watermark.

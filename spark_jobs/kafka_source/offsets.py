@@ -3,8 +3,8 @@
 Runs on the Spark driver (in the data source's planner). Owns no long-lived client: every call
 opens a consumer through :mod:`streams_runtime.kafka.clients` and closes it before returning.
 
-Why the end offsets are probed (shared/DESIGN.md, D1): Tansu answers ListOffsets "latest" with the
-base offset of the last record batch + 1, which is below the true end whenever that batch holds
+Why the end offsets are probed (docs/decisions/0001-embedded-broker.md): Tansu answers ListOffsets "latest"
+with the base offset of the last record batch + 1, which is below the true end whenever that batch holds
 more than one record. The true end is the high watermark of a fetch response. Steps of
 :func:`true_end_offsets`:
 

@@ -7,7 +7,7 @@ it never joins a group and never commits.
 Steps of :func:`read_range`:
 
   1. an empty range (``start == end``) returns at once -- nothing is fetched, so a range the
-     planner clamped at the end never parks a fetch beyond it (D1);
+     planner clamped at the end never parks a fetch beyond it (docs/decisions/0001-embedded-broker.md);
   2. assign the partition at ``start`` with ``enable.partition.eof``;
   3. consume in chunks, turning each chunk into one Arrow ``RecordBatch`` of the rows with
      ``offset < end`` (and inside the optional timestamp range), until the offset ``end - 1`` was
@@ -49,7 +49,8 @@ ARROW_SCHEMA = pa.schema(
 #: librdkafka wants a group id; this one is never joined and nothing is committed under it.
 READER_GROUP = "spark-kafka-range-reader"
 
-#: Consumer settings for bulk reads; the shared profile's backoff and fetch wait stay (D1).
+#: Consumer settings for bulk reads; the shared profile's backoff and fetch wait stay
+#: (docs/decisions/0001-embedded-broker.md).
 BULK_READ: dict[str, Any] = {
     "enable.partition.eof": True,
     "enable.auto.offset.store": False,

@@ -44,7 +44,8 @@ class Ledger:
 
 
 def read_payments(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 30.0) -> list[dict]:
-    """Every payment already in ``topic``, read to partition EOF (D1: ListOffsets is not trusted)."""
+    """Every payment already in ``topic``, read to partition EOF (docs/decisions/0001-embedded-broker.md:
+    ListOffsets is not trusted)."""
     group = f"demo-ledger-{time.monotonic_ns()}"
     consumer = create_consumer(bootstrap_servers, group, {"enable.partition.eof": True}, low_latency=True)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])

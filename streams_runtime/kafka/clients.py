@@ -98,7 +98,8 @@ def create_restore_consumer(bootstrap_servers: str, overrides: Mapping[str, Any]
     """The restore consumer of a StoreChangelogReader: manual ``assign`` only, never commits.
 
     ``enable.partition.eof`` makes the consumer emit an event when a fetch reaches a partition's
-    high watermark: that is how the reader learns a changelog's TRUE end offset (D1: Tansu's
+    high watermark: that is how the reader learns a changelog's TRUE end offset
+    (docs/decisions/0001-embedded-broker.md: Tansu's
     ListOffsets-latest is the last batch's base offset + 1). librdkafka insists on a
     ``group.id``; this one is never joined and nothing is committed under it.
     """

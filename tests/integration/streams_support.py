@@ -1,7 +1,7 @@
 """Helpers for the KafkaStreams integration tests: topics, producing, reading to the end, waiting.
 
-Test profile (D1): 2 s sessions and 200 ms heartbeats for the coordination group (Tansu answers
-joins about session/2 late), short commit intervals, low-latency fetches.
+Test profile (docs/decisions/0001-embedded-broker.md): 2 s sessions and 200 ms heartbeats for the coordination
+group (Tansu answers joins about session/2 late), short commit intervals, low-latency fetches.
 """
 
 from __future__ import annotations
@@ -153,7 +153,8 @@ def produce_to(bootstrap: str, topic: str, records: Iterable[tuple[bytes, bytes 
 
 
 def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 20.0) -> int:
-    """How many records ``topic`` holds: read every partition to its true end (EOF, D1)."""
+    """How many records ``topic`` holds: read every partition to its true end (EOF,
+    docs/decisions/0001-embedded-broker.md)."""
     consumer = create_consumer(
         bootstrap, f"counter-{time.monotonic_ns()}", {"enable.partition.eof": True}, low_latency=True
     )

@@ -1,10 +1,11 @@
-"""Exactly-once (issue 6, Done-when 3): transactions per task, atomic commits, fencing.
+"""Exactly-once: transactions per task, atomic commits, fencing.
 
 Every app here runs ``processing_guarantee="exactly_once_v2"`` with the record cache off, so each
 input record makes exactly one count update: "one output per input" is then checkable exactly,
 reading with ``isolation.level=read_committed``.
 
-On Tansu (D1) aborted transactional records stay visible to read_committed readers and there is
+On Tansu (docs/decisions/0001-embedded-broker.md) aborted transactional records stay visible to read_committed
+readers and there is
 no transaction timeout; the tests that need either are ``kafka_only``. The Tansu tests are built
 so that no transaction holding records is ever aborted: the fencing test fences a task while the
 input is idle (all its transactions committed), which still exercises the whole path: fenced

@@ -1,4 +1,4 @@
-"""Done-when 5: ``/metrics`` scraped during a run shows a non-zero process rate, records lag
+"""``/metrics`` scraped during a run shows a non-zero process rate, records lag
 falling to zero, and restore progress during a restore; ``/health/ready`` follows the tasks.
 
 One scenario per module. Phase 1: a count over 4 partitions whose processing is slowed (a peek

@@ -1,4 +1,4 @@
-"""Restoration does not stop the world (issue 6): while one task of a thread restores a large
+"""Restoration does not stop the world: while one task of a thread restores a large
 changelog, another task of the same thread keeps processing and producing output.
 
 One in-process KafkaStreams client, one thread, a per-key count over two partitions. The count

@@ -6,12 +6,12 @@ serialized by a lock, bounded in time, and it never raises into the rebalance --
 back to relative lags when it does). With true ends the assignor's lags are real: a standby that
 fell behind is not "caught up" just because it is the best reported replica.
 
-Protocol, one call (D1: Tansu's ListOffsets-latest is the last batch's base offset + 1, so it is
-only used to place a probe at or before the end):
+Protocol, one call (docs/decisions/0001-embedded-broker.md: Tansu's ListOffsets-latest is the last batch's
+base offset + 1, so it is only used to place a probe at or before the end):
   1. list each changelog partition's offsets (log start, "latest"). The probe reads with the
      restore consumers' isolation level (``consumer_overrides``: read_committed under
      exactly_once_v2, so the end is the last stable offset, what a restore can reach; librdkafka's
-     default is read_committed too). D1: with a transaction open, Tansu answers a read_committed
+     default is read_committed too). With a transaction open, Tansu answers a read_committed
      "latest" with 0 (Kafka: the last stable offset); for such a partition the read_uncommitted
      "latest" (at or past the last stable offset) is taken as the end, without a probe;
   2. assign every non-empty partition at ``latest - 1`` on one consumer (created once, kept);

@@ -1,4 +1,4 @@
-"""State rebuild: throw a store's local state away and restore it from its changelog (issue 7).
+"""State rebuild: throw a store's local state away and restore it from its changelog.
 
 Owner: :meth:`KafkaStreams.rebuild_state` creates a :class:`StateRebuilder` per call; the work on
 the tasks runs on each owning StreamThread (``StreamThread.submit``), through
@@ -15,7 +15,8 @@ Protocol, for every local active task owning the store (optionally only the give
   4. when the reader reports the task restored, BEFORE its input partitions are assigned (nothing
      processed yet), the thread snapshots the store: records restored, live keys, and the last
      changelog offset the store reflects (:func:`snapshot_restored_store`);
-  5. here: read the task's changelog partition to its TRUE end (EOF, D1: never ListOffsets-latest)
+  5. here: read the task's changelog partition to its TRUE end (EOF, docs/decisions/0001-embedded-broker.md:
+     never ListOffsets-latest)
      and count the distinct live keys among the records up to the offset the store reflects;
      ``ok`` when that count equals the store's key count.
 

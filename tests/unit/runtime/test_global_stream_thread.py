@@ -278,7 +278,8 @@ def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_los
 
 
 def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_lettered(make_thread):
-    """A fresh broker (D1): the checkpoint names offsets of records that no longer exist."""
+    """A fresh broker (docs/decisions/0001-embedded-broker.md): the checkpoint names offsets of records that
+    no longer exist."""
     thread = make_thread(
         in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
     )
