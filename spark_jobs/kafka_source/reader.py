@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_jobs.kafka_source.offsets import OffsetRange
-from streams_runtime.kafka.clients import PARTITION_EOF, KafkaException, TopicPartition, create_consumer
+from streams_runtime.kafka.clients import KafkaException, TopicPartition, create_consumer
+from streams_runtime.kafka.offsets import is_partition_eof
 
 __all__ = ["ARROW_SCHEMA", "READER_GROUP", "SPARK_SCHEMA", "read_range"]
 
@@ -142,7 +143,7 @@ def read_range(
                 if error is None:
                     records.append(m)
                     continue
-                if error.code() != PARTITION_EOF:
+                if not is_partition_eof(error):
                     raise KafkaException(error)
                 # Step 4
                 if m.offset() < r.end:

@@ -19,7 +19,6 @@ from typing import Any
 
 from streams_runtime import KafkaStreams, KafkaStreamsState
 from streams_runtime.kafka.clients import (
-    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
@@ -27,6 +26,7 @@ from streams_runtime.kafka.clients import (
     create_producer,
     create_topics,
 )
+from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
 
 FAST_CLIENT = {
     "consumer.session.timeout.ms": 2000,
@@ -155,24 +155,13 @@ def produce_to(bootstrap: str, topic: str, records: Iterable[tuple[bytes, bytes 
 def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 20.0) -> int:
     """How many records ``topic`` holds: read every partition to its true end (EOF,
     docs/decisions/0001-embedded-broker.md)."""
-    consumer = create_consumer(
-        bootstrap, f"counter-{time.monotonic_ns()}", {"enable.partition.eof": True}, low_latency=True
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    n, at_end = 0, set()
-    deadline = time.monotonic() + timeout
+    consumer = create_consumer(bootstrap, f"counter-{time.monotonic_ns()}", EOF_OVERRIDES, low_latency=True)
+    seen: list[int] = []
     try:
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{topic}: no EOF on partitions {set(range(partitions)) - at_end}")
-            for msg in consumer.consume(1000, 0.2):
-                if msg.error() is None:
-                    n += 1
-                elif msg.error().code() == PARTITION_EOF:
-                    at_end.add(msg.partition())
+        scan_to_eof(consumer, topic, dict.fromkeys(range(partitions), 0), lambda m: seen.append(1), timeout)
     finally:
         consumer.close()
-    return n
+    return len(seen)
 
 
 def latest_until(

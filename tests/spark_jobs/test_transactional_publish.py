@@ -28,13 +28,13 @@ from spark_jobs.payments_backfill.publish import (
     transactional_id,
 )
 from streams_runtime.kafka.clients import (
-    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
     create_consumer,
     create_topics,
 )
+from streams_runtime.kafka.offsets import is_partition_eof
 
 pytestmark = pytest.mark.kafka
 
@@ -65,7 +65,7 @@ def read_to_end(bootstrap: str, topic: str, *, committed: bool, timeout: float =
             for msg in consumer.consume(1000, 0.2):
                 if msg.error() is None:
                     out.append(msg)
-                elif msg.error().code() == PARTITION_EOF:
+                elif is_partition_eof(msg.error()):
                     return out
     finally:
         consumer.close()

@@ -17,6 +17,7 @@ base offset + 1, so it is only used to place a probe at or before the end):
   2. assign every non-empty partition at ``latest - 1`` on one consumer (created once, kept);
   3. consume until each partition reported EOF: the EOF offset is the fetch's high watermark,
      the TRUE end; stop at the deadline and keep the best bound seen (latest, last record + 1);
+     steps 2-3 are :func:`streams_runtime.kafka.offsets.read_to_end` (``best_effort``);
   4. unassign; per task, the sum over its changelog partitions of ``end - 1`` (the offset of the
      last record, the same convention as the checkpoints' offset sums, so a replica that reflects
      every record has lag 0).
@@ -31,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
 
 __all__ = ["ChangelogEndOffsets"]
 
@@ -88,7 +90,7 @@ class ChangelogEndOffsets:
         deadline = time.monotonic() + self._timeout_s
         consumer = self._consumer_()
         ends: dict[tuple[str, int], int] = {}
-        probes: list[Any] = []
+        probes: dict[TopicPartitionKey, int] = {}
         # Step 1
         for topic, partition in partitions:
             tp = clients.TopicPartition(topic, partition)
@@ -101,32 +103,25 @@ class ChangelogEndOffsets:
                 continue
             ends[(topic, partition)] = max(0, latest)
             if latest > max(0, low):
-                probes.append(clients.TopicPartition(topic, partition, max(low, latest - 1)))
+                probes[(topic, partition)] = probe_offset(low, latest)
         if not probes:
             return ends
-        # Step 2
-        consumer.assign(probes)
-        pending = {(p.topic, p.partition) for p in probes}
-        try:
-            # Step 3
-            while pending and time.monotonic() < deadline:
-                for message in consumer.consume(10_000, min(0.05, max(0.0, deadline - time.monotonic()))):
-                    tp = (message.topic(), message.partition())
-                    error = message.error()
-                    if error is None:
-                        ends[tp] = max(ends[tp], message.offset() + 1)
-                    elif error.code() == clients.PARTITION_EOF:
-                        ends[tp] = max(ends[tp], message.offset())
-                        pending.discard(tp)
-            if pending:
-                log.warning(
-                    "changelog end offsets: no EOF within %.1fs for %s; using the best bound seen",
-                    self._timeout_s,
-                    sorted(pending),
-                )
-        finally:
-            # Step 4
-            consumer.unassign()
+        # Steps 2-3
+        read = read_to_end(
+            consumer,
+            probes,
+            timeout=max(0.0, deadline - time.monotonic()),
+            batch_size=10_000,
+            best_effort=True,
+        )
+        for tp, end in read.items():
+            ends[tp] = max(ends[tp], end)
+        if time.monotonic() >= deadline:
+            log.warning(
+                "changelog end offsets: not every EOF within %.1fs for %s; using the best bound seen",
+                self._timeout_s,
+                sorted(probes),
+            )
         return ends
 
     def _consumer_(self) -> Any:

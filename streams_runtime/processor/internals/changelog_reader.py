@@ -48,6 +48,7 @@ from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -263,7 +264,7 @@ class StoreChangelogReader:
 
     def _on_error(self, message: Any, eofs: dict[ChangelogPartition, int]) -> None:
         error = message.error()
-        if error.code() == clients.PARTITION_EOF:
+        if is_partition_eof(error):
             eofs[(message.topic(), message.partition())] = message.offset()
             return
         where = f"{message.topic()}-{message.partition()}" if message.topic() else "the restore consumer"
@@ -413,7 +414,7 @@ class StoreChangelogReader:
                 f"cannot list the offsets of changelog {changelog.tp[0]}-{changelog.tp[1]}: {exc}"
             ) from exc
         changelog.low = max(0, low)
-        return max(changelog.low, latest - 1)
+        return probe_offset(low, latest)
 
     def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
         if not positions:

@@ -64,6 +64,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
@@ -309,7 +310,7 @@ class GlobalStreamThread(threading.Thread):
             except clients.KafkaException as exc:
                 raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
             lows[tp] = max(0, low)
-            probes.append(clients.TopicPartition(tp[0], tp[1], max(lows[tp], latest - 1)))
+            probes.append(clients.TopicPartition(tp[0], tp[1], probe_offset(low, latest)))
         consumer.assign(probes)
         ends: dict[TopicPartitionKey, int] = {}
         while len(ends) < len(self._partitions):
@@ -373,7 +374,7 @@ class GlobalStreamThread(threading.Thread):
 
     def _on_error(self, msg: Any, ends: dict[TopicPartitionKey, int] | None = None) -> None:
         err = msg.error()
-        if err.code() == clients.PARTITION_EOF:
+        if is_partition_eof(err):
             if ends is not None:
                 ends.setdefault((msg.topic(), msg.partition()), msg.offset())
             return

@@ -55,6 +55,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
@@ -440,7 +441,7 @@ class TaskManager:
         adders = self._adders
         for msg in messages:
             if msg.error() is not None:
-                if msg.error().code() == -191:  # _PARTITION_EOF
+                if is_partition_eof(msg.error()):
                     continue
                 raise StreamsError(f"consumer error: {msg.error()}")
             topic, partition = msg.topic(), msg.partition()
