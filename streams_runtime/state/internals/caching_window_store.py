@@ -26,7 +26,7 @@ from typing import Any
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
-from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted
 from streams_runtime.state.internals.key_schemas import (
     MAX_TIME,
     MIN_TIMESTAMP,
@@ -45,27 +45,14 @@ _Item = tuple[Any, Any, Any]  # (order key, result key, value or None for a cach
 
 
 def merge_ordered(cached: Iterator[_Item], stored: Iterator[_Item], *, reverse: bool) -> Iterator[KeyValue]:
-    """Merge two streams sorted by their order keys; the cache wins ties, its ``None`` hides."""
-    cache_item, store_item = next(cached, None), next(stored, None)
-    while cache_item is not None or store_item is not None:
-        if store_item is None:
-            take_cache, take_store = True, False
-        elif cache_item is None:
-            take_cache, take_store = False, True
-        elif cache_item[0] == store_item[0]:
-            take_cache, take_store = True, True
-        else:
-            cache_first = cache_item[0] > store_item[0] if reverse else cache_item[0] < store_item[0]
-            take_cache, take_store = cache_first, not cache_first
-        if take_cache:
-            if cache_item[2] is not None:
-                yield KeyValue(cache_item[1], cache_item[2])
-            cache_item = next(cached, None)
-            if take_store:
-                store_item = next(stored, None)
-        else:
-            yield KeyValue(store_item[1], store_item[2])
-            store_item = next(stored, None)
+    """Merge two streams sorted by their order keys; the cache wins ties, its ``None`` hides
+    (:func:`~.iterators.merge_sorted` over ``(order key, (key, value))`` pairs)."""
+    merged = merge_sorted(
+        ((order, None if value is None else (key, value)) for order, key, value in cached),
+        ((order, (key, value)) for order, key, value in stored),
+        reverse=reverse,
+    )
+    return (KeyValue(*entry) for _, entry in merged)
 
 
 class _CachingLayer:
