@@ -268,8 +268,9 @@ class KafkaStreams:
             gthread.shutdown()
             if gthread.ident is not None:
                 gthread.join(timeout)
-            threads.append(gthread)
         stopped = all(not t.is_alive() for t in threads)
+        if gthread is not None and gthread is not threading.current_thread():
+            stopped = stopped and not gthread.is_alive()
         if self._setup is not None:
             self._setup.close()
         if self._broker is not None:

@@ -79,7 +79,10 @@ class ResultsView:
         for msg in self._consumer.consume(num_messages=1000, timeout=timeout):
             if msg.error():
                 continue
-            self.latest[msg.key().decode()] = json.loads(msg.value())
+            key, value = msg.key(), msg.value()
+            if key is None or value is None:
+                continue
+            self.latest[key.decode()] = json.loads(value)
             n += 1
         self.updates += n
         return n

@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.builders import KeyValueBytesStoreSupplier, KeyValueStoreBuilder
 from streams_runtime.state.internals.in_memory_store import InMemoryKeyValueStore
@@ -27,14 +29,14 @@ from streams_runtime.state.internals.window_builders import (
 __all__ = ["Stores"]
 
 
-def _rocksdb_store(name: str):
+def _rocksdb_store(name: str) -> Any:
     # Imported on first use so that only processes with persistent stores load rocksdict.
     from streams_runtime.state.internals.rocksdb_store import RocksDBStore
 
     return RocksDBStore(name)
 
 
-def _rocksdb_segments():
+def _rocksdb_segments() -> Any:
     # Imported on first use, like _rocksdb_store.
     from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
 

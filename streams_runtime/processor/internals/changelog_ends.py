@@ -93,11 +93,13 @@ class ChangelogEndOffsets:
         probes: dict[TopicPartitionKey, int] = {}
         # Step 1
         for topic, partition in partitions:
-            tp = clients.TopicPartition(topic, partition)
-            low, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, deadline - time.monotonic()))
+            listed = clients.TopicPartition(topic, partition)
+            low, latest = consumer.get_watermark_offsets(
+                listed, timeout=max(0.1, deadline - time.monotonic())
+            )
             if self._read_committed and latest <= max(0, low):  # empty, or Tansu with a transaction open
                 low, latest = self._uncommitted_().get_watermark_offsets(
-                    tp, timeout=max(0.1, deadline - time.monotonic())
+                    listed, timeout=max(0.1, deadline - time.monotonic())
                 )
                 ends[(topic, partition)] = max(0, latest)
                 continue

@@ -159,7 +159,8 @@ class KeyValueStoreBuilder(StoreBuilderSwitches):
     @property
     def name(self) -> str:
         """The store name."""
-        return self._supplier.name
+        result: str = self._supplier.name
+        return result
 
     @property
     def timestamped(self) -> bool:

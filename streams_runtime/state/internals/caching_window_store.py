@@ -68,6 +68,16 @@ class _CachingLayer:
         self._namespace = ThreadCache.namespace(context.task_id, self.name)
         self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
 
+    # supplied by each store kind
+    def _windowed_of(self, cache_key: bytes) -> Windowed:
+        raise NotImplementedError
+
+    def _stored_value(self, windowed: Windowed) -> bytes | None:
+        raise NotImplementedError
+
+    def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
+        raise NotImplementedError
+
     def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Call ``listener(windowed_key_bytes, new, old, timestamp)`` per flushed entry. ``True``."""
         self._listener = listener
@@ -166,7 +176,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         return Windowed(key, time_window_for_size(start, self.wrapped.window_size_ms))
 
     def _stored_value(self, windowed: Windowed) -> bytes | None:
-        return self.wrapped.fetch(windowed.key, windowed.window.start)
+        result: bytes | None = self.wrapped.fetch(windowed.key, windowed.window.start)
+        return result
 
     def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
         self.wrapped.put(windowed.key, value, windowed.window.start)
@@ -203,7 +214,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
             else self.wrapped.fetch(key, time_from, time_to)
         )
         if time_from > time_to:
-            return below
+            result: StoreIterator = below
+            return result
         lower, upper = ordered_window_key(key, time_from), ordered_window_key(key, min(time_to, MAX_TIME))
         cached = [
             (w.window.start, w.window.start, v)
@@ -218,7 +230,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         below = self.wrapped.backward_fetch(*args) if reverse else self.wrapped.fetch(*args)
 
         def keep(w: Windowed) -> bool:
-            return (
+            return bool(
                 (key_from is None or w.key >= key_from)
                 and (key_to is None or w.key <= key_to)
                 and (time_from <= w.window.start <= time_to)
@@ -248,7 +260,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         live_from = max(time_from, self.wrapped.inner().min_live_time())
 
         def keep(w: Windowed) -> bool:
-            return live_from <= w.window.start <= time_to
+            result: bool = live_from <= w.window.start <= time_to
+            return result
 
         return self._merged(self._cached_range(None, None, keep, _start_key), below, _start_key, reverse)
 
@@ -265,7 +278,10 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         return Windowed(key, SessionWindow(start, end))
 
     def _stored_value(self, windowed: Windowed) -> bytes | None:
-        return self.wrapped.fetch_session(windowed.key, windowed.window.start, windowed.window.end)
+        result: bytes | None = self.wrapped.fetch_session(
+            windowed.key, windowed.window.start, windowed.window.end
+        )
+        return result
 
     def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
         self.wrapped.put(windowed, value)
@@ -303,7 +319,8 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
             key = check_key(args[0])
 
             def keep_one(w: Windowed) -> bool:
-                return w.window.end >= live_end and w.window.start <= latest_start
+                result: bool = w.window.end >= live_end and w.window.start <= latest_start
+                return result
 
             lower, upper = (
                 ordered_session_key(key, MIN_TIMESTAMP, live_end),
@@ -314,7 +331,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         key_from, key_to = args[0], args[1]
 
         def keep(w: Windowed) -> bool:
-            return (
+            return bool(
                 (key_from is None or w.key >= key_from)
                 and (key_to is None or w.key <= key_to)
                 and w.window.end >= live_end

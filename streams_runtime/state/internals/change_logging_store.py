@@ -82,7 +82,8 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         previous = self.wrapped.put_if_absent(key, value)
         if previous is None:
             self._log(key, value)
-        return previous
+        result: bytes | None = previous
+        return result
 
     def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None:
         entries = list(entries)
@@ -93,7 +94,8 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
     def delete(self, key: bytes) -> bytes | None:
         previous = self.wrapped.delete(key)
         self._log(key, None)
-        return previous
+        result: bytes | None = previous
+        return result
 
     def _record_timestamp(self) -> int:
         record_context = self.context.record_context()

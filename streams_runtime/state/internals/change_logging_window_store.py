@@ -67,7 +67,8 @@ class ChangeLoggingWindowBytesStore(_ChangeLogging, WrappedWindowStore):
         # Step 1
         changelog_key = self.wrapped.put(key, value, window_start_timestamp)
         self._log(changelog_key, value)
-        return changelog_key
+        result: bytes | None = changelog_key
+        return result
 
 
 class ChangeLoggingTimestampedWindowBytesStore(ChangeLoggingWindowBytesStore):
@@ -90,4 +91,5 @@ class ChangeLoggingSessionBytesStore(_ChangeLogging, WrappedSessionStore):
         # Step 1
         changelog_key = self.wrapped.put(session, value)
         self._log(changelog_key, value)
-        return changelog_key
+        result: bytes | None = changelog_key
+        return result

@@ -170,8 +170,8 @@ def merge_sorted(
     :param store_entries: ``(key, value)`` in the same key order.
     :param reverse: both streams are in descending key order.
     """
-    cache_item = next(cache_entries, None)
-    store_item = next(store_entries, None)
+    cache_item: Any = next(cache_entries, None)
+    store_item: Any = next(store_entries, None)
     while cache_item is not None or store_item is not None:
         if store_item is None:
             take_cache, take_store = True, False

@@ -68,7 +68,8 @@ def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -
         )
     if isinstance(serde, type) or (callable(serde) and not hasattr(serde, "serialize")):
         serde = serde()
-    return serde
+    result: Serde = serde
+    return result
 
 
 class MeteredStoreMixin:
@@ -83,6 +84,9 @@ class MeteredStoreMixin:
     timestamped = False
     wrapped: Any
     name: str
+    # the resolved serdes, set by init (every operation checks initialization first)
+    _keys: Serde
+    _values: Serde
 
     def _setup(
         self,
@@ -108,6 +112,7 @@ class MeteredStoreMixin:
         self.value_serde = self._wrap_value_serde(
             _resolve_serde(self._value_serde_arg, context, "default_value_serde", self.name)
         )
+        self._keys, self._values = self.key_serde, self.value_serde
         self.topic = changelog_topic_name(context.application_id, self.name)
         self.store_metrics = StoreMetrics(
             context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
@@ -124,31 +129,31 @@ class MeteredStoreMixin:
 
     # -- serdes ------------------------------------------------------------------------------
 
-    def _key_bytes(self, key: Any) -> bytes:
+    def _key_bytes(self, key: Any) -> bytes | None:
         if key is None:
             raise TypeError("key cannot be None")
-        serde = self.key_serde
+        serde = self._keys
         try:
             return serde.serialize(self.topic, key)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
 
     def _value_bytes(self, value: Any) -> bytes | None:
-        serde = self.value_serde
+        serde = self._values
         try:
             return serde.serialize(self.topic, value)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "value", exc, "serialize") from exc
 
     def _key_from(self, data: bytes) -> Any:
-        serde = self.key_serde
+        serde = self._keys
         try:
             return serde.deserialize(self.topic, data)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "deserialize") from exc
 
     def _value_from(self, data: bytes | None) -> Any:
-        serde = self.value_serde
+        serde = self._values
         try:
             return serde.deserialize(self.topic, data)
         except Exception as exc:
@@ -268,7 +273,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         :param prefix: the prefix object.
         :param prefix_key_serde: its serde (defaults to the store's key serde).
         """
-        serde = prefix_key_serde if prefix_key_serde is not None else self.key_serde
+        serde = prefix_key_serde if prefix_key_serde is not None else self._keys
         prefix_bytes = serialize_or_raise(serde, self.topic, "key", prefix)
         return self._scan("prefix-scan", lambda: self.wrapped.prefix_scan(prefix_bytes))
 
@@ -290,7 +295,8 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
             listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
 
-        return self.wrapped.set_flush_listener(typed_listener, send_old_values)
+        result: bool = self.wrapped.set_flush_listener(typed_listener, send_old_values)
+        return result
 
 
 class MeteredTimestampedKeyValueStore(MeteredKeyValueStore):

@@ -47,7 +47,8 @@ class _Metered(MeteredStoreMixin):
         def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
             listener(self._windowed_from(windowed), self._value_from(new), self._value_from(old), timestamp)
 
-        return self.wrapped.set_flush_listener(typed, send_old_values)
+        result: bool = self.wrapped.set_flush_listener(typed, send_old_values)
+        return result
 
 
 class MeteredWindowStore(_Metered, WrappedWindowStore):

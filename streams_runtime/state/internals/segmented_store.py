@@ -87,11 +87,13 @@ class AbstractSegmentedStore(AbstractInnerStore):
 
     def committed_offset(self) -> int | None:
         self._check_open()
-        return self.segments.committed_offset()
+        result: int | None = self.segments.committed_offset()
+        return result
 
     def approximate_num_entries(self) -> int:
         self._check_open()
-        return self.segments.approximate_num_entries()
+        result: int = self.segments.approximate_num_entries()
+        return result
 
     # -- retention ---------------------------------------------------------------------------
 

@@ -165,7 +165,8 @@ class _SegmentedStoreBuilder(StoreBuilderSwitches):
 
     @property
     def name(self) -> str:
-        return self._supplier.name
+        result: str = self._supplier.name
+        return result
 
     @property
     def key_serde(self) -> Serde | None:
@@ -174,7 +175,8 @@ class _SegmentedStoreBuilder(StoreBuilderSwitches):
 
     @property
     def retention_period_ms(self) -> int:
-        return self._supplier.retention_period_ms
+        result: int = self._supplier.retention_period_ms
+        return result
 
     @property
     def persistent(self) -> bool:
@@ -213,11 +215,13 @@ class WindowStoreBuilder(_SegmentedStoreBuilder):
 
     @property
     def window_size_ms(self) -> int:
-        return self._supplier.window_size_ms
+        result: int = self._supplier.window_size_ms
+        return result
 
     @property
     def retain_duplicates(self) -> bool:
-        return self._supplier.retain_duplicates
+        result: bool = self._supplier.retain_duplicates
+        return result
 
     @property
     def caching_enabled(self) -> bool:
