@@ -27,6 +27,7 @@ from streams_runtime.kafka.clients import (
     create_topics,
 )
 from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
+from tests.conditions import wait_until  # noqa: F401 (re-exported: the integration tests import it from here)
 
 FAST_CLIENT = {
     "consumer.session.timeout.ms": 2000,
@@ -88,15 +89,6 @@ def read_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout
     finally:
         consumer.close()
     return out
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str | Callable[[], str]) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            description = what() if callable(what) else what
-            raise AssertionError(f"timed out after {timeout}s waiting for {description}")
-        time.sleep(0.05)
 
 
 def wait_running(*clients: KafkaStreams, timeout: float = 30.0) -> None:
