@@ -35,34 +35,35 @@ from streams_runtime.state.internals.iterators import StoreIterator, merge_sorte
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
-__all__ = ["CachingKeyValueStore", "CacheFlushListener"]
+__all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
 # listener(key_bytes, new_value_bytes, old_value_bytes, timestamp)
 CacheFlushListener = Any
 
 
-class CachingKeyValueStore(WrappedKeyValueStore):
-    """A bytes store with a write-back record cache in front.
+class CacheMembership:
+    """A caching layer's membership of the thread's record cache, the same for every store kind:
+    join it at ``init`` under ``"<task_id>-<store_name>"`` (a private zero-byte cache when the
+    context has none), keep the flush listener, flush this store's entries, leave it at ``close``.
+    Each kind supplies ``_flush_entries`` (how a dirty entry reaches the store below)."""
 
-    :param wrapped: the store below (change logging or the inner store).
-    """
+    wrapped: Any
+    name: str
+    context: Any = None
+    _cache: ThreadCache | None = None
+    _namespace = ""
+    _listener: CacheFlushListener = None
+    _send_old_values = False
 
-    def __init__(self, wrapped: Any) -> None:
-        super().__init__(wrapped)
-        self.context: Any = None
-        self._cache: ThreadCache | None = None
-        self._namespace = ""
-        self._listener: CacheFlushListener = None
-        self._send_old_values = False
-
-    def init(self, context: Any, root: Any = None) -> None:
-        """Join the thread's cache under ``"<task_id>-<store_name>"``, then init the layers below."""
+    def _join_cache(self, context: Any) -> None:
         self.context = context
         cache = context.cache()
         self._cache = cache if cache is not None else ThreadCache(0)
         self._namespace = ThreadCache.namespace(context.task_id, self.name)
         self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
-        self.wrapped.init(context, root if root is not None else self)
+
+    def _flush_entries(self, entries: list[DirtyEntry]) -> None:
+        raise NotImplementedError
 
     def set_flush_listener(self, listener: CacheFlushListener, send_old_values: bool = False) -> bool:
         """Call ``listener(key, new, old, timestamp)`` (bytes) for each flushed entry. ``True``."""
@@ -79,6 +80,46 @@ class CachingKeyValueStore(WrappedKeyValueStore):
     def namespace(self) -> str:
         """This store's name inside the record cache."""
         return self._namespace
+
+    def _open_cache(self) -> ThreadCache:
+        """The record cache, once this store is open.
+
+        :raises InvalidStateStoreError: before ``init`` or after ``close``.
+        """
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            raise InvalidStateStoreError(f"store {self.name} is not open")
+        return cache
+
+    def flush(self) -> None:
+        """Flush this store's dirty entries downwards, then flush the layers below."""
+        self._open_cache().flush(self._namespace)
+        self.wrapped.flush()
+
+    def close(self) -> None:
+        """Flush, then close the layers below and drop this store's cache."""
+        if not self.wrapped.is_open():
+            return
+        cache = self._open_cache()
+        try:
+            self.flush()
+        finally:
+            try:
+                self.wrapped.close()
+            finally:
+                cache.close(self._namespace)
+
+
+class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
+    """A bytes store with a write-back record cache in front.
+
+    :param wrapped: the store below (change logging or the inner store).
+    """
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Join the thread's cache, then init the layers below."""
+        self._join_cache(context)
+        self.wrapped.init(context, root if root is not None else self)
 
     # -- flushing ----------------------------------------------------------------------------
 
@@ -116,24 +157,6 @@ class CachingKeyValueStore(WrappedKeyValueStore):
                     )
         finally:
             set_record_context(current)
-
-    def flush(self) -> None:
-        """Flush this store's dirty entries downwards, then flush the layers below."""
-        self._open_cache().flush(self._namespace)
-        self.wrapped.flush()
-
-    def close(self) -> None:
-        """Flush, then close the layers below and drop this store's cache."""
-        if not self.is_open():
-            return
-        cache = self._open_cache()
-        try:
-            self.flush()
-        finally:
-            try:
-                self.wrapped.close()
-            finally:
-                cache.close(self._namespace)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -212,13 +235,3 @@ class CachingKeyValueStore(WrappedKeyValueStore):
         existing = self._get(cache, key)
         self._put(cache, key, None)
         return existing
-
-    def _open_cache(self) -> ThreadCache:
-        """The record cache, once this store is open.
-
-        :raises InvalidStateStoreError: before ``init`` or after ``close``.
-        """
-        cache = self._cache
-        if cache is None or not self.is_open():
-            raise InvalidStateStoreError(f"store {self.name} is not open")
-        return cache

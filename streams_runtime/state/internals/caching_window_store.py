@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
+from streams_runtime.state.internals.caching_store import CacheMembership
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted
 from streams_runtime.state.internals.key_schemas import (
     MAX_TIME,
@@ -35,7 +35,7 @@ from streams_runtime.state.internals.key_schemas import (
     ordered_session_key,
     ordered_window_key,
 )
-from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
+from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
 from streams_runtime.windowed import SessionWindow, Windowed, time_window_for_size
 
@@ -55,18 +55,8 @@ def merge_ordered(cached: Iterator[_Item], stored: Iterator[_Item], *, reverse: 
     return (KeyValue(*entry) for _, entry in merged)
 
 
-class _CachingLayer:
-    """Cache membership, flushing and listener handling shared by both caching stores."""
-
-    wrapped: Any
-    name: str
-
-    def _init_cache(self, context: Any) -> None:
-        self.context = context
-        cache = context.cache()
-        self._cache = cache if cache is not None else ThreadCache(0)
-        self._namespace = ThreadCache.namespace(context.task_id, self.name)
-        self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
+class _CachingLayer(CacheMembership):
+    """The flush steps and cache reads shared by the window and session caching stores."""
 
     # supplied by each store kind
     def _windowed_of(self, cache_key: bytes) -> Windowed:
@@ -77,12 +67,6 @@ class _CachingLayer:
 
     def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
         raise NotImplementedError
-
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
-        """Call ``listener(windowed_key_bytes, new, old, timestamp)`` per flushed entry. ``True``."""
-        self._listener = listener
-        self._send_old_values = send_old_values
-        return True
 
     def _flush_entries(self, entries: list[DirtyEntry]) -> None:
         for entry in entries:
@@ -111,12 +95,12 @@ class _CachingLayer:
                 self.context.set_record_context(current)
 
     def _put_dirty(self, cache_key: bytes, value: bytes | None) -> None:
-        self._check_cache_open()
+        cache = self._open_cache()
         entry = LRUCacheEntry(check_value(value), is_dirty=True, record_context=self.context.record_context())
-        self._cache.put(self._namespace, cache_key, entry)
+        cache.put(self._namespace, cache_key, entry)
 
     def _cached_value(self, cache_key: bytes) -> tuple[bool, bytes | None]:
-        entry = self._cache.get(self._namespace, cache_key)
+        entry = self._open_cache().get(self._namespace, cache_key)
         return (False, None) if entry is None else (True, entry.value)
 
     def _cached_range(
@@ -127,7 +111,7 @@ class _CachingLayer:
         order: Callable[[Windowed], Any],
     ) -> list[_Item]:
         items = []
-        for cache_key, value in self._cache.range(self._namespace, lower, upper):
+        for cache_key, value in self._open_cache().range(self._namespace, lower, upper):
             windowed = self._windowed_of(cache_key)
             if keep(windowed):
                 items.append((order(windowed), windowed, value))
@@ -143,32 +127,12 @@ class _CachingLayer:
         merged = merge_ordered(iter(cached), stored, reverse=reverse)
         return StoreIterator(merged, on_close=below.close, upstream=below)
 
-    def flush(self) -> None:
-        self._check_cache_open()
-        self._cache.flush(self._namespace)
-        self.wrapped.flush()
-
-    def close(self) -> None:
-        if not self.wrapped.is_open():
-            return
-        try:
-            self.flush()
-        finally:
-            try:
-                self.wrapped.close()
-            finally:
-                self._cache.close(self._namespace)
-
-    def _check_cache_open(self) -> None:
-        if getattr(self, "_cache", None) is None or not self.wrapped.is_open():
-            raise InvalidStateStoreError(f"store {self.name} is not open")
-
 
 class CachingWindowStore(_CachingLayer, WrappedWindowStore):
     """A window bytes store with a write-back record cache in front."""
 
     def init(self, context: Any, root: Any = None) -> None:
-        self._init_cache(context)
+        self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 
     def _windowed_of(self, cache_key: bytes) -> Windowed:
@@ -187,7 +151,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         self._put_dirty(ordered_window_key(check_key(key), int(window_start_timestamp)), value)
 
     def fetch(self, *args: Any) -> Any:
-        self._check_cache_open()
+        self._open_cache()
         if len(args) == 2:
             key, start = check_key(args[0]), int(args[1])
             found, value = self._cached_value(ordered_window_key(key, start))
@@ -199,7 +163,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         raise TypeError(f"fetch takes 2, 3 or 4 arguments, got {len(args)}")
 
     def backward_fetch(self, *args: Any) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         if len(args) == 3:
             return self._fetch_key(*args, reverse=True)
         if len(args) == 4:
@@ -251,7 +215,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         return self._all(MIN_TIMESTAMP, MAX_TIME, True)
 
     def _all(self, time_from: int, time_to: int, reverse: bool) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         below = (
             self.wrapped.backward_fetch_all(time_from, time_to)
             if reverse
@@ -270,7 +234,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
     """A session bytes store with a write-back record cache in front."""
 
     def init(self, context: Any, root: Any = None) -> None:
-        self._init_cache(context)
+        self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 
     def _windowed_of(self, cache_key: bytes) -> Windowed:
@@ -293,7 +257,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         )
 
     def fetch_session(self, key: bytes, session_start: int, session_end: int) -> bytes | None:
-        self._check_cache_open()
+        self._open_cache()
         key = check_key(key)
         found, value = self._cached_value(ordered_session_key(key, session_start, session_end))
         return value if found else self.wrapped.fetch_session(key, session_start, session_end)
@@ -311,7 +275,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         return self._find((*args, MIN_TIMESTAMP, MAX_TIME), reverse=True)
 
     def _find(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         below = self.wrapped.backward_find_sessions(*args) if reverse else self.wrapped.find_sessions(*args)
         earliest_end, latest_start = args[-2], args[-1]
         live_end = max(earliest_end, self.wrapped.inner().min_live_time())
