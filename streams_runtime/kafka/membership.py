@@ -1,7 +1,7 @@
 """Group membership for task assignment: the only module of streams_runtime that imports kafka-python.
 
-librdkafka cannot run a custom assignor (shared/DESIGN.md, D2), so membership uses the classic
-group protocol through kafka-python, while every record still flows through confluent-kafka with
+librdkafka cannot run a custom assignor (docs/decisions/0002-membership-and-data-path.md), so membership uses
+the classic group protocol through kafka-python, while every record still flows through confluent-kafka with
 manual ``assign()``. A :class:`GroupMember` joins ``<application_id>-coordination`` (not the
 application id: input offsets are committed under the application id by non-members, which a
 group rejects), carries :class:`SubscriptionInfo` as subscription user data and receives
@@ -84,7 +84,8 @@ _PROFILE_KEYS = {
 
 
 def coordination_group_id(application_id: str) -> str:
-    """The membership group of an application; distinct from ``application_id`` (D2)."""
+    """The membership group of an application; distinct from ``application_id``
+    (docs/decisions/0002-membership-and-data-path.md)."""
     return f"{application_id}-coordination"
 
 
@@ -174,7 +175,8 @@ class GroupMember:
     :param endpoint: ``host:port`` of the instance's query server, or ``None``.
     :param task_offset_sums: returns offset sums of local state (checkpoints), task -> sum.
     :param end_offset_sums: on the leader, returns the changelog end-offset sums of the given
-        stateful tasks (true ends, D1); without it, lags are relative to the best reported state.
+        stateful tasks (true ends, docs/decisions/0001-embedded-broker.md); without it, lags are relative to
+        the best reported state.
     :param on_change: called with each :class:`TaskChange`, on the polling thread.
     :param handoff_rejoin_delay_ms: how long a member that revoked tasks for a hand-off waits
         before rejoining; default ``session_timeout_ms / 2``. Tansu answers a follower's

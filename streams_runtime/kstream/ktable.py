@@ -147,7 +147,7 @@ class KTable:
         self.enable_sending_old_values(True)
         return KGroupedTable(self._internal, node, g.key_serde, g.value_serde, g.name)
 
-    # ------------------------------------------------------------------ joins, suppress (issue 4)
+    # ------------------------------------------------------------------ joins, suppress
     def join(
         self,
         other: KTable,

@@ -1,6 +1,6 @@
 """Join wiring: DSL join calls -> graph nodes, repartition topics, stores and co-partitioning.
 
-Owner: the DSL (issue 4). ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
+Owner: the DSL. ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
 delegate here. Naming, index burning and repartitioning follow Kafka Streams:
 
 * stream-stream: a side whose key changed upstream is repartitioned first through
