@@ -126,3 +126,9 @@ class TaskMigratedError(StreamsError):
 class TransactionError(StreamsError):
     """Exactly-once: a transaction failed for a reason other than fencing (it was aborted when it
     could be); the stream thread fails. Never given to the processing exception handler."""
+
+
+class ProductionError(StreamsError):
+    """A record could not be written to Kafka (a delivery report error, or ``produce`` refused it)
+    and ``default_production_exception_handler`` is ``fail``. Never given to the processing
+    exception handler: the production handler already decided."""

@@ -18,6 +18,11 @@ Delivery reports come back through one producer-level callback while the produce
   - an error is kept and raised by the next ``send``/``poll``/``wait_for_acks`` (the thread fails, the
     uncaught-exception policy decides), or logged and skipped under
     ``default_production_exception_handler=continue``;
+  - an error ``producer.produce`` raises at once (the record never left the process: larger than
+    the producer's ``message.max.bytes``, unknown partition, ...) goes through the same handler:
+    ``fail`` raises :class:`ProductionError` naming the topic, the record's size and the cause,
+    ``continue`` logs and skips the record (counted in :attr:`RecordCollector.skipped`). Only a
+    full local queue is not an error: the producer serves delivery reports and tries again;
   - the offset of every record written to a changelog topic is kept in :attr:`changelog_offsets`
     ``{(topic, partition): last offset}`` for the state managers' checkpoints.
 With no changelog topic in the topology, librdkafka reports errors only (no per-record callback).
@@ -44,14 +49,29 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from streams_runtime.errors import StreamsError, TaskMigratedError, TransactionError
+from streams_runtime.errors import ProductionError, StreamsError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer, create_producer
+
+__all__ = ["ProductionError", "RecordCollector", "TaskRecordCollectors", "TransactionalRecordCollector"]
 
 log = logging.getLogger("streams_runtime.processor")
 
 
-class ProductionError(StreamsError):
-    """A record could not be written to Kafka (delivery report error)."""
+#: librdkafka's default ``message.max.bytes`` (the largest record a producer accepts)
+DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
+
+
+def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
+    """The bytes librdkafka counts against ``message.max.bytes``: key, value and headers."""
+    size = len(key or b"") + len(value or b"")
+    for name, header in headers or ():
+        size += len(name) + len(header or b"") + 10  # two varint lengths, at most 5 bytes each
+    return size
+
+
+def _is_record_error(err: Any) -> bool:
+    """A synchronous produce error about this one record (the producer itself is fine)."""
+    return not err.fatal() and err.code() not in FENCED_ERROR_CODES and err.code() not in _PRODUCER_STATE
 
 
 #: error codes that mean "a newer producer owns this transactional id" (Kafka Streams treats the
@@ -70,6 +90,8 @@ FENCED_ERROR_CODES = frozenset(
 #: not seen, the task is treated as migrated: re-creating it either works (it was fenced) or
 #: surfaces the real, persistent error at ``init_transactions``
 _FATAL = KafkaError._FATAL  # noqa: SLF001
+#: produce errors that describe the producer's state, not the record (never skipped by ``continue``)
+_PRODUCER_STATE = frozenset({_FATAL, KafkaError._STATE})  # noqa: SLF001
 
 
 class StreamsProducer:
@@ -158,6 +180,10 @@ class RecordCollector:
         self.changelog_offsets: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
         self._continue_on_error = continue_on_error
+        #: the largest record the producer accepts (dead-letter records are bounded by it)
+        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
+        #: records skipped under ``default_production_exception_handler=continue``
+        self.skipped = 0
         self.producer = StreamsProducer(
             bootstrap_servers, client_id, overrides, self._on_delivery, not self._changelog_topics
         )
@@ -174,11 +200,30 @@ class RecordCollector:
     ) -> None:
         if self._error is not None:
             self._raise_error()
-        self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
+        try:
+            self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
+        except KafkaException as exc:
+            err = exc.args[0]
+            if not _is_record_error(err):
+                raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
+            self._refused(topic, key, value, headers, err)
+
+    def _refused(self, topic: str, key: Any, value: Any, headers: Any, err: Any) -> None:
+        """``produce`` refused one record (see the module docstring): the production handler decides."""
+        what = (
+            f"record of {record_size(key, value, headers)} bytes for topic {topic} refused by the "
+            f"producer (message.max.bytes={self.max_message_bytes}): {err.name()}: {err.str()}"
+        )
+        if self._continue_on_error:
+            self.skipped += 1
+            log.warning("%s; skipped (default_production_exception_handler=continue)", what)
+            return
+        raise ProductionError(f"{what} (default_production_exception_handler=fail)")
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             if self._continue_on_error:
+                self.skipped += 1
                 log.warning(
                     "Error sending record to topic %s: %s; skipped "
                     "(default_production_exception_handler=continue)",
@@ -265,13 +310,14 @@ class TransactionalRecordCollector(RecordCollector):
         task_id: Any,
         transactional_id: str,
         init_timeout_s: float = 60.0,
+        continue_on_error: bool = False,
     ) -> None:
         config = {
             "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
             **overrides,
             "transactional.id": transactional_id,
         }
-        super().__init__(bootstrap_servers, client_id, config, changelog_topics)
+        super().__init__(bootstrap_servers, client_id, config, changelog_topics, continue_on_error)
         self.task_id = task_id
         self.transactional_id = transactional_id
         self.in_transaction = False
@@ -300,8 +346,14 @@ class TransactionalRecordCollector(RecordCollector):
             self._raise_error()
         try:
             self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except (KafkaException, SystemError) as exc:  # the producer is in an error state: find out why
-            self._keep(self._classify(_kafka_error(exc), f"sending to topic {topic}"))
+        except (KafkaException, SystemError) as exc:
+            err = _kafka_error(exc)
+            if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
+                # the record never joined the transaction (refused locally): the handler decides
+                self._refused(topic, key, value, headers, err)
+                return
+            # the producer is in an error state: find out why
+            self._keep(self._classify(err, f"sending to topic {topic}"))
             self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
             self._raise_error()
 
@@ -466,7 +518,10 @@ class TaskRecordCollectors:
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         application_id: str,
+        continue_on_error: bool = False,
     ) -> None:
+        self._continue_on_error = continue_on_error
+        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._bootstrap_servers = bootstrap_servers
         self._client_id = client_id
         self._overrides = dict(overrides)
@@ -487,6 +542,7 @@ class TaskRecordCollectors:
             self._changelog_topics,
             task_id=task_id,
             transactional_id=self.transactional_id(task_id),
+            continue_on_error=self._continue_on_error,
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -566,14 +622,14 @@ def create_record_collector(
     """The collector of one StreamThread: a shared RecordCollector under at-least-once, one
     transactional collector per task (:class:`TaskRecordCollectors`) under exactly_once_v2."""
     overrides = config.client_configs("producer.")
+    continue_on_error = config["default_production_exception_handler"] == "continue"
     if config["processing_guarantee"] == "exactly_once_v2":
         return TaskRecordCollectors(
-            bootstrap_servers, client_id, overrides, changelog_topics, config["application_id"]
+            bootstrap_servers,
+            client_id,
+            overrides,
+            changelog_topics,
+            config["application_id"],
+            continue_on_error,
         )
-    return RecordCollector(
-        bootstrap_servers,
-        client_id,
-        overrides,
-        changelog_topics,
-        config["default_production_exception_handler"] == "continue",
-    )
+    return RecordCollector(bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error)

@@ -28,7 +28,13 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.errors import StreamsError, StreamsProcessingError, TaskMigratedError, TransactionError
+from streams_runtime.errors import (
+    ProductionError,
+    StreamsError,
+    StreamsProcessingError,
+    TaskMigratedError,
+    TransactionError,
+)
 from streams_runtime.processor.api import PunctuationType, Record
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
@@ -255,7 +261,7 @@ class StreamTask:
         context.set_current_node(schedule.node)
         try:
             schedule.punctuator(now)
-        except (StreamsProcessingError, TaskMigratedError, TransactionError):
+        except (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError):
             raise
         except Exception as exc:
             self.processing_handler.handle(exc, schedule.node.name, None, None)
