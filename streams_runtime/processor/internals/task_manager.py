@@ -53,7 +53,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from streams_runtime.errors import StreamsError, TaskMigratedError
+from streams_runtime.errors import CorruptedStoreError, StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.partition_group import RawRecord
@@ -193,6 +193,27 @@ class TaskManager:
                 sd.mark_eos_dirty(task_id)
         # exactly-once: the task's own transactional producer (init_transactions fences zombies)
         collector = self._collector.for_task(task_id) if self._eos else self._collector
+        try:
+            task, state_manager = self._initialize_task(task_id, info, collector, task_dir)
+        except CorruptedStoreError as exc:  # damaged local state: the changelog has it all
+            self._wipe_damaged(task_id, exc)
+            task, state_manager = self._initialize_task(task_id, info, collector, task_dir)
+        self.tasks[task_id] = task
+        self._processed[task_id] = self._metrics.sensor("process-total", tags={"task-id": task_id})
+        queues = list(task.partition_group.queues.values())
+        self._multi_queues[task_id] = queues if len(queues) > 1 else None
+        self._restoring.add(task_id)
+        if state_manager is not None:
+            self._state_managers[task_id] = state_manager
+            self._reader.register(state_manager)
+        else:
+            self._start_running(task_id)
+
+    def _initialize_task(
+        self, task_id: TaskId, info: SubtopologyInfo, collector: Any, task_dir: Any
+    ) -> tuple[StreamTask, Any]:
+        """Build and initialize a task (its stores open); a store that fails to open is closed
+        with the others before the error leaves."""
         topology = build_processor_topology(self._builder, info.nodes)
         task = StreamTask(
             task_id,
@@ -206,22 +227,35 @@ class TaskManager:
             task_dir,
             self._global_stores,
         )
-        if stateful:
+        state_manager = None
+        if info.stores:
             from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 
-            state_manager = ProcessorStateManager(task_id, sd)
+            state_manager = ProcessorStateManager(task_id, self._state_directory)
             task.context.set_state_manager(state_manager)
-        task.initialize()
-        self.tasks[task_id] = task
-        self._processed[task_id] = self._metrics.sensor("process-total", tags={"task-id": task_id})
-        queues = list(task.partition_group.queues.values())
-        self._multi_queues[task_id] = queues if len(queues) > 1 else None
-        self._restoring.add(task_id)
-        if state_manager is not None:
-            self._state_managers[task_id] = state_manager
-            self._reader.register(state_manager)
-        else:
-            self._start_running(task_id)
+        try:
+            task.initialize()
+        except CorruptedStoreError:
+            for store in task.stores.values():
+                try:
+                    store.close()
+                except Exception:  # noqa: S110 - a store that never opened has nothing to close
+                    pass
+            raise
+        return task, state_manager
+
+    def _wipe_damaged(self, task_id: TaskId, exc: CorruptedStoreError) -> None:
+        """A store of ``task_id`` cannot be opened or read: throw the task's local state away (the
+        lock is held) so its stores restore from their changelogs. Other tasks are untouched."""
+        log.warning(
+            "task %s: local state is damaged (%s); wiping %s and restoring it from the changelog",
+            task_id,
+            exc,
+            self._state_directory.task_dir(task_id),
+        )
+        self._state_directory.wipe_task(task_id)
+        if self._eos:
+            self._state_directory.mark_eos_dirty(task_id)
 
     def _start_running(self, task_id: TaskId) -> None:
         """RESTORING -> RUNNING: assign the task's input partitions at their committed offsets."""
@@ -288,17 +322,29 @@ class TaskManager:
         self._state_directory.wipe_if_eos_dirty(task_id)  # left by a crashed exactly-once active
         from streams_runtime.processor.internals.standby_task import StandbyTask
 
-        standby = StandbyTask(
-            task_id,
-            list(info.stores),
-            self._store_builders,
-            self._config,
-            self._metrics,
-            self._state_directory,
-            self._wall_clock,
-        )
+        def new_standby() -> Any:
+            return StandbyTask(
+                task_id,
+                list(info.stores),
+                self._store_builders,
+                self._config,
+                self._metrics,
+                self._state_directory,
+                self._wall_clock,
+            )
+
+        standby = new_standby()
         try:
-            standby.initialize()
+            try:
+                standby.initialize()
+            except CorruptedStoreError as exc:  # damaged local state: replay it from the changelog
+                try:
+                    standby.close(clean=False)
+                except StreamsError:
+                    log.debug("standby task %s: closing stores that never opened", task_id)
+                self._wipe_damaged(task_id, exc)
+                standby = new_standby()
+                standby.initialize()
             self._reader.register(standby.state_manager, standby=True)
         except BaseException:
             try:
