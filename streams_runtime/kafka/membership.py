@@ -50,6 +50,7 @@ from typing import Any
 from kafka import KafkaConsumer
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
+from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, NodeNotReadyError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsError
@@ -398,9 +399,24 @@ class GroupMember:
             self._pending = None
 
     def _drive(self) -> None:
+        """Poll until :meth:`close`. A broker outage (connection lost, a request timed out, the
+        coordinator unknown: kafka-python's retriable errors) is ridden out: logged at most every
+        10 s and polled again after a short pause; once the broker answers, the member rejoins
+        (its tasks are revoked as lost if the group dropped it meanwhile). Any other error stops
+        the driver and is surfaced through ``driver_error``."""
+        logged_at = 0.0
         try:
             while not self._stopping.is_set():
-                self.poll(timeout_ms=100)
+                try:
+                    self.poll(timeout_ms=100)
+                except KafkaError as exc:
+                    if not _transient(exc):
+                        raise
+                    now = time.monotonic()
+                    if now - logged_at >= 10.0:
+                        logged_at = now
+                        log.warning("group member of %s: %r; retrying", self.group_id, exc)
+                    self._stopping.wait(0.5)
         except BaseException as exc:  # surfaced through driver_error; the owner decides what to do
             log.exception("group member driver of %s stopped", self.group_id)
             self.driver_error = exc
@@ -422,3 +438,10 @@ class GroupMember:
             return None
         log.warning("member of %s lost its membership; revoking its tasks as lost", self.group_id)
         return TaskChange(-1, current, AssignmentInfo(), lost=True)
+
+
+def _transient(exc: BaseException) -> bool:
+    """A kafka-python error an outage causes (the client recovers once the broker answers)."""
+    return isinstance(exc, KafkaConnectionError | KafkaTimeoutError | NodeNotReadyError) or bool(
+        getattr(exc, "retriable", False)
+    )

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +68,24 @@ def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
     for name, header in headers or ():
         size += len(name) + len(header or b"") + 10  # two varint lengths, at most 5 bytes each
     return size
+
+
+#: librdkafka's default ``delivery.timeout.ms`` (alias ``message.timeout.ms``)
+DEFAULT_DELIVERY_TIMEOUT_MS = 300_000
+#: how often a commit blocked on unacknowledged records says so
+_WAIT_LOG_EVERY_S = 10.0
+
+
+def delivery_timeout_ms(overrides: Mapping[str, Any]) -> int:
+    value = overrides.get("delivery.timeout.ms", overrides.get("message.timeout.ms"))
+    return DEFAULT_DELIVERY_TIMEOUT_MS if value is None else int(value)
+
+
+def ack_wait_s(delivery_timeout: int, task_timeout_ms: int) -> float:
+    """How long a commit waits for acknowledgements: the producer's delivery timeout (after which
+    librdkafka fails each record and the production handler decides) plus a margin, or the task
+    timeout when that is longer."""
+    return max(delivery_timeout + 5_000, task_timeout_ms) / 1000
 
 
 def _is_record_error(err: Any) -> bool:
@@ -184,6 +203,8 @@ class RecordCollector:
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         #: records skipped under ``default_production_exception_handler=continue``
         self.skipped = 0
+        #: librdkafka fails a record with _MSG_TIMED_OUT after this long (then the handler decides)
+        self.delivery_timeout_ms = delivery_timeout_ms(overrides)
         self.producer = StreamsProducer(
             bootstrap_servers, client_id, overrides, self._on_delivery, not self._changelog_topics
         )
@@ -250,17 +271,43 @@ class RecordCollector:
         if self._error is not None:
             self._raise_error()
 
-    def wait_for_acks(self, timeout_s: float = 60.0) -> None:
+    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
         """Commit step 2: wait until every record sent so far is acknowledged (or failed).
 
+        An outage is ridden out: the wait lasts up to :func:`ack_wait_s` (the producer's delivery
+        timeout, after which librdkafka fails the records and the production handler decides,
+        or ``task_timeout_ms`` if longer), logging every 10 s while records are outstanding.
         Not named ``flush``: StreamTask.commit() calls a collector's ``flush`` per task, and the
         producer must be flushed once per commit, after every task's stores (step 1).
         """
-        remaining = self.producer.flush(timeout_s)
+        limit_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
+        remaining = self._flush_patiently(limit_s)
         if self._error is not None:
             self._raise_error()
         if remaining:
-            raise ProductionError(f"{remaining} records were not acknowledged within {timeout_s}s")
+            raise ProductionError(
+                f"{remaining} records were not acknowledged within {limit_s:.0f}s "
+                f"(delivery.timeout.ms={self.delivery_timeout_ms}, task_timeout_ms={task_timeout_ms})"
+            )
+
+    def _flush_patiently(self, limit_s: float) -> int:
+        started = time.monotonic()
+        deadline, next_log = started + limit_s, started + _WAIT_LOG_EVERY_S
+        while True:
+            remaining = self.producer.flush(min(1.0, max(0.0, deadline - time.monotonic())))
+            now = time.monotonic()
+            if not remaining or self._error is not None or now >= deadline:
+                if remaining == 0 and now - started >= _WAIT_LOG_EVERY_S:
+                    log.warning("every record acknowledged after %.0fs; commit goes on", now - started)
+                return remaining
+            if now >= next_log:
+                next_log = now + _WAIT_LOG_EVERY_S
+                log.warning(
+                    "%d records not acknowledged for %.0fs (broker unreachable?); waiting up to %.0fs",
+                    remaining,
+                    now - started,
+                    limit_s,
+                )
 
     def close(self, timeout_s: float = 10.0) -> None:
         self.producer.close(timeout_s)
@@ -420,7 +467,7 @@ class TransactionalRecordCollector(RecordCollector):
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ commit and abort
-    def commit(self, offsets: list[Any], group_metadata: Any, timeout_s: float = 60.0) -> bool:
+    def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
         """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
         caller's): 2. flush: every record sent in the transaction is acknowledged (the delivery
         reports record the changelog offsets); 3. add the input ``offsets`` (next offsets to
@@ -436,6 +483,7 @@ class TransactionalRecordCollector(RecordCollector):
             self.in_transaction = True
             self._produce = self._send_in_transaction
         # Step 2
+        timeout_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
         remaining = self.serve(timeout_s)
         if self._error is not None:
             if not isinstance(self._error, TaskMigratedError):
@@ -586,7 +634,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.serve()
 
-    def commit_all(self, commits: list[tuple[Any, list[Any], Any]]) -> list[Any]:
+    def commit_all(self, commits: list[tuple[Any, list[Any], Any]], task_timeout_ms: int = 0) -> list[Any]:
         """Steps 2-4 of several tasks' transactions: ``(task_id, offsets, group_metadata)`` each;
         returns per task what :meth:`TransactionalRecordCollector.commit` returned or the
         exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
@@ -595,7 +643,7 @@ class TaskRecordCollectors:
         def one(item: tuple[Any, list[Any], Any]) -> Any:
             task_id, offsets, group_metadata = item
             try:
-                return self._collectors[task_id].commit(offsets, group_metadata)
+                return self._collectors[task_id].commit(offsets, group_metadata, task_timeout_ms)
             except Exception as exc:  # sorted out by the caller, per task
                 return exc
 
@@ -605,9 +653,9 @@ class TaskRecordCollectors:
             self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"{self._client_id}-commit")
         return list(self._pool.map(one, commits))
 
-    def wait_for_acks(self, timeout_s: float = 60.0) -> None:
+    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
         for collector in self._collectors.values():
-            collector.wait_for_acks(timeout_s)
+            collector.wait_for_acks(task_timeout_ms)
 
     def close(self, timeout_s: float = 10.0) -> None:
         for task_id in [*self._collectors, *self._prepared]:
