@@ -235,7 +235,10 @@ class StreamTask:
             context.forward(record)
         finally:
             context.set_current_node(None)
-            self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
+        # only once every downstream node (sinks included) took the record: a record whose
+        # processing raised is never covered by a committed offset, even if the error is handled
+        # above and a commit follows (its output may never have been sent)
+        self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
         return True
 
     # ------------------------------------------------------------------ punctuation
