@@ -52,6 +52,7 @@ from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
+from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
 from kafka.errors import KafkaError as KafkaPythonError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
@@ -403,9 +404,24 @@ class GroupMember:
             self._pending = None
 
     def _drive(self) -> None:
+        """Poll until :meth:`close`. A broker outage (connection lost, a request timed out, the
+        coordinator unknown: kafka-python's retriable errors) is ridden out: logged at most every
+        10 s and polled again after a short pause; once the broker answers, the member rejoins
+        (its tasks are revoked as lost if the group dropped it meanwhile). Any other error stops
+        the driver and is surfaced through ``driver_error``."""
+        logged_at = 0.0
         try:
             while not self._stopping.is_set():
-                self.poll(timeout_ms=100)
+                try:
+                    self.poll(timeout_ms=100)
+                except KafkaPythonError as exc:
+                    if not _transient(exc):
+                        raise
+                    now = time.monotonic()
+                    if now - logged_at >= 10.0:
+                        logged_at = now
+                        log.warning("group member of %s: %r; retrying", self.group_id, exc)
+                    self._stopping.wait(0.5)
         except BaseException as exc:  # surfaced through driver_error; the owner decides what to do
             log.exception("group member driver of %s stopped", self.group_id)
             self.driver_error = exc
@@ -505,4 +521,11 @@ def member_description(member: Mapping[str, Any]) -> GroupMemberDescription:
         process_id=process_id,
         endpoint=info.endpoint if info else None,
         thread_count=info.thread_count if info else 0,
+    )
+
+
+def _transient(exc: BaseException) -> bool:
+    """A kafka-python error an outage causes (the client recovers once the broker answers)."""
+    return isinstance(exc, KafkaConnectionError | KafkaTimeoutError | NodeNotReadyError) or bool(
+        getattr(exc, "retriable", False)
     )
