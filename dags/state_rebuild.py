@@ -22,8 +22,13 @@ mismatch; the report is also the run's XCom (`rebuild`, and `report` on success)
 
 **Params**: *application* is `package.module:function` (the worker's `--app`) or a bare
 application id (restore mode only); *workers* lists the workers' endpoints (`http://host:port`) or
-Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_1`); *token* is the
-workers' `application_server_token` when endpoints are given as URLs.
+Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_1`). The workers'
+`application_server_token` is never a Param (it would land in the run's conf): endpoints given as
+URLs take it from the password of the Connection *token_conn_id* (type `streams_worker`, default
+`streams_worker`; none: no token), Connection ids carry their own.
+
+Failures go to the pluggable notifier of `streams_ops.notifications.failure`; the Spark
+recomputation runs in the pool `streams_spark` with an execution timeout.
 
 Connections: `streams_kafka` (recompute mode), see `plugins/streams_ops/hooks/kafka_admin.py`;
 worker Connections, see `plugins/streams_ops/hooks/streams_worker.py`.
@@ -35,6 +40,7 @@ from datetime import timedelta
 
 import pendulum
 from airflow.sdk import Param, dag, task
+from streams_ops.notifications.failure import failure_callbacks
 from streams_ops.operators.state_rebuild import RebuildStateStoreOperator
 
 DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_payment_totals"
@@ -47,7 +53,12 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
     catchup=False,
     doc_md=__doc__,
     tags=["streams", "state", "rebuild", "spark"],
-    default_args={"owner": "streams-platform", "retries": 1, "retry_delay": timedelta(seconds=30)},
+    default_args={
+        "owner": "streams-platform",
+        "retries": 1,
+        "retry_delay": timedelta(seconds=30),
+        "on_failure_callback": failure_callbacks(),
+    },
     render_template_as_native_obj=True,
     max_active_runs=1,
     params={
@@ -67,12 +78,12 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
             description="restore: from the changelog; recompute: rewrite the changelog from Spark first.",
         ),
         "workers": Param(
-            ["http://127.0.0.1:7070"],
+            ["streams_worker"],
             type="array",
             items={"type": "string"},
             minItems=1,
             title="Workers",
-            description="Worker endpoints (http://host:port) or Airflow Connection ids of them.",
+            description="Airflow Connection ids of the workers (type streams_worker) or their URLs.",
         ),
         "tasks": Param(
             [],
@@ -81,12 +92,17 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
             title="Tasks",
             description='Only these task ids (e.g. "0_1"); empty: every task owning the store.',
         ),
-        "token": Param("", type="string", title="Worker token", description="For endpoints given as URLs."),
+        "token_conn_id": Param(
+            "streams_worker",
+            type=["null", "string"],
+            title="Token connection",
+            description="Connection whose password is the workers' token (for endpoints given as URLs).",
+        ),
         "rebuild_timeout": Param(300, type="integer", minimum=1, title="Restore timeout per worker (s)"),
         "recompute_job": Param(DEFAULT_RECOMPUTE_JOB, type="string", title="Recompute job (recompute mode)"),
         "output_dir": Param(
-            "",
-            type="string",
+            None,
+            type=["null", "string"],
             title="Recompute output directory",
             description="Empty: <STREAMS_RUNTIME_HOME>/state_rebuild/<application id>/<store>.",
         ),
@@ -119,7 +135,7 @@ def streams_state_rebuild():
     def restore_only() -> str:
         return "restore mode: the changelog is used as it is"
 
-    @task
+    @task(pool="streams_spark", execution_timeout=timedelta(hours=2))
     def recompute(info: dict, params=None, run_id=None) -> dict:
         """Spark recomputation up to the committed input offsets, validated by its suite."""
         import importlib
@@ -199,7 +215,7 @@ def streams_state_rebuild():
         store="{{ params.store }}",
         workers="{{ params.workers }}",
         tasks="{{ params.tasks }}",
-        token="{{ params.token }}",
+        token_conn_id="{{ params.token_conn_id }}",
         rebuild_timeout="{{ params.rebuild_timeout }}",
         input_offsets="{{ (ti.xcom_pull(task_ids='recompute') or {}).get('input_offsets') }}",
         recomputed_keys="{{ (ti.xcom_pull(task_ids='recompute') or {}).get('keys_per_partition') }}",

@@ -10,7 +10,8 @@ Steps of :func:`run_backfill`, in order -- nothing leaves the job before the sui
   2. plan the offset ranges once and pin them, so every Spark action reads the same snapshot
      (Tansu has no ``offsets_for_times``, D1: the whole topic range is read and the records outside
      the interval are dropped on the executors);
-  3. parse the payments in the interval and count them (the source count);
+  3. parse the payments in the interval and count them (the source count); an interval without
+     a record ends here with ``status: "empty"`` (nothing validated, written or published);
   4. compute the per-user windowed spend;
   5. validate it with the Great Expectations suite and write the report; a failure raises
      :class:`BackfillValidationError` here, so nothing is written and nothing is published;
@@ -75,6 +76,7 @@ class BackfillValidationError(RuntimeError):
         self.failed = report.failed
         self.report_json = str(report.report_json)
         self.report_summary = str(report.report_summary)
+        self.data_docs_url = report.data_docs_url
 
 
 def to_epoch_ms(value: datetime | str | int) -> int:
@@ -241,6 +243,17 @@ def run_backfill(
     try:
         source_count = payments.count()
         clock.lap("2,3-read")
+        if source_count == 0:
+            return {
+                "status": "empty",
+                "topic": topic,
+                "interval_id": ident,
+                "interval_start_ms": start_ms,
+                "interval_end_ms": end_ms,
+                "source_records": 0,
+                "source_offsets": {str(r.partition): [r.start, r.end] for r in ranges},
+                "timings_s": clock.timings,
+            }
         # Step 4
         result = windowed_spend(payments, window_ms).cache()
         rows = result.count()
@@ -300,6 +313,7 @@ def run_backfill(
         "output_path": str(output_dir / f"{PARTITION_COLUMN}={ident}"),
         "report_json": str(report.report_json),
         "report_summary": str(report.report_summary),
+        "data_docs_url": report.data_docs_url,
         "publish_topic": publish_topic,
         **publish,
         "timings_s": clock.timings,
@@ -349,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
                     "failed": exc.failed,
                     "report_json": exc.report_json,
                     "report_summary": exc.report_summary,
+                    "data_docs_url": exc.data_docs_url,
                 },
                 indent=2,
             )

@@ -111,7 +111,7 @@ class DagRunResult:
     def task_states(self) -> dict[str, str]:
         return {_ti_key(ti): str(ti.state) for ti in self.dag_run.get_task_instances()}
 
-    def xcom(self, task_id: str, map_index: int = -1) -> Any:
+    def xcom(self, task_id: str, map_index: int = -1, key: str = "return_value") -> Any:
         from airflow.models.xcom import XComModel
         from airflow.utils.session import create_session
 
@@ -123,7 +123,7 @@ class DagRunResult:
                     run_id=self.dag_run.run_id,
                     task_id=task_id,
                     map_index=map_index,
-                    key="return_value",
+                    key=key,
                 )
                 .one_or_none()
             )
