@@ -18,8 +18,11 @@ publishes nothing, and leaves the validation report under the output directory
 **Running a range**: Airflow's own backfill is the way: the UI's "Run Backfill" on this DAG, or
 `airflow backfill create --dag-id streams_spark_backfill --from-date 2026-01-01 --to-date
 2026-01-07` (one run per daily data interval, each one mapped task). A manual trigger can also
-set *range_start* and *range_end*; the range is cut into *chunk_hours* intervals, one mapped task
-each (named by its interval in the UI), so an interval's output is the same whichever way it ran.
+set *range_start* and *range_end*; the range is cut into *chunk_hours* intervals, and every
+*intervals_per_task* of them are one mapped task (named by its span in the UI) that backfills
+them in one Spark session from one read of the topic; each interval is still validated, written
+and published on its own, so its output is the same whichever way it ran. Mapped tasks run two
+at a time (the pool's slots).
 `scripts/trigger_backfill.py` does the latter through the REST API and prints each failing
 task's reason.
 
@@ -46,7 +49,7 @@ from datetime import UTC, timedelta
 import pendulum
 from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
 from streams_ops.notifications.failure import failure_callbacks
-from streams_ops.operators.spark_backfill import SparkBackfillOperator
+from streams_ops.operators.spark_backfill_batch import SparkBackfillBatchOperator
 
 MAX_INTERVALS = 400
 PUBLISH_TOPIC = "demo-payments-spend-backfill"
@@ -81,6 +84,14 @@ TOPIC_ASSET = Asset(name=f"kafka.{PUBLISH_TOPIC}", uri=f"kafka://streams_kafka/{
         ),
         "range_end": Param(None, type=["null", "string"], format="date-time", title="Range end (exclusive)"),
         "chunk_hours": Param(24, type="integer", minimum=1, title="Hours per interval (range runs)"),
+        "intervals_per_task": Param(
+            1,
+            type="integer",
+            minimum=1,
+            maximum=MAX_INTERVALS,
+            title="Intervals per task",
+            description="Range runs: intervals one task backfills in one Spark session and one read.",
+        ),
         "topic": Param("demo-payments", type="string", minLength=1, title="Input topic"),
         "output_dir": Param(
             None,
@@ -138,8 +149,20 @@ def streams_spark_backfill():
             from airflow.sdk.exceptions import AirflowSkipException
 
             raise AirflowSkipException(f"all {len(rejected)} interval(s) end in the future: nothing to do")
-        print(f"planned {len(intervals)} interval(s), rejected {len(rejected)} in the future")
-        return intervals
+        size = int(params.get("intervals_per_task") or 1)
+        batches = [
+            {
+                "intervals": intervals[i : i + size],
+                "interval_start": intervals[i]["interval_start"],
+                "interval_end": intervals[min(i + size, len(intervals)) - 1]["interval_end"],
+            }
+            for i in range(0, len(intervals), size)
+        ]
+        print(
+            f"planned {len(intervals)} interval(s) in {len(batches)} task(s), "
+            f"rejected {len(rejected)} in the future"
+        )
+        return batches
 
     @task
     def output_dir(params=None) -> str:
@@ -150,7 +173,7 @@ def streams_spark_backfill():
 
         return str(runtime_home() / "backfill" / "payments_spend")
 
-    SparkBackfillOperator.partial(
+    SparkBackfillBatchOperator.partial(
         task_id="backfill",
         topic="{{ params.topic }}",
         output_dir=output_dir(),

@@ -27,6 +27,10 @@ Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_
 URLs take it from the password of the Connection *token_conn_id* (type `streams_worker`, default
 `streams_worker`; none: no token), Connection ids carry their own.
 
+**Gate**: in recompute mode a `ConsumerLagSensor` (deferrable) first waits until the
+application's consumer group lags at most *max_input_lag* records on its input topic (default 0),
+so the recomputation reads to offsets the application has really committed.
+
 Failures go to the pluggable notifier of `streams_ops.notifications.failure`; the Spark
 recomputation runs in the pool `streams_spark` with an execution timeout.
 
@@ -42,6 +46,7 @@ import pendulum
 from airflow.sdk import Param, dag, task
 from streams_ops.notifications.failure import failure_callbacks
 from streams_ops.operators.state_rebuild import RebuildStateStoreOperator
+from streams_ops.sensors.consumer_lag import ConsumerLagSensor
 
 DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_payment_totals"
 
@@ -99,6 +104,13 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
             description="Connection whose password is the workers' token (for endpoints given as URLs).",
         ),
         "rebuild_timeout": Param(300, type="integer", minimum=1, title="Restore timeout per worker (s)"),
+        "max_input_lag": Param(
+            0,
+            type="integer",
+            minimum=0,
+            title="Input lag allowed before recomputing",
+            description="Recompute mode waits (deferred) until the app's lag on its input is this low.",
+        ),
         "recompute_job": Param(DEFAULT_RECOMPUTE_JOB, type="string", title="Recompute job (recompute mode)"),
         "output_dir": Param(
             None,
@@ -129,7 +141,7 @@ def streams_state_rebuild():
 
     @task.branch
     def choose_mode(info: dict) -> str:
-        return "recompute" if info["mode"] == "recompute" else "restore_only"
+        return "wait_for_input_consumed" if info["mode"] == "recompute" else "restore_only"
 
     @task
     def restore_only() -> str:
@@ -266,7 +278,19 @@ def streams_state_rebuild():
     restore_path = restore_only()
     recomputed = recompute(info)
     rewritten = rewrite_changelog(info, recomputed)
-    branch >> [recomputed, restore_path]
+    # recompute mode: the application must have consumed its input first (its committed offsets are
+    # where the recomputation reads to, and records still in flight would be processed twice)
+    caught_up = ConsumerLagSensor(
+        task_id="wait_for_input_consumed",
+        group_id="{{ ti.xcom_pull(task_ids='resolve')['application_id'] }}",
+        topic="{{ ti.xcom_pull(task_ids='resolve')['source_topics'][0] }}",
+        max_lag="{{ params.max_input_lag }}",
+        kafka_conn_id="{{ params.kafka_conn_id }}",
+        poke_interval=5,
+        timeout=900,
+    )
+    branch >> [caught_up, restore_path]
+    caught_up >> recomputed
     [rewritten, restore_path] >> rebuild
     report(info, rebuild.output)
 

@@ -85,10 +85,13 @@ def report(client: AirflowClient, dag_id: str, run_id: str) -> None:
         line = f"  task {name}: {state}" + (f"  ({label})" if label else "")
         if state == "success" and task_id == "backfill":
             value = xcom(client, dag_id, run_id, task_id, index, "return_value") or {}
-            line += (
-                f"  {value.get('source_records')} records -> {value.get('rows')} rows, "
-                f"{value.get('output_path')}; Data Docs {value.get('data_docs_url')}"
-            )
+            for one in value.get("intervals", []):
+                line += f"\n    {one.get('interval_id')}: {one.get('status')}"
+                if one.get("status") == "passed":
+                    line += (
+                        f", {one.get('source_records')} records -> {one.get('rows')} rows, "
+                        f"{one.get('output_path')}; Data Docs {one.get('data_docs_url')}"
+                    )
         elif state == "skipped" and task_id == "backfill":
             line += "  no input records in this interval: skipped"
         elif state in ("failed", "upstream_failed"):

@@ -74,4 +74,7 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "extra-links": ["streams_ops.links.data_docs.DataDocsLink"],
         "notifications": ["streams_ops.notifications.failure.FailureNotifier"],
+        "plugins": [
+            {"name": "streams_data_docs", "plugin-class": "streams_ops.plugins.data_docs.DataDocsPlugin"}
+        ],
     }

@@ -132,7 +132,8 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
     assert run.xcom("backfill", map_index=1, key="data_docs_url").startswith("file://")
     docs = run.xcom("backfill", map_index=0, key="data_docs_url")
     assert docs.startswith("file://") and Path(docs[len("file://") :]).is_file(), docs
-    result, want = run.xcom("backfill", map_index=0), known_answer(records, T0, T0 + H)
+    batch, want = run.xcom("backfill", map_index=0), known_answer(records, T0, T0 + H)
+    [result] = batch["intervals"]
     assert result["status"] == "passed"
     assert (result["interval_start_ms"], result["interval_end_ms"]) == (T0, T0 + H)
     assert result["source_records"] == sum(count for count, _ in want.values())

@@ -3,7 +3,9 @@
 The backfill and recompute tasks push the report's address to XCom under :data:`XCOM_KEY` (a
 ``file://`` URL of the Data Docs index built for that run, or an ``http(s)`` URL when the docs are
 served); the link reads it back for the task instance (mapped ones included), so every interval
-of a backfill has its own report.
+of a backfill has its own report. A ``file://`` address below the Data Docs root becomes the
+same-origin ``/data-docs/...`` link the API server serves (:mod:`streams_ops.plugins.data_docs`):
+Airflow's UI shows no ``file://`` link.
 """
 
 from __future__ import annotations
@@ -22,5 +24,7 @@ class DataDocsLink(BaseOperatorLink):
     name = "Data Docs"
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        from streams_ops.plugins.data_docs import link_for
+
         value = XCom.get_value(ti_key=ti_key, key=XCOM_KEY)
-        return str(value) if value else ""
+        return link_for(str(value)) if value else ""
