@@ -34,11 +34,17 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-
-import great_expectations as gx  # noqa: E402 -- analytics are switched off before the import
-import great_expectations.expectations as gxe  # noqa: E402
-from great_expectations.checkpoint import UpdateDataDocsAction  # noqa: E402
-from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+GX_LOG_LEVEL = os.environ.get("STREAMS_GX_LOG_LEVEL", "WARNING").upper()
+# GX logs ~200 INFO lines while importing (some of its modules set their loggers to INFO): the
+# import runs with INFO switched off, then every GX logger is set to GX_LOG_LEVEL.
+logging.disable(logging.INFO if logging.getLevelName(GX_LOG_LEVEL) > logging.INFO else logging.NOTSET)
+try:
+    import great_expectations as gx  # noqa: E402 -- analytics are switched off before the import
+    import great_expectations.expectations as gxe  # noqa: E402
+    from great_expectations.checkpoint import UpdateDataDocsAction  # noqa: E402
+    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+finally:
+    logging.disable(logging.NOTSET)
 from pyspark.sql import DataFrame  # noqa: E402
 
 __all__ = [
@@ -54,7 +60,16 @@ SUITE_NAME = "payments_windowed_spend"
 REPORT_JSON = "validation.json"
 REPORT_SUMMARY = "summary.md"
 DATA_DOCS = "data_docs"
-logging.getLogger("great_expectations").setLevel(os.environ.get("STREAMS_GX_LOG_LEVEL", "WARNING"))
+
+
+def quiet_gx() -> None:
+    """Every ``great_expectations`` logger at ``STREAMS_GX_LOG_LEVEL`` (default WARNING)."""
+    for name in ["great_expectations", *logging.root.manager.loggerDict]:
+        if name.startswith("great_expectations"):
+            logging.getLogger(name).setLevel(GX_LOG_LEVEL)
+
+
+quiet_gx()
 
 
 @dataclass(frozen=True)
@@ -145,7 +160,9 @@ def validate_windowed_spend(
     :param report_dir: where ``validation.json`` and ``summary.md`` go (created if missing).
     :param run_meta: what to record about the run (topic, interval, offsets, ...), JSON-friendly.
     """
+    quiet_gx()  # loggers GX created lazily since the import
     context = gx.get_context(mode="ephemeral")
+    quiet_gx()
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     docs_dir = Path(report_dir) / DATA_DOCS
     context.add_data_docs_site(
