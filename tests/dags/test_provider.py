@@ -89,6 +89,11 @@ def test_connection_types_are_registered(bare_home: Path) -> None:
     assert "login" in form["hidden_fields"]
 
 
+def test_the_data_docs_plugin_is_loaded(bare_home: Path) -> None:
+    rows = json_rows(airflow_cli(bare_home, "plugins", "-o", "json"))
+    assert "streams_data_docs" in {row["name"] for row in rows}, rows
+
+
 def test_dags_import_with_only_airflow_home(bare_home: Path) -> None:
     airflow_cli(bare_home, "dags", "reserialize")
     errors = airflow_cli(bare_home, "dags", "list-import-errors", "-o", "json")
