@@ -3,7 +3,7 @@
 No Spark here: :func:`publish_transactionally` is driven directly, with a records iterator that
 can pause (to look at the broker while the transaction is open) or fail after N records.
 
-On Tansu (D1) aborted records stay visible to read_committed readers, so the Tansu tests identify
+On Tansu aborted records stay visible to read_committed readers, so the Tansu tests identify
 each attempt by its ``backfill.publish_id`` header and assert what Tansu does enforce: nothing is
 visible to read_committed while a transaction is open (the last stable offset blocks), a failed
 attempt aborts (the LSO moves past it), a retry with the same transactional.id fences the attempt
