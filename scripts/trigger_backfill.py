@@ -69,9 +69,14 @@ def xcom(client: AirflowClient, dag_id: str, run_id: str, task_id: str, map_inde
     )
     try:
         value = client.request("GET", path).get("value")
-        return json.loads(value) if isinstance(value, str) and value[:1] in "{[" else value
-    except (AirflowError, AttributeError, ValueError):
+    except (AirflowError, AttributeError):
         return None
+    if isinstance(value, str):  # the API may hand back the JSON text of the value
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def report(client: AirflowClient, dag_id: str, run_id: str) -> None:
