@@ -25,6 +25,7 @@ from rocksdict import Options, Rdict, WriteBatch
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.state.internals.rocksdb_store import (
+    count_open_database,
     decode_offset,
     encode_offset,
     scan_raw_iterator,
@@ -76,6 +77,7 @@ class RocksDBSegments:
                 for name in families
                 if name.startswith(_PREFIX)
             }
+            count_open_database(+1)
         except Exception as exc:
             raise ProcessorStateError(
                 f"could not open RocksDB store {store_name} at {self._path}: {exc}"
@@ -90,6 +92,7 @@ class RocksDBSegments:
             offsets.close()
         if db is not None:
             db.close()
+            count_open_database(-1)
 
     def flush(self) -> None:
         """Hand the WAL to the OS at commit; see RocksDBStore.flush for why memtables stay."""

@@ -7,7 +7,13 @@ runtime's state directory, so no two processes open the same database.
 Memory is bounded per process, not per store: every store shares one block cache, and the
 memtables of every store are charged to that same cache through one write-buffer manager
 (:func:`configure_shared_memory` sets both budgets; defaults 64 MiB cache, 32 MiB of it for
-memtables).
+memtables). The budget grows with the number of databases open in the process: each open
+database adds :data:`WRITE_BUFFER_BYTES_PER_STORE` to the memtable budget (and as much to the
+cache) beyond the configured figures. A fixed budget shared by many stores gives each only a
+sliver, and RocksDB then flushes tiny memtables continuously (with 64 stores on 32 MiB that cost
+several times the rest of the per-record work). Each database's memtable is capped at the same
+figure, so a store flushes when its own memtable fills, not because others are busy. Memtables
+hold only what was written, so the extra budget is a ceiling, not memory taken up front.
 
 Data and changelog offset
 -------------------------
@@ -51,6 +57,7 @@ from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 __all__ = [
     "RocksDBStore",
     "configure_shared_memory",
+    "count_open_database",
     "decode_offset",
     "encode_offset",
     "scan_raw_iterator",
@@ -64,6 +71,8 @@ _OFFSET_KEY = b"changelog_offset"
 
 DEFAULT_BLOCK_CACHE_BYTES = 64 * 1024 * 1024
 DEFAULT_WRITE_BUFFER_BYTES = 32 * 1024 * 1024
+#: Memtable budget added per open database (and the memtable size of each database).
+WRITE_BUFFER_BYTES_PER_STORE = 8 * 1024 * 1024
 
 
 class _SharedMemory:
@@ -75,15 +84,39 @@ class _SharedMemory:
         self.write_buffer_bytes = DEFAULT_WRITE_BUFFER_BYTES
         self.cache: Any = None
         self.write_buffer_manager: Any = None
+        self.open_databases = 0
 
     def get(self) -> tuple[Any, Any]:
         with self.lock:
             if self.cache is None:
-                self.cache = Cache(self.block_cache_bytes)
+                cache_bytes, buffer_bytes = self._budget()
+                self.cache = Cache(cache_bytes)
                 self.write_buffer_manager = WriteBufferManager.new_write_buffer_manager_with_cache(
-                    self.write_buffer_bytes, False, self.cache
+                    buffer_bytes, False, self.cache
                 )
             return self.cache, self.write_buffer_manager
+
+    def _budget(self) -> tuple[int, int]:
+        """(cache, memtable) bytes for the databases open now: the configured ones plus a share each."""
+        extra = self.open_databases * WRITE_BUFFER_BYTES_PER_STORE
+        return self.block_cache_bytes + extra, self.write_buffer_bytes + extra
+
+    def resize(self, opened: int) -> None:
+        """Count ``opened`` (+1 or -1) databases and resize the shared budget; holds the lock."""
+        with self.lock:
+            self.open_databases = max(0, self.open_databases + opened)
+            self.apply()
+
+    def apply(self) -> None:
+        """Set the cache and memtable budget for the databases open now; caller holds the lock."""
+        if self.cache is not None:
+            cache_bytes, buffer_bytes = self._budget()
+            if buffer_bytes > self.write_buffer_manager.get_buffer_size():  # grow the cache first
+                self.cache.set_capacity(cache_bytes)
+                self.write_buffer_manager.set_buffer_size(buffer_bytes)
+            else:
+                self.write_buffer_manager.set_buffer_size(buffer_bytes)
+                self.cache.set_capacity(cache_bytes)
 
 
 _SHARED = _SharedMemory()
@@ -102,9 +135,7 @@ def configure_shared_memory(*, block_cache_bytes: int, write_buffer_bytes: int) 
     with _SHARED.lock:
         _SHARED.block_cache_bytes = block_cache_bytes
         _SHARED.write_buffer_bytes = write_buffer_bytes
-        if _SHARED.cache is not None:
-            _SHARED.cache.set_capacity(block_cache_bytes)
-            _SHARED.write_buffer_manager.set_buffer_size(write_buffer_bytes)
+        _SHARED.apply()
 
 
 def shared_block_cache() -> Any:
@@ -123,9 +154,15 @@ def shared_db_options() -> Any:
     """Database options using the process-wide block cache and write-buffer manager.
 
     For the other rocksdict-facing module (:mod:`.rocksdb_segments`), so every RocksDB database
-    of the process shares one memory budget.
+    of the process shares one memory budget. Pair the open with :func:`count_open_database`
+    (+1 after opening, -1 after closing) so the budget follows the number of databases.
     """
     return _options(*_SHARED.get())
+
+
+def count_open_database(opened: int) -> None:
+    """Count a database opened (+1) or closed (-1) in this process; the shared budget follows."""
+    _SHARED.resize(opened)
 
 
 def _options(cache: Any, write_buffer_manager: Any) -> Any:
@@ -138,6 +175,7 @@ def _options(cache: Any, write_buffer_manager: Any) -> Any:
     table.set_bloom_filter(10, False)
     options.set_block_based_table_factory(table)
     options.set_write_buffer_manager(write_buffer_manager)
+    options.set_write_buffer_size(WRITE_BUFFER_BYTES_PER_STORE)
     return options
 
 
@@ -173,6 +211,7 @@ class RocksDBStore(AbstractBytesStore):
             )
             self._offsets = self._db.get_column_family_handle(OFFSETS_COLUMN_FAMILY)
             self._offsets_view = self._db.get_column_family(OFFSETS_COLUMN_FAMILY)
+            count_open_database(+1)
         except Exception as exc:
             raise ProcessorStateError(
                 f"could not open RocksDB store {self.name} at {self._path}: {exc}"
@@ -185,6 +224,7 @@ class RocksDBStore(AbstractBytesStore):
             view.close()
         if db is not None:
             db.close()
+            count_open_database(-1)
 
     def flush(self) -> None:
         """Hand the write-ahead log to the OS; called at every commit.

@@ -142,6 +142,19 @@ def test_should_resize_the_shared_memory_budget():
     )
 
 
+def test_should_grow_the_memtable_budget_with_the_number_of_open_stores(context):
+    manager = shared_block_cache() and rocksdb_store._SHARED.write_buffer_manager  # noqa: SLF001
+    before = manager.get_buffer_size()
+    stores = [open_store(context, f"s{i}") for i in range(3)]
+    per_store = rocksdb_store.WRITE_BUFFER_BYTES_PER_STORE
+    assert manager.get_buffer_size() == before + 3 * per_store
+    stores[0].close()
+    assert manager.get_buffer_size() == before + 2 * per_store
+    for store in stores[1:]:
+        store.close()
+    assert manager.get_buffer_size() == before
+
+
 def test_should_import_rocksdict_only_in_the_rocksdb_modules():
     package = pathlib.Path(streams_runtime.__file__).parent
     importers = [
