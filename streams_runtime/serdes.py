@@ -21,6 +21,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from streams_runtime.errors import SerializationError
 
 __all__ = ["Serde", "Serdes", "deserialize_or_raise", "serialize_or_raise"]
@@ -168,17 +170,37 @@ class _DoubleSerde(Serde):
 
 # What json.dumps(data, separators=(",", ":"), ensure_ascii=False) builds on every call.
 _JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# orjson writes compact UTF-8 like the encoder above; keys that are not strings (ints, floats,
+# bools, None) become strings as the standard library does.
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 class _JsonSerde(Serde):
+    """Compact UTF-8 JSON, on orjson.
+
+    What orjson refuses (integers wider than 64 bits, NaN and infinities on input, objects it
+    cannot encode) goes through the standard library's ``json`` instead, so the values accepted
+    and the error raised for a bad one are the standard library's.
+    """
+
     def __init__(self) -> None:
         super().__init__("Serdes.Json")
 
     def _serialize(self, topic: str, data: Any) -> bytes:
-        return _JSON_ENCODER.encode(data).encode("utf-8")
+        try:
+            return _orjson_dumps(data, option=_ORJSON_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError: decide (and explain) with the standard library
+            return _JSON_ENCODER.encode(data).encode("utf-8")
 
     def _deserialize(self, topic: str, data: bytes) -> Any:
-        return json.loads(bytes(data).decode("utf-8"))
+        try:
+            return _orjson_loads(data)
+        except ValueError:  # orjson.JSONDecodeError: decide (and explain) with the standard library
+            return json.loads(bytes(data).decode("utf-8"))
+
+
+_orjson_dumps = orjson.dumps
+_orjson_loads = orjson.loads
 
 
 class _FunctionSerde(Serde):

@@ -135,3 +135,22 @@ def test_should_let_subclasses_define_only_the_non_none_paths():
     assert serde.deserialize("t", b"cba") == "abc"
     assert serde.serialize("t", None) is None
     assert "Reversed" in repr(serde)
+
+
+def test_json_should_write_what_the_standard_library_accepts():
+    serde = Serdes.Json()
+    # keys that are not strings become strings; integers wider than 64 bits are kept exactly
+    assert serde.serialize("t", {1: 2, "big": 2**70}) == b'{"1":2,"big":1180591620717411303424}'
+    assert serde.deserialize("t", b'{"big":1180591620717411303424}') == {"big": 2**70}
+    assert serde.deserialize("t", bytearray(b'[1,"\xc3\xbc"]')) == [1, "ü"]
+    assert serde.deserialize("t", b'{"x":NaN}')["x"] != serde.deserialize("t", b'{"x":NaN}')["x"]
+
+
+def test_json_errors_should_explain_the_bad_input_as_the_standard_library_does():
+    with pytest.raises(SerializationError, match="Expecting property name") as bad_json:
+        deserialize_or_raise(Serdes.Json(), "payments", "value", b"{bad")
+    assert "payments" in str(bad_json.value)
+    with pytest.raises(SerializationError, match="can't decode byte 0xff"):
+        deserialize_or_raise(Serdes.Json(), "payments", "value", b"\xff")
+    with pytest.raises(SerializationError, match="Object of type set is not JSON serializable"):
+        serialize_or_raise(Serdes.Json(), "payments", "value", {"s": {1}})

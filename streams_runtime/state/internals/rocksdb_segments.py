@@ -25,6 +25,7 @@ from rocksdict import Options, Rdict, WriteBatch
 
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
 from streams_runtime.state.internals.rocksdb_store import (
+    count_open_database,
     decode_offset,
     encode_offset,
     scan_raw_iterator,
@@ -77,6 +78,7 @@ class RocksDBSegments:
                 for name in families
                 if name.startswith(_PREFIX)
             }
+            count_open_database(+1)
         except Exception as exc:
             raise CorruptedStoreError(
                 f"could not open RocksDB store {store_name} at {self._path}: {exc}"
@@ -97,6 +99,7 @@ class RocksDBSegments:
             offsets.close()
         if db is not None:
             db.close()
+            count_open_database(-1)
 
     def flush(self) -> None:
         """Hand the WAL to the OS at commit; see RocksDBStore.flush for why memtables stay."""

@@ -7,7 +7,13 @@ runtime's state directory, so no two processes open the same database.
 Memory is bounded per process, not per store: every store shares one block cache, and the
 memtables of every store are charged to that same cache through one write-buffer manager
 (:func:`configure_shared_memory` sets both budgets; defaults 64 MiB cache, 32 MiB of it for
-memtables).
+memtables). The budget grows with the number of databases open in the process: each open
+database adds :data:`WRITE_BUFFER_BYTES_PER_STORE` to the memtable budget (and as much to the
+cache) beyond the configured figures. A fixed budget shared by many stores gives each only a
+sliver, and RocksDB then flushes tiny memtables continuously (with 64 stores on 32 MiB that cost
+several times the rest of the per-record work). Each database's memtable is capped at the same
+figure, so a store flushes when its own memtable fills, not because others are busy. Memtables
+hold only what was written, so the extra budget is a ceiling, not memory taken up front.
 
 Data and changelog offset
 -------------------------
@@ -18,9 +24,13 @@ The store keeps the changelog offset its data reflects in a second column family
    and the batch's last offset go into ONE ``WriteBatch``; RocksDB applies a batch atomically
    (in the WAL and in the memtables, and ``atomic_flush`` flushes both column families
    together), so after a crash the data and the offset are from the same batch.
-2. Processing (:meth:`commit_offset`): records are written as they are processed (directly or
-   when the record cache flushes); at commit the runtime first flushes the stores and the
-   producer, then calls ``commit_offset`` with the changelog offset those writes reached.
+2. Processing (:meth:`commit_offset`): records put while processing (directly or when the record
+   cache flushes) are buffered in the store (:attr:`RocksDBStore.pending`, read through by
+   ``get``, so a task reads its own writes) and written as ONE ``WriteBatch`` at commit, or
+   earlier when :data:`MAX_PENDING_KEYS` keys are buffered or before a scan, a restore or a
+   close; at commit the runtime first flushes the stores and the producer, then calls
+   ``commit_offset`` with the changelog offset those writes reached. One batch per commit
+   instead of one write (and write-ahead-log append) per ``put`` is most of the store's cost.
 
 Why this order is safe: the offset is only ever written together with, or after, the data it
 describes, so the stored offset is never ahead of the stored data. A crash can leave the offset
@@ -53,6 +63,7 @@ __all__ = [
     "RocksDBStore",
     "configure_shared_memory",
     "verify_readable",
+    "count_open_database",
     "decode_offset",
     "encode_offset",
     "scan_raw_iterator",
@@ -64,8 +75,14 @@ __all__ = [
 OFFSETS_COLUMN_FAMILY = "changelog_offsets"
 _OFFSET_KEY = b"changelog_offset"
 
+#: Puts buffered in a store before they are written as one batch without waiting for the commit.
+MAX_PENDING_KEYS = 10_000
+_ABSENT = object()
+
 DEFAULT_BLOCK_CACHE_BYTES = 64 * 1024 * 1024
 DEFAULT_WRITE_BUFFER_BYTES = 32 * 1024 * 1024
+#: Memtable budget added per open database (and the memtable size of each database).
+WRITE_BUFFER_BYTES_PER_STORE = 8 * 1024 * 1024
 
 
 class _SharedMemory:
@@ -77,15 +94,39 @@ class _SharedMemory:
         self.write_buffer_bytes = DEFAULT_WRITE_BUFFER_BYTES
         self.cache: Any = None
         self.write_buffer_manager: Any = None
+        self.open_databases = 0
 
     def get(self) -> tuple[Any, Any]:
         with self.lock:
             if self.cache is None:
-                self.cache = Cache(self.block_cache_bytes)
+                cache_bytes, buffer_bytes = self._budget()
+                self.cache = Cache(cache_bytes)
                 self.write_buffer_manager = WriteBufferManager.new_write_buffer_manager_with_cache(
-                    self.write_buffer_bytes, False, self.cache
+                    buffer_bytes, False, self.cache
                 )
             return self.cache, self.write_buffer_manager
+
+    def _budget(self) -> tuple[int, int]:
+        """(cache, memtable) bytes for the databases open now: the configured ones plus a share each."""
+        extra = self.open_databases * WRITE_BUFFER_BYTES_PER_STORE
+        return self.block_cache_bytes + extra, self.write_buffer_bytes + extra
+
+    def resize(self, opened: int) -> None:
+        """Count ``opened`` (+1 or -1) databases and resize the shared budget; holds the lock."""
+        with self.lock:
+            self.open_databases = max(0, self.open_databases + opened)
+            self.apply()
+
+    def apply(self) -> None:
+        """Set the cache and memtable budget for the databases open now; caller holds the lock."""
+        if self.cache is not None:
+            cache_bytes, buffer_bytes = self._budget()
+            if buffer_bytes > self.write_buffer_manager.get_buffer_size():  # grow the cache first
+                self.cache.set_capacity(cache_bytes)
+                self.write_buffer_manager.set_buffer_size(buffer_bytes)
+            else:
+                self.write_buffer_manager.set_buffer_size(buffer_bytes)
+                self.cache.set_capacity(cache_bytes)
 
 
 _SHARED = _SharedMemory()
@@ -104,9 +145,7 @@ def configure_shared_memory(*, block_cache_bytes: int, write_buffer_bytes: int) 
     with _SHARED.lock:
         _SHARED.block_cache_bytes = block_cache_bytes
         _SHARED.write_buffer_bytes = write_buffer_bytes
-        if _SHARED.cache is not None:
-            _SHARED.cache.set_capacity(block_cache_bytes)
-            _SHARED.write_buffer_manager.set_buffer_size(write_buffer_bytes)
+        _SHARED.apply()
 
 
 def shared_block_cache() -> Any:
@@ -125,9 +164,15 @@ def shared_db_options() -> Any:
     """Database options using the process-wide block cache and write-buffer manager.
 
     For the other rocksdict-facing module (:mod:`.rocksdb_segments`), so every RocksDB database
-    of the process shares one memory budget.
+    of the process shares one memory budget. Pair the open with :func:`count_open_database`
+    (+1 after opening, -1 after closing) so the budget follows the number of databases.
     """
     return _options(*_SHARED.get())
+
+
+def count_open_database(opened: int) -> None:
+    """Count a database opened (+1) or closed (-1) in this process; the shared budget follows."""
+    _SHARED.resize(opened)
 
 
 def _options(cache: Any, write_buffer_manager: Any) -> Any:
@@ -140,6 +185,7 @@ def _options(cache: Any, write_buffer_manager: Any) -> Any:
     table.set_bloom_filter(10, False)
     options.set_block_based_table_factory(table)
     options.set_write_buffer_manager(write_buffer_manager)
+    options.set_write_buffer_size(WRITE_BUFFER_BYTES_PER_STORE)
     return options
 
 
@@ -186,6 +232,8 @@ class RocksDBStore(AbstractBytesStore):
         self._offsets: Any = None
         self._offsets_view: Any = None
         self._path: pathlib.Path | None = None
+        #: key -> value (``None``: delete) put since the last write to RocksDB.
+        self.pending: dict[bytes, bytes | None] = {}
 
     @property
     def path(self) -> pathlib.Path | None:
@@ -202,6 +250,7 @@ class RocksDBStore(AbstractBytesStore):
                 options,
                 column_families={OFFSETS_COLUMN_FAMILY: Options(raw_mode=True)},
             )
+            count_open_database(+1)  # paired with the -1 of _close_store, whatever fails next
             self._offsets = self._db.get_column_family_handle(OFFSETS_COLUMN_FAMILY)
             self._offsets_view = self._db.get_column_family(OFFSETS_COLUMN_FAMILY)
         except Exception as exc:
@@ -217,12 +266,15 @@ class RocksDBStore(AbstractBytesStore):
             raise
 
     def _close_store(self) -> None:
+        if self._db is not None:
+            self._write_pending()
         db, view = self._db, self._offsets_view
         self._db = self._offsets = self._offsets_view = None
         if view is not None:
             view.close()
         if db is not None:
             db.close()
+            count_open_database(-1)
 
     def flush(self) -> None:
         """Hand the write-ahead log to the OS; called at every commit.
@@ -234,25 +286,40 @@ class RocksDBStore(AbstractBytesStore):
         and buys nothing with the WAL on.
         """
         self._check_open()
+        self._write_pending()
         try:
             self._db.flush_wal(False)
         except Exception as exc:
             raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
 
     def _get(self, key: bytes) -> bytes | None:
-        result: bytes | None = self._db.get(key)
-        return result
+        value = self.pending.get(key, _ABSENT)
+        if value is _ABSENT:
+            found: bytes | None = self._db.get(key)
+            return found
+        return value  # type: ignore[return-value]
 
     def _put(self, key: bytes, value: bytes | None) -> None:
-        if value is None:
-            self._db.delete(key)
-        else:
-            self._db.put(key, value)
+        pending = self.pending
+        pending[key] = value
+        if len(pending) >= MAX_PENDING_KEYS:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        if self.pending:
+            self._write_all([])
 
     def _write_all(
         self, entries: list[tuple[bytes, bytes | None]], changelog_offset: int | None = None
     ) -> None:
         batch = WriteBatch(raw_mode=True)
+        pending = self.pending
+        if pending:
+            for key, value in pending.items():
+                if value is None:
+                    batch.delete(key)
+                else:
+                    batch.put(key, value)
         for key, value in entries:
             if value is None:
                 batch.delete(key)
@@ -266,6 +333,7 @@ class RocksDBStore(AbstractBytesStore):
             self._db.write(batch)
         except Exception as exc:
             raise ProcessorStateError(f"could not write to RocksDB store {self.name}: {exc}") from exc
+        pending.clear()
 
     def restore_batch(self, records: Any, changelog_offset: int | None = None) -> None:
         """Apply a batch of changelog records and store ``changelog_offset`` in the same WriteBatch.
@@ -283,6 +351,7 @@ class RocksDBStore(AbstractBytesStore):
         :param changelog_offset: the offset of the batch's last record (``None``: keep the old one).
         """
         self._check_open()
+        self._write_pending()
         records = records if isinstance(records, list) else list(records)
         batch = WriteBatch(raw_mode=True)
         put, delete = batch.put, batch.delete
@@ -321,11 +390,13 @@ class RocksDBStore(AbstractBytesStore):
     def _scan(
         self, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
     ) -> Iterator[tuple[bytes, bytes]]:
+        self._write_pending()
         return _scan(self._db.iter(), lower, upper, upper_inclusive, reverse)
 
     def approximate_num_entries(self) -> int:
         """RocksDB's estimate of the number of keys (``rocksdb.estimate-num-keys``)."""
         self._check_open()
+        self._write_pending()
         return int(self._db.property_int_value("rocksdb.estimate-num-keys") or 0)
 
 

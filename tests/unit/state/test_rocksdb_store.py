@@ -142,6 +142,19 @@ def test_should_resize_the_shared_memory_budget():
     )
 
 
+def test_should_grow_the_memtable_budget_with_the_number_of_open_stores(context):
+    manager = shared_block_cache() and rocksdb_store._SHARED.write_buffer_manager  # noqa: SLF001
+    before = manager.get_buffer_size()
+    stores = [open_store(context, f"s{i}") for i in range(3)]
+    per_store = rocksdb_store.WRITE_BUFFER_BYTES_PER_STORE
+    assert manager.get_buffer_size() == before + 3 * per_store
+    stores[0].close()
+    assert manager.get_buffer_size() == before + 2 * per_store
+    for store in stores[1:]:
+        store.close()
+    assert manager.get_buffer_size() == before
+
+
 def test_should_import_rocksdict_only_in_the_rocksdb_modules():
     package = pathlib.Path(streams_runtime.__file__).parent
     importers = [
@@ -151,3 +164,39 @@ def test_should_import_rocksdict_only_in_the_rocksdb_modules():
     ]
     # The key-value store and the window/session segments; both share one memory budget.
     assert sorted(importers) == ["state/internals/rocksdb_segments.py", "state/internals/rocksdb_store.py"]
+
+
+def test_should_buffer_puts_until_commit_and_read_them_back_before(context, monkeypatch):
+    store = open_store(context)
+    batches = []
+    real_write_batch = rocksdb_store.WriteBatch
+
+    def recording_write_batch(*args, **kwargs):
+        batches.append(real_write_batch(*args, **kwargs))
+        return batches[-1]
+
+    monkeypatch.setattr(rocksdb_store, "WriteBatch", recording_write_batch)
+    store.put(b"a", b"1")
+    store.put(b"b", b"2")
+    store.delete(b"b")
+    assert batches == []
+    assert store.get(b"a") == b"1"
+    assert store.get(b"b") is None
+    store.flush()
+    store.commit_offset(41)
+    assert len(batches) == 2  # the buffered data in one batch, then the offset
+    store.put(b"c", b"3")
+    assert [k for k, _ in store.all()] == [b"a", b"c"]  # a scan writes what is buffered first
+    store.close()
+    reopened = open_store(context)
+    assert reopened.get(b"a") == b"1" and reopened.get(b"c") == b"3" and reopened.committed_offset() == 41
+    reopened.close()
+
+
+def test_should_write_buffered_puts_once_the_buffer_is_full(context, monkeypatch):
+    monkeypatch.setattr(rocksdb_store, "MAX_PENDING_KEYS", 3)
+    store = open_store(context)
+    for i in range(3):
+        store.put(b"k%d" % i, b"v")
+    assert store.pending == {}
+    store.close()
