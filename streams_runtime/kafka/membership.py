@@ -50,8 +50,10 @@ class GroupAssignor(Protocol):
     """What the coordination consumer runs the group protocol with (called on kafka-python's IO
     thread; keep it fast and thread-safe)."""
 
-    #: the topics whose partition counts the leader's assignment depends on
-    source_topics: Sequence[str]
+    @property
+    def source_topics(self) -> Sequence[str]:
+        """The topics whose partition counts the leader's assignment depends on."""
+        ...
 
     def subscription_user_data(self) -> bytes:
         """JoinGroup: this member's subscription user data."""
