@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup system-deps demo test lint broker-start broker-stop clean
+.PHONY: setup system-deps demo test lint typecheck broker-start broker-stop clean
 
 setup:
 	@bash scripts/setup.sh
@@ -17,6 +17,13 @@ lint: setup
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
 	@.venv/bin/lint-imports
+
+# mypy (configured in pyproject.toml: strict on streams_runtime/state) over the modules that are
+# clean today; processor/internals/, kstream/ and server/ join when their errors are fixed.
+TYPECHECKED = streams_runtime/*.py streams_runtime/state streams_runtime/kafka streams_runtime/query \
+	streams_runtime/demo streams_runtime/testing streams_runtime/processor/*.py
+typecheck: setup
+	@.venv/bin/mypy $(TYPECHECKED)
 
 broker-start: setup
 	@.venv/bin/streams-runtime broker start

@@ -1,4 +1,4 @@
-"""Exactly-once throughput next to at-least-once for the stateful count (issue 6, Done-when 6).
+"""Exactly-once throughput next to at-least-once for the stateful count.
 
 One broker (embedded Tansu unless ``--bootstrap-servers``), one input topic of ``--records``
 JSON payments (bench/runtime_throughput.py's generator), and two measured runs of the same

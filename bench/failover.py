@@ -8,7 +8,7 @@ active on the first instance; ``--keys`` distinct keys counted; once the output 
 standby, the standby's checkpoint) covers them, a steady trickle of input runs and the active
 instance gets SIGKILL. Measured per run, from the survivor's log and the output topic:
 
-* ``to output``: kill to the first output record the survivor writes (the figure of issue 6,
+* ``to output``: kill to the first output record the survivor writes (the headline figure,
   target < 5 s with a standby);
 * ``rebalance``: kill to the start of the survivor's restore (session expiry + join + sync);
 * ``restore``: the survivor's restore of the task (records replayed, seconds);

@@ -1,4 +1,4 @@
-"""Runtime throughput: KafkaStreams against hand-written confluent-kafka loops (issue 5, Done-when 7).
+"""Runtime throughput: KafkaStreams against hand-written confluent-kafka loops.
 
 One run, one broker (embedded Tansu unless ``--bootstrap-servers``), one input topic of
 ``--records`` JSON payments (80-100 byte values, ``--partitions`` partitions, ``--keys`` users,
@@ -46,6 +46,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from bench import hand_loops  # noqa: E402
 from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
+from streams_runtime.kafka.offsets import is_partition_eof  # noqa: E402
 from streams_runtime.kafka.profile import client_config  # noqa: E402
 
 TARGETS = {"stateless": 0.6, "stateful": 0.5}
@@ -102,7 +103,7 @@ def read_to_end(servers: str, topic: str, partitions: int) -> list[tuple[bytes, 
     while len(eof) < partitions and time.monotonic() < deadline:
         for msg in consumer.consume(num_messages=5000, timeout=0.5):
             if msg.error():
-                if msg.error().code() == -191:  # _PARTITION_EOF
+                if is_partition_eof(msg.error()):
                     eof.add(msg.partition())
                     continue
                 raise RuntimeError(f"check consumer: {msg.error()}")

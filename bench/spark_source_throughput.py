@@ -26,7 +26,6 @@ from contextlib import nullcontext
 
 from streams_runtime.kafka.broker import EmbeddedBroker
 from streams_runtime.kafka.clients import (
-    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
@@ -34,6 +33,7 @@ from streams_runtime.kafka.clients import (
     create_producer,
     create_topics,
 )
+from streams_runtime.kafka.offsets import is_partition_eof
 
 
 def produce(bootstrap_servers: str, topic: str, records: int, partitions: int) -> int:
@@ -74,7 +74,7 @@ def plain_loop(bootstrap_servers: str, topic: str, partitions: int) -> tuple[int
                 if error is None:
                     rows += 1
                     size += len(msg.value())
-                elif error.code() == PARTITION_EOF:
+                elif is_partition_eof(error):
                     pending.discard(msg.partition())
                 else:
                     raise RuntimeError(str(error))

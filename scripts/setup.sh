@@ -2,9 +2,11 @@
 # Sets up .venv from requirements.lock. Idempotent: a re-run with an unchanged lock takes seconds.
 #
 # Steps:
-#   1. check Python 3.11 and Java 17 (Spark needs Java; we say how to get it when missing)
+#   1. check Python (3.11, 3.12 or 3.13) and Java 17 (Spark needs Java; we say how to get it when missing)
 #   2. create .venv and put the pinned uv into it
-#   3. sync .venv to requirements.lock, byte-compiling (PYTHONDONTWRITEBYTECODE=1 on these machines)
+#   3. sync .venv to requirements.lock, byte-compiling (PYTHONDONTWRITEBYTECODE=1 on these machines);
+#      the lock is compiled for 3.11: on 3.12/3.13 it is resolved again for that interpreter with every
+#      locked version as a constraint (same pins; only packages behind version markers may be added)
 #   4. install this project in editable mode and record the lock hash as a stamp
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,14 +21,18 @@ say() { printf '[setup] %s\n' "$*"; }
 # Step 1: interpreters
 PY=${PYTHON:-}
 if [ -z "$PY" ]; then
-  for cand in python3.11 python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  for cand in python3.11 python3.12 python3.13 python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
       PY=$cand; break
     fi
   done
 fi
 if [ -z "$PY" ]; then
-  echo "[setup] error: Python 3.11 is required (python3.11 not found). Install it, or set PYTHON=/path/to/python3.11." >&2
+  echo "[setup] error: Python 3.11, 3.12 or 3.13 is required (none found). Install one, or set PYTHON=/path/to/python3.1x." >&2
+  exit 1
+fi
+if ! "$PY" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
+  echo "[setup] error: $PY is Python $("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])'); 3.11, 3.12 or 3.13 is required." >&2
   exit 1
 fi
 if command -v java >/dev/null 2>&1; then
@@ -58,7 +64,14 @@ fi
 
 # Step 3: dependencies, exactly as locked
 say "syncing .venv to requirements.lock (a cold install takes about a minute)"
-"$VENV/bin/uv" pip sync --python "$VENV/bin/python" --compile-bytecode "$LOCK"
+PYVER=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+SYNC="$LOCK"
+if [ "$PYVER" != "3.11" ]; then
+  SYNC="$VENV/requirements-$PYVER.lock"
+  "$VENV/bin/uv" pip compile -q pyproject.toml --extra ops --extra dev --extra deploy \
+    --python "$VENV/bin/python" -c "$LOCK" -o "$SYNC"
+fi
+"$VENV/bin/uv" pip sync --python "$VENV/bin/python" --compile-bytecode "$SYNC"
 
 # Step 4: this project
 "$VENV/bin/uv" pip install --python "$VENV/bin/python" --no-deps --compile-bytecode -e "$ROOT" -q

@@ -38,7 +38,7 @@ from streams_runtime.kstream import (
     StreamsBuilder,
 )
 
-# --- issue 4: windows, joins, suppression ---
+# --- windows, joins, suppression ---
 from streams_runtime.kstream.cogrouped import (
     CogroupedKStream,
     SessionWindowedCogroupedKStream,
@@ -67,10 +67,10 @@ from streams_runtime.processor import (
     TopologyDescription,
 )
 
-# --- issue 5: state restore (no client library needed) ---
+# --- state restore (no client library needed) ---
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
-# --- issue 6: interactive queries (no client library needed) ---
+# --- interactive queries (no client library needed) ---
 from streams_runtime.query import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
 from streams_runtime.serdes import Serde, Serdes
 from streams_runtime.state import (
@@ -138,7 +138,7 @@ __all__ = [
     "TopologyTestDriver",
     "ValueAndTimestamp",
     "errors",
-    # issue 4
+    # windows, joins, suppression
     "BufferConfig",
     "ContextualFixedKeyProcessor",
     "FixedKeyProcessor",
@@ -168,14 +168,14 @@ __all__ = [
     "WindowStore",
     "Windowed",
     "WindowedSerdes",
-    # issue 5: the runtime (imported lazily: the test driver needs no client library)
+    # the runtime (imported lazily: the test driver needs no client library)
     "KafkaStreams",
     "KafkaStreamsState",
     "StreamThreadExceptionResponse",
     "TaskMetadata",
     "ThreadMetadata",
     "StateRestoreListener",
-    # issue 6: interactive queries
+    # interactive queries
     "HostInfo",
     "InvalidStateStorePartitionError",
     "KeyQueryMetadata",

@@ -1,7 +1,8 @@
 """KafkaStreams: the client that runs a Topology with ``num_stream_threads`` StreamThreads.
 
 Instances sharing an ``application_id`` form one application: their threads join one
-coordination group and the assignor spreads the tasks over them (D2). Public front of the
+coordination group and the assignor spreads the tasks over them
+(docs/decisions/0002-membership-and-data-path.md). Public front of the
 runtime in :mod:`streams_runtime.processor.internals` (StreamThread, TaskManager, ...).
 
 Client states (the edges in ``_TRANSITIONS``; any other transition raises)::
@@ -267,8 +268,9 @@ class KafkaStreams:
             gthread.shutdown()
             if gthread.ident is not None:
                 gthread.join(timeout)
-            threads.append(gthread)
         stopped = all(not t.is_alive() for t in threads)
+        if gthread is not None and gthread is not threading.current_thread():
+            stopped = stopped and not gthread.is_alive()
         if self._setup is not None:
             self._setup.close()
         if self._broker is not None:

@@ -42,7 +42,7 @@ from streams_runtime.worker import (
     load_app,
 )
 
-#: States after which the client does no more work (names of R1's KafkaStreams.State).
+#: States after which the client does no more work (names of KafkaStreams.State).
 _FAILED_STATES = {"ERROR", "PENDING_ERROR"}
 _STOPPED_STATES = {"NOT_RUNNING", "PENDING_SHUTDOWN"}
 

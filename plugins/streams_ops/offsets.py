@@ -1,15 +1,8 @@
-"""Reading partitions to their true end, and consumer lag measured from it.
+"""Consumer lag measured from the true end of each partition.
 
-Tansu answers ListOffsets "latest" with the base offset of the last batch + 1 (shared/DESIGN.md,
-D1), so the watermarks a consumer reports cannot be trusted for an end offset or a lag. Both are
-measured here the way that is correct on Tansu and on Apache Kafka alike: a consumer with
-``enable.partition.eof=true`` reads each partition until librdkafka reports the end of the
-partition, whose offset is the true high watermark.
-
-Steps of :func:`true_end_offsets`:
-  1. ask for the reported watermarks of every partition (cheap, possibly too low);
-  2. assign each partition at ``max(low, reported - 1)`` (the last batch at most is read);
-  3. consume until every partition has reported its end (``_PARTITION_EOF``); that offset is the end.
+Reading a partition to its true end lives in :mod:`streams_runtime.kafka.offsets` (see
+docs/decisions/0001-embedded-broker.md for why an end is read, never listed); this module
+re-exports what the plugins use of it and adds the lag of a consumer group on top.
 
 No Airflow here, and no ``confluent_kafka`` import either: the consumer comes from
 ``streams_runtime.kafka.clients`` and is passed in.
@@ -17,76 +10,25 @@ No Airflow here, and no ``confluent_kafka`` import either: the consumer comes fr
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: librdkafka overrides a consumer needs for the functions of this module.
-EOF_OVERRIDES: dict[str, Any] = {"enable.partition.eof": True, "enable.auto.commit": False}
+from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import (
+    EOF_OVERRIDES,
+    PartitionReadError,
+    scan_to_eof,
+    true_end_offsets,
+)
 
-_PARTITION_EOF = "_PARTITION_EOF"
-
-
-class PartitionReadError(RuntimeError):
-    """A partition could not be read to its end (broker error or deadline)."""
-
-
-def scan_to_eof(
-    consumer: Any,
-    topic: str,
-    starts: Mapping[int, int],
-    on_record: Callable[[Any], None] | None = None,
-    timeout: float = 60.0,
-    batch_size: int = 2000,
-) -> dict[int, int]:
-    """Read ``topic`` from ``starts`` (partition -> offset) until every partition hits its end.
-
-    :param consumer: a consumer created with :data:`EOF_OVERRIDES`; it is assigned, then unassigned.
-    :param on_record: called with every record read (a confluent ``Message``), in partition order.
-    :returns: partition -> end offset (the offset after the last record, the true high watermark).
-    :raises PartitionReadError: on a broker error, or when ``timeout`` seconds pass first.
-    """
-    from streams_runtime.kafka.clients import TopicPartition
-
-    ends: dict[int, int] = {}
-    if not starts:
-        return ends
-    consumer.assign([TopicPartition(topic, p, o) for p, o in starts.items()])
-    deadline = time.monotonic() + timeout
-    try:
-        while len(ends) < len(starts):
-            if time.monotonic() > deadline:
-                missing = sorted(set(starts) - set(ends))
-                raise PartitionReadError(
-                    f"{topic}: partitions {missing} did not reach their end within {timeout:.0f}s"
-                )
-            for message in consumer.consume(num_messages=batch_size, timeout=0.2):
-                error = message.error()
-                if error is None:
-                    if on_record is not None:
-                        on_record(message)
-                elif error.name() == _PARTITION_EOF:
-                    ends[message.partition()] = message.offset()
-                else:
-                    raise PartitionReadError(f"{topic}[{message.partition()}]: {error}")
-    finally:
-        consumer.unassign()
-    return ends
-
-
-def true_end_offsets(consumer: Any, topic: str, partitions: int, timeout: float = 30.0) -> dict[int, int]:
-    """The true end offset of every partition of ``topic`` (steps in the module docstring)."""
-    from streams_runtime.kafka.clients import TopicPartition
-
-    # Step 1
-    starts = {}
-    for p in range(partitions):
-        low, reported = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-        # Step 2
-        starts[p] = max(low, reported - 1, 0)
-    # Step 3
-    return scan_to_eof(consumer, topic, starts, timeout=timeout)
+__all__ = [
+    "EOF_OVERRIDES",
+    "ConsumerLag",
+    "PartitionReadError",
+    "measure_consumer_lag",
+    "scan_to_eof",
+    "true_end_offsets",
+]
 
 
 @dataclass(frozen=True)
@@ -125,8 +67,6 @@ def measure_consumer_lag(
     :param consumer: created with ``group.id=group_id`` and :data:`EOF_OVERRIDES`; it never
         subscribes, so it does not join the group or disturb its members.
     """
-    from streams_runtime.kafka.clients import TopicPartition
-
     ends = true_end_offsets(consumer, topic, partitions, timeout)
     committed_tps = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=timeout)
     committed: dict[int, int | None] = {}

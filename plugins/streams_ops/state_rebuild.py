@@ -1,4 +1,4 @@
-"""State rebuild of a stream application's store: planning, changelog rewrite, verdict (issue 7).
+"""State rebuild of a stream application's store: planning, changelog rewrite, verdict.
 
 Plain Python (no Airflow), driven by :class:`streams_ops.operators.state_rebuild.RebuildStateStoreOperator`
 and the ``streams_state_rebuild`` DAG. The workers do the rebuild itself (``POST

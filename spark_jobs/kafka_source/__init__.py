@@ -1,4 +1,5 @@
-"""The ``kafka_range`` data source: batch reads of Kafka offset ranges into Spark (D6).
+"""The ``kafka_range`` data source: batch reads of Kafka offset ranges into Spark
+(docs/decisions/0006-spark-python-data-source.md).
 
 Public surface: :func:`register` (adds the format to a session), :class:`KafkaRangeDataSource`,
 :class:`OffsetRange`, :func:`plan_ranges` and :func:`pinned_offsets` (plan once, read the same

@@ -1,7 +1,7 @@
 """The ``kafka_range`` PySpark Python Data Source: a batch read of a Kafka topic's offset ranges.
 
-No Spark-Kafka jar can be downloaded here (shared/DESIGN.md, D6), so this source plays the part of
-Spark's ``kafka`` format for batch reads::
+No Spark-Kafka jar can be downloaded here (docs/decisions/0006-spark-python-data-source.md), so this source
+plays the part of Spark's ``kafka`` format for batch reads::
 
     register(spark)
     df = (spark.read.format("kafka_range")
@@ -16,7 +16,8 @@ Options:
 ``bootstrap_servers``, ``topic`` (required); ``starting_offsets`` / ``ending_offsets`` (JSON
 ``{"partition": offset}``, Spark's ``{"topic": {...}}`` form, or ``earliest`` / ``latest``; ``-2`` =
 earliest, ``-1`` = latest); ``starting_timestamp`` / ``ending_timestamp`` (epoch ms, ``[from, to)``:
-records outside are dropped on the executor -- Tansu has no ``offsets_for_times`` (D1), so the
+records outside are dropped on the executor -- Tansu has no ``offsets_for_times``
+(docs/decisions/0001-embedded-broker.md), so the
 offsets are still read, but the rows never reach Spark); ``chunk_size`` (records per Arrow batch);
 ``timeout`` (seconds, planning and idle reads); ``kafka.<property>`` (librdkafka overrides).
 

@@ -3,16 +3,8 @@
 Runs on the Spark driver (in the data source's planner). Owns no long-lived client: every call
 opens a consumer through :mod:`streams_runtime.kafka.clients` and closes it before returning.
 
-Why the end offsets are probed (shared/DESIGN.md, D1): Tansu answers ListOffsets "latest" with the
-base offset of the last record batch + 1, which is below the true end whenever that batch holds
-more than one record. The true end is the high watermark of a fetch response. Steps of
-:func:`true_end_offsets`:
-
-  1. ListOffsets for every partition (``low`` and the reported ``high``; on Kafka both are right);
-  2. assign every partition at ``max(high - 1, low)``: that offset is inside the last batch (or is
-     the end of an empty partition), so one fetch answers with the real high watermark;
-  3. poll with ``enable.partition.eof`` until every partition has reported end-of-partition, then
-     take the high watermark cached from the fetch responses.
+The end of each partition is its true end, read through :mod:`streams_runtime.kafka.offsets`
+(ListOffsets "latest" is wrong on the embedded broker: docs/decisions/0001-embedded-broker.md).
 
 A fetch *beyond* the end never answers on Tansu (it parks instead of failing with
 OFFSET_OUT_OF_RANGE), so :func:`plan_ranges` clamps every requested offset into
@@ -22,12 +14,12 @@ OFFSET_OUT_OF_RANGE), so :func:`plan_ranges` clamps every requested offset into
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from streams_runtime.kafka.clients import PARTITION_EOF, KafkaException, TopicPartition, create_consumer
+from streams_runtime.kafka.clients import create_consumer
+from streams_runtime.kafka.offsets import EOF_OVERRIDES, true_watermarks
 
 __all__ = [
     "EARLIEST",
@@ -37,7 +29,6 @@ __all__ = [
     "parse_offsets",
     "plan_ranges",
     "topic_partitions",
-    "true_end_offsets",
 ]
 
 #: Offset sentinels in the starting/ending options, as Spark's own Kafka source spells them.
@@ -112,44 +103,6 @@ def topic_partitions(consumer: Any, topic: str, timeout: float) -> list[int]:
     return sorted(described.partitions)
 
 
-def true_end_offsets(
-    consumer: Any, topic: str, partitions: list[int], timeout: float = 30.0
-) -> dict[int, tuple[int, int]]:
-    """``{partition: (low, true_end)}`` for ``partitions``, by the probe in the module docstring.
-
-    :param consumer: a consumer with ``enable.partition.eof=true``; its assignment is replaced.
-    :raises TimeoutError: when some partition did not reach end-of-partition within ``timeout``.
-    """
-    # Step 1
-    reported = {
-        p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout, cached=False)
-        for p in partitions
-    }
-    # Step 2
-    consumer.assign([TopicPartition(topic, p, max(high - 1, low)) for p, (low, high) in reported.items()])
-    # Step 3
-    pending = set(partitions)
-    deadline = time.monotonic() + timeout
-    while pending:
-        if time.monotonic() > deadline:
-            raise TimeoutError(
-                f"{topic}: partitions {sorted(pending)} gave no end-of-partition in {timeout}s"
-            )
-        for msg in consumer.consume(num_messages=1000, timeout=0.05):
-            error = msg.error()
-            if error is None:
-                continue
-            if error.code() != PARTITION_EOF:
-                raise KafkaException(error)
-            pending.discard(msg.partition())
-    ends: dict[int, tuple[int, int]] = {}
-    for p, (low, high) in reported.items():
-        _, probed = consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
-        ends[p] = (low, max(high, probed))
-    consumer.unassign()
-    return ends
-
-
 def clamp_offset(requested: int | None, default: int, low: int, end: int) -> int:
     """The offset to use for ``requested`` (``None``, a sentinel or an offset), inside ``[low, end]``."""
     if requested is None:
@@ -178,9 +131,11 @@ def plan_ranges(
     :param starting: ``{partition: offset}`` from :func:`parse_offsets`; key ``-1`` = every partition.
     :param ending: likewise, exclusive.
     :raises ValueError: when the topic is missing or an option names a partition it does not have.
+    :raises PartitionReadError: (:mod:`streams_runtime.kafka.offsets`) when a partition cannot be
+        read to its end within ``timeout``.
     """
     starting, ending = dict(starting or {}), dict(ending or {})
-    overrides = {"enable.partition.eof": True, **(consumer_overrides or {})}
+    overrides = {**EOF_OVERRIDES, **(consumer_overrides or {})}
     consumer = create_consumer(bootstrap_servers, PLANNER_GROUP, overrides)
     try:
         partitions = topic_partitions(consumer, topic, timeout)
@@ -190,7 +145,7 @@ def plan_ranges(
                 raise ValueError(
                     f"{option}: topic {topic!r} has no partitions {unknown} (it has {partitions})"
                 )
-        ends = true_end_offsets(consumer, topic, partitions, timeout)
+        ends = true_watermarks(consumer, topic, partitions, timeout)
     finally:
         consumer.close()
     ranges = []

@@ -7,7 +7,7 @@ it never joins a group and never commits.
 Steps of :func:`read_range`:
 
   1. an empty range (``start == end``) returns at once -- nothing is fetched, so a range the
-     planner clamped at the end never parks a fetch beyond it (D1);
+     planner clamped at the end never parks a fetch beyond it (docs/decisions/0001-embedded-broker.md);
   2. assign the partition at ``start`` with ``enable.partition.eof``;
   3. consume in chunks, turning each chunk into one Arrow ``RecordBatch`` of the rows with
      ``offset < end`` (and inside the optional timestamp range), until the offset ``end - 1`` was
@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_jobs.kafka_source.offsets import OffsetRange
-from streams_runtime.kafka.clients import PARTITION_EOF, KafkaException, TopicPartition, create_consumer
+from streams_runtime.kafka.clients import KafkaException, TopicPartition, create_consumer
+from streams_runtime.kafka.offsets import is_partition_eof
 
 __all__ = ["ARROW_SCHEMA", "READER_GROUP", "SPARK_SCHEMA", "read_range"]
 
@@ -49,7 +50,8 @@ ARROW_SCHEMA = pa.schema(
 #: librdkafka wants a group id; this one is never joined and nothing is committed under it.
 READER_GROUP = "spark-kafka-range-reader"
 
-#: Consumer settings for bulk reads; the shared profile's backoff and fetch wait stay (D1).
+#: Consumer settings for bulk reads; the shared profile's backoff and fetch wait stay
+#: (docs/decisions/0001-embedded-broker.md).
 BULK_READ: dict[str, Any] = {
     "enable.partition.eof": True,
     "enable.auto.offset.store": False,
@@ -141,7 +143,7 @@ def read_range(
                 if error is None:
                     records.append(m)
                     continue
-                if error.code() != PARTITION_EOF:
+                if not is_partition_eof(error):
                     raise KafkaException(error)
                 # Step 4
                 if m.offset() < r.end:

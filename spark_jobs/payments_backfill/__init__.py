@@ -1,4 +1,4 @@
-"""The payments backfill: per-user windowed spend recomputed from the payments topic (issue 7).
+"""The payments backfill: per-user windowed spend recomputed from the payments topic.
 
 ``transform`` holds the pure DataFrame functions, ``expectations`` the Great Expectations suite,
 ``publish`` the transactional publish step and its marker, ``main`` the entry point

@@ -8,8 +8,8 @@ Steps of :func:`run_backfill`, in order -- nothing leaves the job before the sui
 
   1. resolve the interval ``[start, end)`` and its id; check the publish topic exists (fail fast);
   2. plan the offset ranges once and pin them, so every Spark action reads the same snapshot
-     (Tansu has no ``offsets_for_times``, D1: the whole topic range is read and the records outside
-     the interval are dropped on the executors);
+     (Tansu has no ``offsets_for_times``, docs/decisions/0001-embedded-broker.md: the whole topic range is
+     read and the records outside the interval are dropped on the executors);
   3. parse the payments in the interval and count them (the source count);
   4. compute the per-user windowed spend;
   5. validate it with the Great Expectations suite and write the report; a failure raises
@@ -202,7 +202,7 @@ def run_backfill(
     :param window_ms: the tumbling window size.
     :param spark: the session to use; default the active one, else a new local one.
     :param force_publish: publish even when the marker says this exact result is on the topic.
-    :returns: a JSON-friendly summary (see ``/work/notes/spark-status.md`` for its keys).
+    :returns: a JSON-friendly summary of the run (counts, paths, validation and publish outcome).
     :raises BackfillValidationError: when the suite failed (the report is on disk).
     :raises PublishError: the publish transaction failed and was aborted (``PublishFencedError``: a
         newer attempt of the same interval took over); the Parquet output is written, no marker.

@@ -1,4 +1,4 @@
-"""Recompute the demo app's ``payment-totals`` store with Spark, validated before it is used (issue 7).
+"""Recompute the demo app's ``payment-totals`` store with Spark, validated before it is used.
 
 The state-rebuild DAG's *recompute* mode calls :func:`recompute_payment_totals` when the stream
 logic was wrong: the store's content is recomputed from the input topic, checked by the Great

@@ -29,7 +29,8 @@ RESULTS_TOPIC = "demo-user-totals"
 STORE = "payment-totals"
 PARTITIONS = 4
 
-#: Config of the demo app: short sessions and commits so results show within a second (D1).
+#: Config of the demo app: short sessions and commits so results show within a second
+#: (docs/decisions/0001-embedded-broker.md).
 CONFIG: dict[str, Any] = {
     "application_id": APPLICATION_ID,
     "commit_interval_ms": 250,

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams_runtime.kafka.clients import TopicPartition, create_consumer
-
-_PARTITION_EOF = -191  # librdkafka's _PARTITION_EOF error code
+from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
 
 
 @dataclass
@@ -44,25 +43,21 @@ class Ledger:
 
 
 def read_payments(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 30.0) -> list[dict]:
-    """Every payment already in ``topic``, read to partition EOF (D1: ListOffsets is not trusted)."""
+    """Every payment already in ``topic``, read to partition EOF (docs/decisions/0001-embedded-broker.md:
+    ListOffsets is not trusted).
+
+    :raises PartitionReadError: when a partition cannot be read to its end within ``timeout``."""
     group = f"demo-ledger-{time.monotonic_ns()}"
-    consumer = create_consumer(bootstrap_servers, group, {"enable.partition.eof": True}, low_latency=True)
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    consumer = create_consumer(bootstrap_servers, group, EOF_OVERRIDES, low_latency=True)
     seen: list[dict] = []
-    at_end: set[int] = set()
-    deadline = time.monotonic() + timeout
     try:
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"could not read {topic} to its end within {timeout}s")
-            for msg in consumer.consume(num_messages=1000, timeout=0.2):
-                if msg.error():
-                    if msg.error().code() != _PARTITION_EOF:
-                        raise RuntimeError(f"reading {topic}: {msg.error()}")
-                    at_end.add(msg.partition())
-                    continue
-                at_end.discard(msg.partition())
-                seen.append(json.loads(msg.value()))
+        scan_to_eof(
+            consumer,
+            topic,
+            dict.fromkeys(range(partitions), 0),
+            lambda m: seen.append(json.loads(m.value())),
+            timeout,
+        )
     finally:
         consumer.close()
     return seen
@@ -84,7 +79,10 @@ class ResultsView:
         for msg in self._consumer.consume(num_messages=1000, timeout=timeout):
             if msg.error():
                 continue
-            self.latest[msg.key().decode()] = json.loads(msg.value())
+            key, value = msg.key(), msg.value()
+            if key is None or value is None:
+                continue
+            self.latest[key.decode()] = json.loads(value)
             n += 1
         self.updates += n
         return n

@@ -16,7 +16,8 @@ Steps of :meth:`EmbeddedBroker.start`:
   4. wait until it answers a metadata request, failing early if the process exits;
   5. record ``{pid, bootstrap_servers, log}`` in the state file, if one is given.
 
-Tansu keeps everything in memory: a restart loses every topic and offset (shared/DESIGN.md, D1).
+Tansu keeps everything in memory: a restart loses every topic and offset
+(docs/decisions/0001-embedded-broker.md).
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ def create_restore_consumer(bootstrap_servers: str, overrides: Mapping[str, Any]
     """The restore consumer of a StoreChangelogReader: manual ``assign`` only, never commits.
 
     ``enable.partition.eof`` makes the consumer emit an event when a fetch reaches a partition's
-    high watermark: that is how the reader learns a changelog's TRUE end offset (D1: Tansu's
+    high watermark: that is how the reader learns a changelog's TRUE end offset
+    (docs/decisions/0001-embedded-broker.md: Tansu's
     ListOffsets-latest is the last batch's base offset + 1). librdkafka insists on a
     ``group.id``; this one is never joined and nothing is committed under it.
     """
@@ -334,11 +335,13 @@ def offsets_at_time(
                 tp = (message.topic(), message.partition())
                 if tp not in pending:
                     continue
-                error = message.error()
+                error, offset = message.error(), message.offset()
+                if offset is None:
+                    continue
                 if error is None and message.timestamp()[1] >= timestamp_ms:
-                    found[tp] = message.offset()
+                    found[tp] = offset
                 elif error is not None and error.code() == PARTITION_EOF:
-                    found[tp] = message.offset()
+                    found[tp] = offset
                 else:
                     continue
                 pending.discard(tp)

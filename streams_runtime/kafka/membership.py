@@ -1,7 +1,8 @@
 """The coordination group's client: the only module of streams_runtime that imports kafka-python.
 
-librdkafka cannot run a custom assignor, so membership uses the classic group protocol through
-kafka-python, while every record still flows through confluent-kafka with manual ``assign()``.
+librdkafka cannot run a custom assignor (docs/decisions/0002-membership-and-data-path.md), so
+membership uses the classic group protocol through kafka-python, while every record still flows
+through confluent-kafka with manual ``assign()``.
 This module is the client side of that protocol and knows nothing of tasks: a
 :class:`CoordinationConsumer` joins ``<application_id>-coordination`` (not the application id:
 input offsets are committed under the application id by non-members, which a group rejects) and
@@ -41,8 +42,8 @@ _PROFILE_KEYS = {
 
 
 def coordination_group_id(application_id: str) -> str:
-    """The membership group of an application; distinct from ``application_id`` (see the module
-    docstring)."""
+    """The membership group of an application; distinct from ``application_id``
+    (docs/decisions/0002-membership-and-data-path.md)."""
     return f"{application_id}-coordination"
 
 

@@ -3,7 +3,7 @@
 Owned by this module; applied by :mod:`streams_runtime.kafka.clients` to every consumer,
 producer and admin client the project creates. User overrides always win.
 
-Why each setting (see shared/DESIGN.md, D1):
+Why each setting (see docs/decisions/0001-embedded-broker.md):
 
 - ``allow.auto.create.topics=false``: Tansu auto-creates unknown topics with 4 partitions when a
   client asks for them; every topic we use is created explicitly with a verified partition count.

@@ -1,6 +1,6 @@
 """Join options: StreamJoined (stream-stream joins) and Joined (stream-table joins).
 
-Owner: the DSL (issue 4). Frozen dataclasses with Kafka Streams' meaning; ``None`` serdes mean
+Owner: the DSL. Frozen dataclasses with Kafka Streams' meaning; ``None`` serdes mean
 the upstream serdes (or the app defaults). ``name`` names the processors (and, for a
 stream-table join needing a repartition, the repartition topic); ``store_name`` is the base
 name of a stream-stream join's window stores (``<store_name>-this-join-store``, ...).

@@ -148,7 +148,7 @@ class KTable:
         self.enable_sending_old_values(True)
         return self._internal.grouped_table_type(self._internal, node, g.key_serde, g.value_serde, g.name)
 
-    # ------------------------------------------------------------------ joins, suppress (issue 4)
+    # ------------------------------------------------------------------ joins, suppress
     def join(
         self,
         other: KTable,

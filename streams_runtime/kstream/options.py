@@ -145,7 +145,7 @@ class Materialized(_Options):
     logging_enabled: bool = True
     logging_config: dict[str, str] | None = None
     store_supplier: Any = None
-    retention_ms: int | None = None  # window/session stores only (issue 4); None: size + grace
+    retention_ms: int | None = None  # window/session stores only; None: size + grace
 
     def __post_init__(self) -> None:
         if self.store_type is not None and self.store_type not in STORE_TYPES:

@@ -1,6 +1,6 @@
 """Suppressed and BufferConfig: how ``KTable.suppress`` holds updates back.
 
-Owner: the DSL (issue 4). Kafka Streams' meaning:
+Owner: the DSL. Kafka Streams' meaning:
 
 * ``Suppressed.until_window_closes(BufferConfig.unbounded())``: final results only -- one
   record per window, emitted once stream time reaches window end + grace (the grace of the

@@ -1,6 +1,6 @@
 """TimeWindowedKStream and SessionWindowedKStream: ``group_by_key().windowed_by(windows)``.
 
-Owner: the DSL (issue 4). Each ``count``/``reduce``/``aggregate`` adds one processor with its
+Owner: the DSL. Each ``count``/``reduce``/``aggregate`` adds one processor with its
 window (or session) store after the grouped stream's repartition node (if a key changed
 upstream), and returns a KTable keyed by ``Windowed(key, window)``.
 

@@ -1,6 +1,6 @@
 """Window specifications of the DSL: TimeWindows, SlidingWindows, SessionWindows, JoinWindows.
 
-Owner: the DSL (issue 4). Immutable value objects; every duration is an int of milliseconds.
+Owner: the DSL. Immutable value objects; every duration is an int of milliseconds.
 Kafka Streams' rules:
 
 * TimeWindows: windows ``[start, start + size)`` starting at multiples of ``advance`` (tumbling

@@ -139,9 +139,9 @@ def link(nodes: dict[str, Node], edges: list[tuple[str, str]]) -> None:
                 grow(predecessor, delta, seen | {node.name})
 
     for name in java_hash_map_order(list(nodes)):
-        node = nodes[name]
+        linked = nodes[name]
         for parent_name in parents_of.get(name, ()):
-            parent = nodes[parent_name]
-            insert(node.predecessors, parent)
-            insert(parent.successors, node)
-            grow(parent, node.size)
+            above = nodes[parent_name]
+            insert(linked.predecessors, above)
+            insert(above.successors, linked)
+            grow(above, linked.size)

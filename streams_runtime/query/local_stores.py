@@ -183,7 +183,7 @@ class LocalStores:
         """Partitions of ``name`` whose task is assigned to this client (active; with ``standby``
         also standby), restoring or not."""
         sub = self.subtopology_of(name).id
-        found = set()
+        found: set[Any] = set()
         for thread in self._threads():
             tasks = list(thread.active_tasks)
             if standby:

@@ -1,4 +1,4 @@
-"""Admin routes of a worker's HTTP endpoint: local tasks, and state-store rebuilds (issue 7).
+"""Admin routes of a worker's HTTP endpoint: local tasks, and state-store rebuilds.
 
 Included by the worker's app (``streams_runtime.server``), which puts the running
 :class:`~streams_runtime.KafkaStreams` on ``app.state.streams``; every route here needs the

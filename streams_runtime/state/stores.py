@@ -29,14 +29,14 @@ from streams_runtime.state.internals.window_builders import (
 __all__ = ["Stores"]
 
 
-def _rocksdb_store(name: str):
+def _rocksdb_store(name: str) -> Any:
     # Imported on first use so that only processes with persistent stores load rocksdict.
     from streams_runtime.state.internals.rocksdb_store import RocksDBStore
 
     return RocksDBStore(name)
 
 
-def _rocksdb_segments():
+def _rocksdb_segments() -> Any:
     # Imported on first use, like _rocksdb_store.
     from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
 

@@ -109,7 +109,8 @@ class TopologyTestDriver:
         store_builders = {name: entry.builder for name, entry in builder.stores.items()}
         self.global_task: StreamTask | None = None
         self.task: StreamTask | None = None
-        global_nodes, task_nodes = [], []
+        global_nodes: list[str] = []
+        task_nodes: list[str] = []
         for names in builder.node_groups().values():
             (global_nodes if builder.is_global_group(names) else task_nodes).extend(names)
         if global_nodes:
@@ -225,7 +226,9 @@ class TopologyTestDriver:
     ) -> None:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1
-        self.task.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
+        task = self.task
+        assert task is not None, "a topic of the task's sources implies the task"
+        task.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
 
     def _process_global(
         self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
@@ -233,6 +236,7 @@ class TopologyTestDriver:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1
         gtask = self.global_task
+        assert gtask is not None, "a global topic implies the global task"
         gtask.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
         while gtask.process():
             pass

@@ -1,7 +1,7 @@
 """WindowStoreFacade: plain-value access to a timestamped window store (the driver's
 ``get_window_store``), as Kafka Streams' TopologyTestDriver gives for DSL window stores.
 
-Owner: the test driver (issue 4). Reads unwrap ``ValueAndTimestamp``; ``put`` stores the value
+Owner: the test driver. Reads unwrap ``ValueAndTimestamp``; ``put`` stores the value
 with timestamp -1 (none), as the key-value facade does.
 """
 

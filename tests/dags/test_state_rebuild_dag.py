@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import random
 import socket
-import time
 from collections import defaultdict
 
 import pytest
@@ -96,6 +95,7 @@ class Worker:
 def start_worker(bootstrap_servers, unique_name, tmp_path, monkeypatch):
     from streams_runtime import KafkaStreams
     from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+    from tests.conditions import wait_committed
     from tests.integration.streams_support import latest_until, wait_running
 
     workers = []
@@ -140,7 +140,7 @@ def start_worker(bootstrap_servers, unique_name, tmp_path, monkeypatch):
             lambda d: sum(d.values()) == len(records) and set(d) == users,
         )
         assert sum(processed.values()) == len(records)
-        time.sleep(0.5)  # a commit interval: the input offsets are committed
+        wait_committed(bootstrap_servers, names["app"], names["input"], 2)
         return worker
 
     yield start
@@ -232,7 +232,14 @@ def test_recompute_mode_rewrites_the_changelog_from_spark_and_rebuilds_the_right
     refund = {"payment_id": 999, "user": "user-0", "amount": -1_000_000}
     bad.produce(worker.names["input"], json.dumps(refund).encode(), b"user-0", partition=0)
     assert bad.flush(10) == 0
-    time.sleep(1.0)  # processed and committed by the (buggy) worker
+    from tests.conditions import wait_committed, wait_until
+
+    wait_until(
+        lambda: worker.store_values()["user-0"]["count"] == expected["user-0"]["count"] + 1,
+        30,
+        "the refund processed by the (buggy) worker",
+    )
+    wait_committed(bootstrap_servers, worker.names["app"], worker.names["input"], 2)
     before = worker.store_values()
     assert before["user-0"]["count"] == expected["user-0"]["count"] + 1
     failed = run_dag(

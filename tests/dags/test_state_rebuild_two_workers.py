@@ -8,7 +8,6 @@ own, and reports all four; a single task id goes to whichever worker owns it.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -24,6 +23,7 @@ USERS = [f"user-{i}" for i in range(16)]
 def two_workers(bootstrap_servers, unique_name, tmp_path, monkeypatch):
     from streams_runtime import KafkaStreams
     from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+    from tests.conditions import wait_committed
     from tests.integration.streams_support import latest_until, wait_running, wait_until
 
     names = {"input": unique_name("rb2-pay"), "output": unique_name("rb2-tot"), "app": unique_name("rb2-app")}
@@ -72,7 +72,7 @@ def two_workers(bootstrap_servers, unique_name, tmp_path, monkeypatch):
             lambda d: sum(d.values()) == 64 and len(d) == len(USERS),
         )
         assert sum(totals.values()) == 64
-        time.sleep(0.5)  # a commit interval
+        wait_committed(bootstrap_servers, names["app"], names["input"], PARTITIONS)
         yield [f"http://{c.config['application_server']}" for c in clients]
     finally:
         for client in clients:

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -24,6 +23,7 @@ pytestmark = pytest.mark.kafka
 @pytest.fixture
 def worker_process(bootstrap_servers, unique_name, tmp_path, monkeypatch):
     from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+    from tests.conditions import wait_committed
     from tests.integration.streams_support import latest_until, wait_until
 
     names = {"input": unique_name("rbp-pay"), "output": unique_name("rbp-tot"), "app": unique_name("rbp-app")}
@@ -68,7 +68,7 @@ def worker_process(bootstrap_servers, unique_name, tmp_path, monkeypatch):
             lambda d: sum(d.values()) == 40 and len(d) == 10,
         )
         assert sum(totals.values()) == 40
-        time.sleep(0.5)  # a commit interval
+        wait_committed(bootstrap_servers, names["app"], names["input"], 2)
         yield f"http://127.0.0.1:{port}", process, lines
     finally:
         if process.poll() is None:

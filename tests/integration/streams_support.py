@@ -1,7 +1,7 @@
 """Helpers for the KafkaStreams integration tests: topics, producing, reading to the end, waiting.
 
-Test profile (D1): 2 s sessions and 200 ms heartbeats for the coordination group (Tansu answers
-joins about session/2 late), short commit intervals, low-latency fetches.
+Test profile (docs/decisions/0001-embedded-broker.md): 2 s sessions and 200 ms heartbeats for the coordination
+group (Tansu answers joins about session/2 late), short commit intervals, low-latency fetches.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 
 from streams_runtime import KafkaStreams, KafkaStreamsState
 from streams_runtime.kafka.clients import (
-    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
@@ -27,6 +26,8 @@ from streams_runtime.kafka.clients import (
     create_producer,
     create_topics,
 )
+from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
+from tests.conditions import wait_until  # noqa: F401 (re-exported: the integration tests import it from here)
 
 FAST_CLIENT = {
     "consumer.session.timeout.ms": 2000,
@@ -90,15 +91,6 @@ def read_all(bootstrap: str, topic: str, partitions: int, expected: int, timeout
     return out
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str | Callable[[], str]) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            description = what() if callable(what) else what
-            raise AssertionError(f"timed out after {timeout}s waiting for {description}")
-        time.sleep(0.05)
-
-
 def wait_running(*clients: KafkaStreams, timeout: float = 30.0) -> None:
     def running() -> bool:
         failed = [c for c in clients if c.state in (KafkaStreamsState.PENDING_ERROR, KafkaStreamsState.ERROR)]
@@ -153,25 +145,15 @@ def produce_to(bootstrap: str, topic: str, records: Iterable[tuple[bytes, bytes 
 
 
 def count_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 20.0) -> int:
-    """How many records ``topic`` holds: read every partition to its true end (EOF, D1)."""
-    consumer = create_consumer(
-        bootstrap, f"counter-{time.monotonic_ns()}", {"enable.partition.eof": True}, low_latency=True
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    n, at_end = 0, set()
-    deadline = time.monotonic() + timeout
+    """How many records ``topic`` holds: read every partition to its true end (EOF,
+    docs/decisions/0001-embedded-broker.md)."""
+    consumer = create_consumer(bootstrap, f"counter-{time.monotonic_ns()}", EOF_OVERRIDES, low_latency=True)
+    seen: list[int] = []
     try:
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{topic}: no EOF on partitions {set(range(partitions)) - at_end}")
-            for msg in consumer.consume(1000, 0.2):
-                if msg.error() is None:
-                    n += 1
-                elif msg.error().code() == PARTITION_EOF:
-                    at_end.add(msg.partition())
+        scan_to_eof(consumer, topic, dict.fromkeys(range(partitions), 0), lambda m: seen.append(1), timeout)
     finally:
         consumer.close()
-    return n
+    return len(seen)
 
 
 def latest_until(

@@ -1,10 +1,11 @@
-"""Exactly-once (issue 6, Done-when 3): transactions per task, atomic commits, fencing.
+"""Exactly-once: transactions per task, atomic commits, fencing.
 
 Every app here runs ``processing_guarantee="exactly_once_v2"`` with the record cache off, so each
 input record makes exactly one count update: "one output per input" is then checkable exactly,
 reading with ``isolation.level=read_committed``.
 
-On Tansu (D1) aborted transactional records stay visible to read_committed readers and there is
+On Tansu (docs/decisions/0001-embedded-broker.md) aborted transactional records stay visible to read_committed
+readers and there is
 no transaction timeout; the tests that need either are ``kafka_only``. The Tansu tests are built
 so that no transaction holding records is ever aborted: the fencing test fences a task while the
 input is idle (all its transactions committed), which still exercises the whole path: fenced
@@ -33,12 +34,12 @@ from streams_runtime import (
     StreamsBuilder,
 )
 from streams_runtime.kafka.clients import (
-    PARTITION_EOF,
     KafkaException,
     TopicPartition,
     create_consumer,
     create_producer,
 )
+from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
 from tests.integration.streams_support import (
     make_topics,
     produce_to,
@@ -96,24 +97,13 @@ def read_to_end(
     consumer = create_consumer(
         bootstrap,
         f"eos-reader-{time.monotonic_ns()}",
-        {"enable.partition.eof": True},
+        EOF_OVERRIDES,
         low_latency=True,
         read_committed=committed,
     )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     out: list[Any] = []
-    at_end: set[int] = set()
-    deadline = time.monotonic() + timeout
     try:
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{topic}: no EOF on partitions {set(range(partitions)) - at_end}")
-            for msg in consumer.consume(1000, 0.2):
-                if msg.error() is None:
-                    out.append(msg)
-                    at_end.discard(msg.partition())
-                elif msg.error().code() == PARTITION_EOF:
-                    at_end.add(msg.partition())
+        scan_to_eof(consumer, topic, dict.fromkeys(range(partitions), 0), out.append, timeout)
     finally:
         consumer.close()
     return out

@@ -8,7 +8,8 @@ zombie wakes up it still believes it owns its tasks: whatever it sends is refuse
 closes those tasks dirty and rejoins, and it keeps running. Read with read_committed, every
 input has exactly one count update and every count is exact.
 
-Tansu shows aborted transactional records to read_committed readers (D1), so the zombie is
+Tansu shows aborted transactional records to read_committed readers (docs/decisions/0001-embedded-broker.md),
+so the zombie is
 frozen while the input is idle (no transaction of it holds records); the phases are sequential.
 """
 

@@ -1,8 +1,8 @@
 """GroupMember against the real broker: tasks cover every task once, survive joins and leaves
 sticky, never have two owners at once, and user data travels both ways.
 
-Test profile (shared/DESIGN.md, D1): Tansu answers a JoinGroup about session.timeout.ms/2 after it
-arrives, so members use a 2 s session and 200 ms heartbeats; each rebalance costs ~1-2 s. One
+Test profile (docs/decisions/0001-embedded-broker.md): Tansu answers a JoinGroup about session.timeout.ms/2
+after it arrives, so members use a 2 s session and 200 ms heartbeats; each rebalance costs ~1-2 s. One
 scenario (2 members, a third joins, one leaves) runs once per module and its snapshots are
 checked by several tests.
 """

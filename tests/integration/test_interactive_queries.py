@@ -1,4 +1,4 @@
-"""Done-when 4: interactive queries across 3 instances through every instance's HTTP endpoint.
+"""Interactive queries across 3 instances through every instance's HTTP endpoint.
 
 One scenario per module: three KafkaStreams clients (distinct state dirs and application_server
 ports, a token) count integer keys of a 6-partition topic. Every key is asked of every instance

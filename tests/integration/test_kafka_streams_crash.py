@@ -1,4 +1,4 @@
-"""Done-when 3: a stateful application survives ``kill -9`` of one instance mid-stream.
+"""A stateful application survives ``kill -9`` of one instance mid-stream.
 
 Two worker instances run as separate OS processes (``streams_runtime.worker_instance`` with the
 per-key count app of ``tests/integration/worker_app.py``: RocksDB + changelog, 2 s sessions),

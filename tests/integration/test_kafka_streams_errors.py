@@ -1,4 +1,4 @@
-"""Done-when 6: bad input in the live runtime.
+"""Bad input in the live runtime.
 
 dead_letter: a corrupt record lands in the DLQ (with the error headers) and processing continues;
 log_and_fail: the thread stops with a clear error and the uncaught-exception policy is applied

@@ -1,4 +1,4 @@
-"""Done-when 5: a co-partitioned stream-table join across 2 instances is correct; mismatched
+"""A co-partitioned stream-table join across 2 instances is correct; mismatched
 partition counts fail the start with a message naming the topics and their counts."""
 
 from __future__ import annotations

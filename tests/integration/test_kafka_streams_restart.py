@@ -1,4 +1,4 @@
-"""Done-when 4: what a restarted instance restores, counted through a StateRestoreListener.
+"""What a restarted instance restores, counted through a StateRestoreListener.
 
 One KafkaStreams instance (2 threads) counts per key on RocksDB with a changelog, 4 partitions;
 key ``k<i>`` is produced to partition ``i % 4``. A clean close commits and checkpoints every

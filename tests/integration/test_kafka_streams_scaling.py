@@ -1,4 +1,4 @@
-"""Done-when 2: 12 partitions over 3 instances x 2 threads (2 tasks per thread, through metadata);
+"""12 partitions over 3 instances x 2 threads (2 tasks per thread, through metadata);
 a 4th instance joining redistributes; one leaving hands its tasks over; no input is lost.
 
 One scenario runs once per module; its snapshots are checked by several tests.

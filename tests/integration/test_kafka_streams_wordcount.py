@@ -1,4 +1,4 @@
-"""Done-when 1: WordCount with 2 instances x 2 threads produces exact final counts.
+"""WordCount with 2 instances x 2 threads produces exact final counts.
 
 The topology repartitions by word (two sub-topologies), counts on RocksDB with a changelog, and
 emits on commit (record cache); both instances run with their own state directory.

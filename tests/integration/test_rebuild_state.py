@@ -1,4 +1,4 @@
-"""KafkaStreams.rebuild_state against the embedded broker (issue 7, worker side).
+"""KafkaStreams.rebuild_state against the embedded broker (worker side).
 
 One instance, 2 threads, a per-key count on RocksDB with a changelog, 2 partitions; key ``k<i>``
 goes to partition ``i % 2``. The local store is then made to drift from its changelog (a key

@@ -1,4 +1,4 @@
-"""Restoration does not stop the world (issue 6): while one task of a thread restores a large
+"""Restoration does not stop the world: while one task of a thread restores a large
 changelog, another task of the same thread keeps processing and producing output.
 
 One in-process KafkaStreams client, one thread, a per-key count over two partitions. The count
@@ -93,7 +93,11 @@ def test_should_keep_processing_ready_tasks_while_another_task_restores(
         sampler.start()
         wait_for(lambda: tp0 in timeline.ended, 60, lambda: f"0_0 restored (started: {timeline.started})")
         produce_to(bootstrap_servers, source, [(b"r0000007", b"x", 0)])  # a restored key counts on
-        time.sleep(1.5)
+        wait_for(
+            lambda: watcher.latest().get("r0000007") == 2,
+            30,
+            "the restored key counted on, live input flowing",
+        )
         live.stop()
         produced = dict(live.produced)
         wait_for(

@@ -152,7 +152,8 @@ def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_onc
         assert uncommitted([TaskId(0, 0)]) == {TaskId(0, 0): 8}, "read_uncommitted sees the open records"
         assert alos.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 8}, "as an at-least-once restore"
         # Kafka: the last stable offset 6 (sum 5). Tansu answers a read_committed ListOffsets with 0
-        # while a transaction is open; the bound is then its read_uncommitted latest, 7 (D1).
+        # while a transaction is open; the bound is then its read_uncommitted latest, 7
+        # (docs/decisions/0001-embedded-broker.md).
         eos_end = setup.end_offset_sums([TaskId(0, 0)])[TaskId(0, 0)]
         assert eos_end in (5, 6), f"under exactly-once the end stops at the open transaction, got {eos_end}"
         producer.commit_transaction(30)

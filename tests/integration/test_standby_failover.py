@@ -1,4 +1,4 @@
-"""Done-when 1 of issue 6: with one standby, ``kill -9`` of the instance owning a 100k-key store;
+"""With one standby, ``kill -9`` of the instance owning a 100k-key store;
 the standby's instance takes the task over and replays only the delta since its last checkpoint.
 
 Two ``worker_instance`` processes (``tests/integration/ha_app.py``: per-key count in RocksDB with

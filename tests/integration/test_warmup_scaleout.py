@@ -1,4 +1,4 @@
-"""Done-when 2 of issue 6: scale-out with warm-ups. A second instance joins an application whose
+"""Scale-out with warm-ups. A second instance joins an application whose
 only instance holds two large stores; the task that balance gives to the newcomer stays active
 where its state is while a warm-up replica catches up on the newcomer, and moves at a probing
 rebalance -- its output never pauses meanwhile.

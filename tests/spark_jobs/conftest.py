@@ -49,8 +49,8 @@ def make_topic(bootstrap_servers: str, unique_name: Callable[[str], str]) -> Cal
     """Factory: ``make_topic("payments", partitions=3, records=[Record(...)])`` -> topic name.
 
     Creates the topic explicitly, produces the records to their partitions with their timestamps
-    (batched by the producer, so Tansu's ListOffsets-latest is wrong for them: D1), and waits for
-    every delivery.
+    (batched by the producer, so Tansu's ListOffsets-latest is wrong for them:
+    docs/decisions/0001-embedded-broker.md), and waits for every delivery.
     """
 
     def make(prefix: str, partitions: int, records: Iterable[Record] = ()) -> str:

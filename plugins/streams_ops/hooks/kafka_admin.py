@@ -1,8 +1,8 @@
 """KafkaAdminHook: an Airflow Connection turned into Kafka clients with the project's profile.
 
 Every client is built by ``streams_runtime.kafka.clients``, so the shared client profile of
-shared/DESIGN.md D1 (no topic auto-creation, short fetch backoff, ...) applies to the clients
-Airflow tasks use, exactly as to the stream workers' own.
+docs/decisions/0001-embedded-broker.md (no topic auto-creation, short fetch backoff, ...) applies to the
+clients Airflow tasks use, exactly as to the stream workers' own.
 
 Where the bootstrap servers come from, first match wins:
   1. the connection's extra ``bootstrap_servers`` (or the Kafka provider's ``bootstrap.servers``);

@@ -1,7 +1,7 @@
 """StreamsWorkerHook: JSON over HTTP to a stream worker's endpoint (interactive queries, admin).
 
-The endpoint itself arrives with issue 6; this hook only knows how to reach it: the base URL
-comes from an Airflow Connection, every call has a timeout, and every failure raises
+The endpoint is served by the worker (``streams_runtime.server``); this hook only knows how to reach it: the
+base URL comes from an Airflow Connection, every call has a timeout, and every failure raises
 :class:`StreamsWorkerError` naming the method, the URL and what went wrong (status and the start of
 the body, a timeout, a refused connection, a body that is not JSON).
 
@@ -13,7 +13,7 @@ Token (sent as ``Authorization: Bearer <token>``, the worker's ``application_ser
     AIRFLOW_CONN_STREAMS_WORKER='{"conn_type": "http", "host": "127.0.0.1", "port": 7070,
                                   "password": "s3cret"}'
 
-Admin calls (issue 7): :meth:`StreamsWorkerHook.list_tasks` and :meth:`StreamsWorkerHook.rebuild_store`.
+Admin calls: :meth:`StreamsWorkerHook.list_tasks` and :meth:`StreamsWorkerHook.rebuild_store`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class StreamsWorkerHook(BaseHook):
         """``POST base_url/path`` with ``payload`` as JSON; return the decoded JSON body (None if empty)."""
         return self._call("POST", self.url(path), payload)
 
-    # ------------------------------------------------------------------ admin (issue 7)
+    # ------------------------------------------------------------------ admin
     def list_tasks(self) -> dict[str, Any]:
         """``GET /admin/tasks``: the worker's threads and their tasks (partitions, stores)."""
         return self.get_json("/admin/tasks")

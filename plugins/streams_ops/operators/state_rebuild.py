@@ -1,4 +1,4 @@
-"""RebuildStateStoreOperator: rebuild a store from its changelog on every worker owning it (issue 7).
+"""RebuildStateStoreOperator: rebuild a store from its changelog on every worker owning it.
 
 Each worker is reached through :class:`~streams_ops.hooks.streams_worker.StreamsWorkerHook`
 (``GET /admin/tasks`` to find the tasks it owns, ``POST /admin/stores/{store}/rebuild`` to close,

@@ -1,6 +1,6 @@
 """Join wiring: DSL join calls -> graph nodes, repartition topics, stores and co-partitioning.
 
-Owner: the DSL (issue 4). ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
+Owner: the DSL. ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
 delegate here. The builders never import those classes: a result is made with the class of
 its input (``type(stream)``, ``type(table)``), so the classes import the builders, not the other
 way round. Naming, index burning and repartitioning follow Kafka Streams:

@@ -1,6 +1,6 @@
 """Sliding-window aggregation (``windowed_by(SlidingWindows)``): Kafka Streams' KStreamSlidingWindowAggregate.
 
-Owner: the DSL (issue 4). A sliding window of time difference ``d`` covers ``[start, start + d]``
+Owner: the DSL. A sliding window of time difference ``d`` covers ``[start, start + d]``
 (both ends inclusive) and is keyed as ``Windowed(key, TimeWindow(start, start + d))``; its store
 (a timestamped window store of window size ``d``) holds one aggregate per window start, stamped
 with the largest record timestamp in that window.

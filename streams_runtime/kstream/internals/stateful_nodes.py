@@ -1,6 +1,6 @@
 """StatefulProcessorNode: a processor graph node that owns stores built at topology-build time.
 
-Owner: the DSL (issue 4: windowed aggregations, joins, suppress). Like ProcessorGraphNode, but
+Owner: the DSL (windowed aggregations, joins, suppress). Like ProcessorGraphNode, but
 its stores come from factories ``factory(ctx) -> StoreBuilder`` called when the node is
 written (so they see the build config, e.g. ``default_dsl_store``), and it can connect stores
 owned by other nodes (``store_names``: a join reading a table's store). ``copartition_sources``

@@ -1,6 +1,6 @@
 """KStream-KStream join processors: the join-window buffers, both join sides, the outer store.
 
-Owner: the DSL (issue 4); wired by :mod:`join_builders`. Kafka Streams 3.x semantics:
+Owner: the DSL; wired by :mod:`join_builders`. Kafka Streams 3.x semantics:
 
 * Each side's records are buffered in its own window store (``KStreamJoinWindow``: forward,
   then put ``(key, value)`` at the record's timestamp; retention = before + after + grace).

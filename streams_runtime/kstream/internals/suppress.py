@@ -1,6 +1,6 @@
 """KTableSuppressProcessor: ``KTable.suppress(...)`` over the changelogged time-ordered buffer.
 
-Owner: the DSL (issue 4); one processor and one buffer (``InMemoryTimeOrderedKeyValueBuffer``,
+Owner: the DSL; one processor and one buffer (``InMemoryTimeOrderedKeyValueBuffer``,
 state side) per task. Kafka Streams' algorithm, per update:
 
   1. stream time = max(stream time, record timestamp);

@@ -1,7 +1,7 @@
 """Table lookups for joins: KTable value getters, KStream-KTable / KStream-GlobalKTable join
 processors, and KTable-KTable join processors (inner, left, outer) with their merger.
 
-Owner: the DSL (issue 4); wired by :mod:`join_builders`. Kafka Streams' semantics:
+Owner: the DSL; wired by :mod:`join_builders`. Kafka Streams' semantics:
 
 * A value getter reads a table's current ``ValueAndTimestamp`` for a key: a materialized table
   reads its store (a source table is forced to materialize); an unmaterialized filter or

@@ -1,6 +1,6 @@
 """Windowed aggregation processors: time windows (tumbling/hopping), sliding windows, sessions.
 
-Owner: the DSL (issue 4); one processor per task, made by a ``WindowAggregateSupplier``.
+Owner: the DSL; one processor per task, made by a ``WindowAggregateSupplier``.
 Kafka Streams' semantics:
 
 * Stream time is the largest timestamp this processor has seen (``observed_stream_time``);

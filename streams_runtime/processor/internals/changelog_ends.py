@@ -6,17 +6,18 @@ serialized by a lock, bounded in time, and it never raises into the rebalance --
 back to relative lags when it does). With true ends the assignor's lags are real: a standby that
 fell behind is not "caught up" just because it is the best reported replica.
 
-Protocol, one call (D1: Tansu's ListOffsets-latest is the last batch's base offset + 1, so it is
-only used to place a probe at or before the end):
+Protocol, one call (docs/decisions/0001-embedded-broker.md: Tansu's ListOffsets-latest is the last batch's
+base offset + 1, so it is only used to place a probe at or before the end):
   1. list each changelog partition's offsets (log start, "latest"). The probe reads with the
      restore consumers' isolation level (``consumer_overrides``: read_committed under
      exactly_once_v2, so the end is the last stable offset, what a restore can reach; librdkafka's
-     default is read_committed too). D1: with a transaction open, Tansu answers a read_committed
+     default is read_committed too). With a transaction open, Tansu answers a read_committed
      "latest" with 0 (Kafka: the last stable offset); for such a partition the read_uncommitted
      "latest" (at or past the last stable offset) is taken as the end, without a probe;
   2. assign every non-empty partition at ``latest - 1`` on one consumer (created once, kept);
   3. consume until each partition reported EOF: the EOF offset is the fetch's high watermark,
      the TRUE end; stop at the deadline and keep the best bound seen (latest, last record + 1);
+     steps 2-3 are :func:`streams_runtime.kafka.offsets.read_to_end` (``best_effort``);
   4. unassign; per task, the sum over its changelog partitions of ``end - 1`` (the offset of the
      last record, the same convention as the checkpoints' offset sums, so a replica that reflects
      every record has lag 0).
@@ -31,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
 
 __all__ = ["ChangelogEndOffsets"]
 
@@ -88,45 +90,40 @@ class ChangelogEndOffsets:
         deadline = time.monotonic() + self._timeout_s
         consumer = self._consumer_()
         ends: dict[tuple[str, int], int] = {}
-        probes: list[Any] = []
+        probes: dict[TopicPartitionKey, int] = {}
         # Step 1
         for topic, partition in partitions:
-            tp = clients.TopicPartition(topic, partition)
-            low, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, deadline - time.monotonic()))
+            listed = clients.TopicPartition(topic, partition)
+            low, latest = consumer.get_watermark_offsets(
+                listed, timeout=max(0.1, deadline - time.monotonic())
+            )
             if self._read_committed and latest <= max(0, low):  # empty, or Tansu with a transaction open
                 low, latest = self._uncommitted_().get_watermark_offsets(
-                    tp, timeout=max(0.1, deadline - time.monotonic())
+                    listed, timeout=max(0.1, deadline - time.monotonic())
                 )
                 ends[(topic, partition)] = max(0, latest)
                 continue
             ends[(topic, partition)] = max(0, latest)
             if latest > max(0, low):
-                probes.append(clients.TopicPartition(topic, partition, max(low, latest - 1)))
+                probes[(topic, partition)] = probe_offset(low, latest)
         if not probes:
             return ends
-        # Step 2
-        consumer.assign(probes)
-        pending = {(p.topic, p.partition) for p in probes}
-        try:
-            # Step 3
-            while pending and time.monotonic() < deadline:
-                for message in consumer.consume(10_000, min(0.05, max(0.0, deadline - time.monotonic()))):
-                    tp = (message.topic(), message.partition())
-                    error = message.error()
-                    if error is None:
-                        ends[tp] = max(ends[tp], message.offset() + 1)
-                    elif error.code() == clients.PARTITION_EOF:
-                        ends[tp] = max(ends[tp], message.offset())
-                        pending.discard(tp)
-            if pending:
-                log.warning(
-                    "changelog end offsets: no EOF within %.1fs for %s; using the best bound seen",
-                    self._timeout_s,
-                    sorted(pending),
-                )
-        finally:
-            # Step 4
-            consumer.unassign()
+        # Steps 2-3
+        read = read_to_end(
+            consumer,
+            probes,
+            timeout=max(0.0, deadline - time.monotonic()),
+            batch_size=10_000,
+            best_effort=True,
+        )
+        for tp, end in read.items():
+            ends[tp] = max(ends[tp], end)
+        if time.monotonic() >= deadline:
+            log.warning(
+                "changelog end offsets: not every EOF within %.1fs for %s; using the best bound seen",
+                self._timeout_s,
+                sorted(probes),
+            )
         return ends
 
     def _consumer_(self) -> Any:

@@ -13,16 +13,16 @@ Restore protocol, one step per :meth:`restore` call:
 
 1. Probe: list each newly registered changelog's offsets (log start, "latest") and assign it at
    ``latest - 1``; the EOF event after the first fetch carries the TRUE end (the fetch's high
-   watermark). ListOffsets-latest is never trusted as the end (D1: on Tansu it is the last
-   batch's base offset + 1); it only places the probe at or before the true end. Explicit
+   watermark). ListOffsets-latest is never trusted as the end (docs/decisions/0001-embedded-broker.md: on
+   Tansu it is the last batch's base offset + 1); it only places the probe at or before the true end. Explicit
    offsets, not ``OFFSET_END``/``OFFSET_BEGINNING``: librdkafka resolves those with a delay.
 2. Poll one batch from the restore consumer.
 3. Apply the batch: records of RESTORING changelogs go, converted into store format, into the
    store's restore callback together with the batch's last offset (RocksDB writes data and
    offset in one WriteBatch); the state manager and the listener hear of each batch.
 4. Start tasks whose probes are all back: when a changelog ends below the local checkpoint (a
-   fresh broker behind old local state, D1) or its checkpoint fell below the log start, log a
-   WARNING, wipe the task's state and restore it from the beginning; otherwise seek each
+   fresh broker behind old local state, docs/decisions/0001-embedded-broker.md) or its checkpoint fell below
+   the log start, log a WARNING, wipe the task's state and restore it from the beginning; otherwise seek each
    changelog to ``checkpoint + 1`` (or the beginning). Changelogs already at their end are
    COMPLETED without reading a record: a task whose state is current restores nothing.
 5. Complete changelogs that reached their end (last record or EOF), unassign them; tasks whose
@@ -48,6 +48,7 @@ from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -263,7 +264,7 @@ class StoreChangelogReader:
 
     def _on_error(self, message: Any, eofs: dict[ChangelogPartition, int]) -> None:
         error = message.error()
-        if error.code() == clients.PARTITION_EOF:
+        if is_partition_eof(error):
             eofs[(message.topic(), message.partition())] = message.offset()
             return
         where = f"{message.topic()}-{message.partition()}" if message.topic() else "the restore consumer"
@@ -413,7 +414,7 @@ class StoreChangelogReader:
                 f"cannot list the offsets of changelog {changelog.tp[0]}-{changelog.tp[1]}: {exc}"
             ) from exc
         changelog.low = max(0, low)
-        return max(changelog.low, latest - 1)
+        return probe_offset(low, latest)
 
     def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
         if not positions:

@@ -22,7 +22,8 @@ it is read at start even for in-memory global stores (which re-read the topic fr
 records at or below it are applied again but not dead-lettered again; records past it (the tail
 after a crash, whose acks were never confirmed) are dead-lettered again, so nothing is lost
 (at-least-once only for that tail). A checkpoint outside ``[log start - 1, true end - 1]`` (a
-fresh broker, D1) says nothing about the current log and is ignored for this as well.
+fresh broker, docs/decisions/0001-embedded-broker.md) says nothing about the current log and is ignored for
+this as well.
 
 Local state: ``<state_dir>/<application_id>/global/`` (the StateDirectory's ``global`` task
 directory, locked by this thread while it runs) holds the persistent global stores and a
@@ -34,9 +35,10 @@ starts; it returns when the stores are current or raises):
 
 1. lock the global directory, build and initialize the global task, read the checkpoint;
 2. probe: assign every partition at ``latest - 1`` (ListOffsets-latest only places the probe; it
-   is never trusted as the end, D1) and read until each partition's EOF event: its offset is the
-   TRUE end;
-3. a checkpoint beyond the true end (a fresh broker, D1) or below the log start: log a WARNING,
+   is never trusted as the end, docs/decisions/0001-embedded-broker.md) and read until each partition's EOF
+   event: its offset is the TRUE end;
+3. a checkpoint beyond the true end (a fresh broker, docs/decisions/0001-embedded-broker.md) or below the log
+   start: log a WARNING,
    wipe the global state and restore from the beginning; otherwise start at ``checkpoint + 1``;
 4. restore: read every partition from its start to its true end, applying each record through
    the global processors (what they do on update, so ``add_global_store`` processors and
@@ -62,6 +64,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
@@ -307,7 +310,7 @@ class GlobalStreamThread(threading.Thread):
             except clients.KafkaException as exc:
                 raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
             lows[tp] = max(0, low)
-            probes.append(clients.TopicPartition(tp[0], tp[1], max(lows[tp], latest - 1)))
+            probes.append(clients.TopicPartition(tp[0], tp[1], probe_offset(low, latest)))
         consumer.assign(probes)
         ends: dict[TopicPartitionKey, int] = {}
         while len(ends) < len(self._partitions):
@@ -371,7 +374,7 @@ class GlobalStreamThread(threading.Thread):
 
     def _on_error(self, msg: Any, ends: dict[TopicPartitionKey, int] | None = None) -> None:
         err = msg.error()
-        if err.code() == clients.PARTITION_EOF:
+        if is_partition_eof(err):
             if ends is not None:
                 ends.setdefault((msg.topic(), msg.partition()), msg.offset())
             return

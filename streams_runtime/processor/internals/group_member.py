@@ -114,7 +114,8 @@ class GroupMember:
     :param endpoint: ``host:port`` of the instance's query server, or ``None``.
     :param task_offset_sums: returns offset sums of local state (checkpoints), task -> sum.
     :param end_offset_sums: on the leader, returns the changelog end-offset sums of the given
-        stateful tasks (true ends); without it, lags are relative to the best reported state.
+        stateful tasks (true ends, docs/decisions/0001-embedded-broker.md); without it, lags are
+        relative to the best reported state.
     :param on_change: called with each :class:`TaskChange`, on the polling thread.
     :param handoff_rejoin_delay_ms: how long a member that revoked tasks for a hand-off waits
         before rejoining; default ``session_timeout_ms / 2``. Tansu answers a follower's

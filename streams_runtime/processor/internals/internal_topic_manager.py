@@ -2,7 +2,7 @@
 
 Called once by KafkaStreams.start(), before any thread starts. Steps of :func:`prepare_topics`:
   1. read every topic's partition count with one all-topics metadata request (a request naming a
-     missing topic would create it on Tansu, D1);
+     missing topic would create it on Tansu, docs/decisions/0001-embedded-broker.md);
   2. every user source topic must exist, else :class:`MissingSourceTopicError` names the missing;
   3. task counts per sub-topology from the source partition counts; co-partitioned sources with
      different counts stop the start with a TopologyError naming the topics and their counts;

@@ -5,7 +5,7 @@ change-logging stores call :meth:`RecordCollector.send`), the TaskManager calls
 :meth:`RecordCollector.wait_for_acks` at commit step 2.
 
 ``StreamsProducer`` is the one seam around the confluent producer: produce, poll, flush, close.
-Exactly-once (issue 6) adds ``begin/commit/abort_transaction`` and ``send_offsets`` there, and
+Exactly-once adds ``begin/commit/abort_transaction`` and ``send_offsets`` there, and
 nothing else has to change; under at-least-once it is a plain producer with its own batching
 (``linger.ms``).
 
@@ -22,7 +22,8 @@ Delivery reports come back through one producer-level callback while the produce
     ``{(topic, partition): last offset}`` for the state managers' checkpoints.
 With no changelog topic in the topology, librdkafka reports errors only (no per-record callback).
 
-Exactly-once (``processing_guarantee="exactly_once_v2"``, D2: EOS-alpha style): the thread's
+Exactly-once (``processing_guarantee="exactly_once_v2"``, docs/decisions/0002-membership-and-data-path.md:
+EOS-alpha style): the thread's
 collector is a :class:`TaskRecordCollectors`, which gives every active task its own
 :class:`TransactionalRecordCollector` with ``transactional.id = <application_id>-<task_id>``.
 The id is stable per task and the assignment runs each task on one thread of one instance, so
@@ -73,7 +74,7 @@ _FATAL = KafkaError._FATAL  # noqa: SLF001
 
 
 class StreamsProducer:
-    """The thread's producer (see the module docstring); the transaction seam of issue 6."""
+    """The thread's producer (see the module docstring); the seam transactions are added at."""
 
     def __init__(
         self,

@@ -2,7 +2,7 @@
 
 Created by KafkaStreams.start() (after the internal topics are verified) and owned by the client;
 threads only read it, and call its factories (record cache, changelog reader) for their own
-instances. The StateDirectory is the one shared mutable piece (it is thread-safe: R2's contract).
+instances. The StateDirectory is the one shared mutable piece (it is thread-safe: see its module docstring).
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ class RuntimeSetup:
             member,
             global_topics=global_topics,
         )
-        if setup.stateful:  # the leader's lags are against the true changelog ends (D1)
+        # the leader's lags are against the true changelog ends (docs/decisions/0001-embedded-broker.md)
+        if setup.stateful:
             from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
 
             setup.end_offset_sums = ChangelogEndOffsets(

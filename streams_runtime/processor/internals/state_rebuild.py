@@ -1,4 +1,4 @@
-"""State rebuild: throw a store's local state away and restore it from its changelog (issue 7).
+"""State rebuild: throw a store's local state away and restore it from its changelog.
 
 Owner: :meth:`KafkaStreams.rebuild_state` creates a :class:`StateRebuilder` per call; the work on
 the tasks runs on each owning StreamThread (``StreamThread.submit``), through
@@ -15,7 +15,8 @@ Protocol, for every local active task owning the store (optionally only the give
   4. when the reader reports the task restored, BEFORE its input partitions are assigned (nothing
      processed yet), the thread snapshots the store: records restored, live keys, and the last
      changelog offset the store reflects (:func:`snapshot_restored_store`);
-  5. here: read the task's changelog partition to its TRUE end (EOF, D1: never ListOffsets-latest)
+  5. here: read the task's changelog partition to its TRUE end (EOF, docs/decisions/0001-embedded-broker.md:
+     never ListOffsets-latest)
      and count the distinct live keys among the records up to the offset the store reflects;
      ``ok`` when that count equals the store's key count.
 
@@ -115,41 +116,34 @@ def count_changelog_live_keys(
     :param upto: the last offset to count (``None``: nothing counts, every record is "after").
     :raises StreamsError: when the partition does not report its end within ``timeout`` seconds.
     """
-    from streams_runtime.kafka.clients import PARTITION_EOF, TopicPartition, create_consumer
+    from streams_runtime.kafka.clients import TopicPartition, create_consumer
+    from streams_runtime.kafka.offsets import EOF_OVERRIDES, PartitionReadError, read_to_end
 
     consumer = create_consumer(
         bootstrap_servers,
         f"streams-runtime-rebuild-check-{time.monotonic_ns()}",
-        {"enable.partition.eof": True, "enable.auto.commit": False, "auto.offset.reset": "earliest"},
+        {**EOF_OVERRIDES, "auto.offset.reset": "earliest"},
         low_latency=True,
     )
     last = -1 if upto is None else upto
     latest_live: dict[bytes | None, bool] = {}
-    records = after = 0
-    end = None
-    deadline = time.monotonic() + timeout
+    counts = {"records": 0, "after": 0}
+
+    def count(message: Any) -> None:
+        if message.offset() <= last:
+            counts["records"] += 1
+            latest_live[message.key()] = message.value() is not None
+        else:
+            counts["after"] += 1
+
     try:
         low, _ = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
-        consumer.assign([TopicPartition(topic, partition, max(0, low))])
-        while end is None:
-            if time.monotonic() > deadline:
-                raise StreamsError(
-                    f"changelog {topic}-{partition} did not reach its end within {timeout:.0f}s"
-                )
-            for message in consumer.consume(2000, 0.2):
-                error = message.error()
-                if error is not None:
-                    if error.code() == PARTITION_EOF:
-                        end = message.offset()
-                        continue
-                    raise StreamsError(f"reading changelog {topic}-{partition} failed: {error}")
-                if message.offset() <= last:
-                    records += 1
-                    latest_live[message.key()] = message.value() is not None
-                else:
-                    after += 1
+        ends = read_to_end(consumer, {(topic, partition): max(0, low)}, count, timeout)
+    except PartitionReadError as exc:
+        raise StreamsError(f"reading changelog {topic}-{partition} to its end failed: {exc}") from exc
     finally:
         consumer.close()
+    records, after, end = counts["records"], counts["after"], ends[(topic, partition)]
     return ChangelogKeyCount(records, sum(latest_live.values()), end, after)
 
 

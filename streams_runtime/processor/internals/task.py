@@ -1,7 +1,7 @@
 """StreamTask: processes the records of one task (one sub-topology x one partition).
 
 Created by the TopologyTestDriver now (one task holding every non-global node, as Kafka Streams'
-driver does) and by the TaskManager of issue 5. The task owns its processor instances, its
+driver does) and by the TaskManager. The task owns its processor instances, its
 stores, its input queues and its punctuation schedules; it borrows the RecordCollector (the
 producer side), the metrics registry and the thread's record cache.
 

@@ -55,6 +55,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
@@ -116,7 +117,7 @@ class TaskManager:
         self.on_task_migrated: Callable[[], None] = lambda: None
         self.standby_tasks: dict[TaskId, Any] = {}  # StandbyTask by id (standby and warm-up)
         self._standby_awaiting: set[TaskId] = set()  # standbys waiting for their directory lock
-        self._rebuilding: dict[TaskId, str] = {}  # task -> store whose rebuild it restores (issue 7)
+        self._rebuilding: dict[TaskId, str] = {}  # task -> store whose rebuild it restores
         self._rebuilt: dict[TaskId, dict[str, Any]] = {}  # task -> snapshot taken when restored
 
     # ------------------------------------------------------------------ assignment
@@ -394,7 +395,7 @@ class TaskManager:
                     self._start_running(task_id)
         return created
 
-    # ------------------------------------------------------------------ state rebuild (issue 7)
+    # ------------------------------------------------------------------ state rebuild
     def rebuild_task(self, task_id: TaskId, store_name: str) -> dict[str, int]:
         """Close ``task_id`` cleanly, wipe its state directory and create it again, so it restores
         every store from its changelog (steps 1-3 of :mod:`.state_rebuild`); once restored, before
@@ -440,7 +441,7 @@ class TaskManager:
         adders = self._adders
         for msg in messages:
             if msg.error() is not None:
-                if msg.error().code() == -191:  # _PARTITION_EOF
+                if is_partition_eof(msg.error()):
                     continue
                 raise StreamsError(f"consumer error: {msg.error()}")
             topic, partition = msg.topic(), msg.partition()

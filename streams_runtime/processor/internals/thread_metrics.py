@@ -125,7 +125,8 @@ class ThreadMetrics:
 
     def maybe_refresh_lag(self, now_ms: int, consumer: Any, partitions: Callable[[], list[Any]]) -> None:
         """At most every LAG_REFRESH_MS: records lag = cached fetch high watermark - position (the
-        fetch response's high watermark is the true end, also on Tansu: D1)."""
+        fetch response's high watermark is the true end, also on Tansu:
+        docs/decisions/0001-embedded-broker.md)."""
         if now_ms < self._next_lag_refresh:
             return
         assigned = partitions()

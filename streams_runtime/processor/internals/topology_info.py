@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.processor import description as desc
+from streams_runtime.processor.internals.assignment.partition_grouper import task_count
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig, changelog_topic_name
 from streams_runtime.processor.internals.topology_builder import (
     InternalTopologyBuilder,
@@ -170,14 +171,7 @@ def task_counts(builder: InternalTopologyBuilder, partitions: Mapping[str, int])
                         f"sub-topology {info.id}: no partition count given for source topic(s) {unresolved}"
                     )
                 continue
-            for group in info.copartition_groups:
-                sizes = {t: counts[t] for t in group}
-                if len(set(sizes.values())) > 1:
-                    raise TopologyError(
-                        f"topics not co-partitioned in sub-topology {info.id}: {sizes}; co-partitioned "
-                        f"sources (joins) need the same number of partitions"
-                    )
-            result[info.id] = max(counts[t] for t in info.source_topics)
+            result[info.id] = task_count(info.id, info.source_topics, info.copartition_groups, counts)
             pending.remove(info)
             progressed = True
         if not progressed:

@@ -33,7 +33,9 @@ from streams_runtime.state.internals.metered_store import (
 __all__ = [
     "KeyValueBytesStoreSupplier",
     "KeyValueStoreBuilder",
+    "StoreBuilderBase",
     "StoreBuilderSwitches",
+    "StoreSupplierBase",
     "validate_store_name",
 ]
 
@@ -97,20 +99,16 @@ class StoreBuilderSwitches:
         return self
 
 
-class KeyValueBytesStoreSupplier:
-    """Makes inner bytes stores of one name.
+class StoreSupplierBase:
+    """What every inner-store supplier has: a valid name, a metrics scope, persistence.
 
     :param name: the store name.
-    :param factory: ``name -> new inner store``.
-    :param metrics_scope: the ``store-type`` metrics tag (``"rocksdb"``, ``"in-memory"``).
+    :param metrics_scope: the ``store-type`` metrics tag (``"rocksdb"``, ``"in-memory-window-state"``).
     :param persistent: whether the stores keep data across restarts.
     """
 
-    def __init__(
-        self, name: str, factory: Callable[[str], Any], metrics_scope: str, *, persistent: bool
-    ) -> None:
+    def __init__(self, name: str, metrics_scope: str, persistent: bool) -> None:
         self._name = validate_store_name(name)
-        self._factory = factory
         self._metrics_scope = metrics_scope
         self.persistent = persistent
 
@@ -119,20 +117,33 @@ class KeyValueBytesStoreSupplier:
         """The name of the stores made."""
         return self._name
 
-    def get(self) -> Any:
-        """A new inner store (one per task)."""
-        return self._factory(self._name)
-
     def metrics_scope(self) -> str:
         """The ``store-type`` metrics tag."""
         return self._metrics_scope
+
+
+class KeyValueBytesStoreSupplier(StoreSupplierBase):
+    """Makes inner bytes stores of one name.
+
+    :param factory: ``name -> new inner store``; the other parameters: :class:`StoreSupplierBase`.
+    """
+
+    def __init__(
+        self, name: str, factory: Callable[[str], Any], metrics_scope: str, *, persistent: bool
+    ) -> None:
+        super().__init__(name, metrics_scope, persistent)
+        self._factory = factory
+
+    def get(self) -> Any:
+        """A new inner store (one per task)."""
+        return self._factory(self._name)
 
     def __repr__(self) -> str:
         return f"<KeyValueBytesStoreSupplier {self._name} ({self._metrics_scope})>"
 
 
-class KeyValueStoreBuilder(StoreBuilderSwitches):
-    """Builds key-value store stacks; the ``with_*`` methods return the builder itself.
+class StoreBuilderBase(StoreBuilderSwitches):
+    """What every store builder has: its supplier, the serdes given, the logging/caching switches.
 
     :param supplier: the inner store supplier.
     :param key_serde: the key serde (``None``: the app's ``default_key_serde``).
@@ -148,23 +159,19 @@ class KeyValueStoreBuilder(StoreBuilderSwitches):
         *,
         timestamped: bool = False,
     ) -> None:
+        #: whether built stores hold ``ValueAndTimestamp`` values
+        self.timestamped = timestamped
         if supplier is None or not callable(getattr(supplier, "get", None)):
-            raise TypeError("supplier must be a store supplier (see Stores.*_store(name))")
+            raise TypeError("supplier must be a store supplier (see Stores.*_store(...))")
         self._supplier = supplier
         self._key_serde = key_serde
         self._value_serde = value_serde
-        self._timestamped = timestamped
         self._init_switches()
 
     @property
     def name(self) -> str:
         """The store name."""
-        return self._supplier.name
-
-    @property
-    def timestamped(self) -> bool:
-        """Whether built stores hold ``ValueAndTimestamp`` values."""
-        return self._timestamped
+        return str(self._supplier.name)
 
     @property
     def key_serde(self) -> Serde | None:
@@ -176,20 +183,34 @@ class KeyValueStoreBuilder(StoreBuilderSwitches):
         """Whether built stores keep data across restarts."""
         return bool(getattr(self._supplier, "persistent", False))
 
-    def build(self) -> Any:
-        """A new, uninitialized store stack (call once per task)."""
+    def _inner(self) -> Any:
+        """A new inner store from the supplier, checked to carry this builder's name."""
         inner = self._supplier.get()
         if inner.name != self.name:
             raise ValueError(f"supplier {self.name!r} made a store named {inner.name!r}")
-        store = inner
+        return inner
+
+
+class KeyValueStoreBuilder(StoreBuilderBase):
+    """Builds key-value store stacks; the ``with_*`` methods return the builder itself.
+
+    :param supplier: the inner store supplier.
+    :param key_serde: the key serde (``None``: the app's ``default_key_serde``).
+    :param value_serde: the value serde (``None``: the app's ``default_value_serde``).
+    :param timestamped: build a timestamped stack (values are ``ValueAndTimestamp``).
+    """
+
+    def build(self) -> Any:
+        """A new, uninitialized store stack (call once per task)."""
+        store = self._inner()
         if self._logging_enabled:
             logging_layer = (
-                ChangeLoggingTimestampedKeyValueStore if self._timestamped else ChangeLoggingKeyValueStore
+                ChangeLoggingTimestampedKeyValueStore if self.timestamped else ChangeLoggingKeyValueStore
             )
             store = logging_layer(store)
         if self._caching_enabled:
             store = CachingKeyValueStore(store)
-        metered = MeteredTimestampedKeyValueStore if self._timestamped else MeteredKeyValueStore
+        metered = MeteredTimestampedKeyValueStore if self.timestamped else MeteredKeyValueStore
         return metered(
             store,
             self._key_serde,
@@ -199,6 +220,6 @@ class KeyValueStoreBuilder(StoreBuilderSwitches):
 
     def __repr__(self) -> str:
         return (
-            f"<KeyValueStoreBuilder {self.name} timestamped={self._timestamped} "
+            f"<KeyValueStoreBuilder {self.name} timestamped={self.timestamped} "
             f"caching={self._caching_enabled} logging={self._logging_enabled}>"
         )

@@ -24,7 +24,7 @@ from typing import Any, Self
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
 
-__all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value"]
+__all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
 
 
 def check_key(key: Any) -> bytes:
@@ -36,6 +36,15 @@ def check_key(key: Any) -> bytes:
     if not isinstance(key, bytes):
         raise TypeError(f"inner stores take bytes keys, got {type(key).__name__}")
     return key
+
+
+def validate_retention(name: str, retention_period_ms: int) -> int:
+    """``retention_period_ms`` as an int; raise naming the store when it is negative."""
+    if retention_period_ms < 0:
+        raise ValueError(
+            f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
+        )
+    return int(retention_period_ms)
 
 
 def check_value(value: Any) -> bytes | None:

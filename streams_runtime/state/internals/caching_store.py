@@ -35,34 +35,35 @@ from streams_runtime.state.internals.iterators import StoreIterator, merge_sorte
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
-__all__ = ["CachingKeyValueStore", "CacheFlushListener"]
+__all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
 # listener(key_bytes, new_value_bytes, old_value_bytes, timestamp)
 CacheFlushListener = Any
 
 
-class CachingKeyValueStore(WrappedKeyValueStore):
-    """A bytes store with a write-back record cache in front.
+class CacheMembership:
+    """A caching layer's membership of the thread's record cache, the same for every store kind:
+    join it at ``init`` under ``"<task_id>-<store_name>"`` (a private zero-byte cache when the
+    context has none), keep the flush listener, flush this store's entries, leave it at ``close``.
+    Each kind supplies ``_flush_entries`` (how a dirty entry reaches the store below)."""
 
-    :param wrapped: the store below (change logging or the inner store).
-    """
+    wrapped: Any
+    name: str
+    context: Any = None
+    _cache: ThreadCache | None = None
+    _namespace = ""
+    _listener: CacheFlushListener = None
+    _send_old_values = False
 
-    def __init__(self, wrapped: Any) -> None:
-        super().__init__(wrapped)
-        self.context: Any = None
-        self._cache: ThreadCache | None = None
-        self._namespace = ""
-        self._listener: CacheFlushListener = None
-        self._send_old_values = False
-
-    def init(self, context: Any, root: Any = None) -> None:
-        """Join the thread's cache under ``"<task_id>-<store_name>"``, then init the layers below."""
+    def _join_cache(self, context: Any) -> None:
         self.context = context
         cache = context.cache()
         self._cache = cache if cache is not None else ThreadCache(0)
         self._namespace = ThreadCache.namespace(context.task_id, self.name)
         self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
-        self.wrapped.init(context, root if root is not None else self)
+
+    def _flush_entries(self, entries: list[DirtyEntry]) -> None:
+        raise NotImplementedError
 
     def set_flush_listener(self, listener: CacheFlushListener, send_old_values: bool = False) -> bool:
         """Call ``listener(key, new, old, timestamp)`` (bytes) for each flushed entry. ``True``."""
@@ -80,93 +81,96 @@ class CachingKeyValueStore(WrappedKeyValueStore):
         """This store's name inside the record cache."""
         return self._namespace
 
-    # -- flushing ----------------------------------------------------------------------------
+    def _open_cache(self) -> ThreadCache:
+        """The record cache, once this store is open.
 
-    def _flush_entries(self, entries: list[DirtyEntry]) -> None:
-        # Steps 3 and 6 once per batch: each entry sets its own record context before it is
-        # written and forwarded, so restoring the previous one between entries is unobservable;
-        # it is restored after the last entry (or the first failure).
-        # The hot path of every commit: the store's layers and the context's methods are bound
-        # once per batch, and each entry goes through Steps 1-5 inline.
-        context = self.context
-        current = context.record_context()
-        set_record_context = context.set_record_context
-        wrapped = self.wrapped
-        put = wrapped.put
-        listener = self._listener
-        try:
-            if listener is None:
-                for key, new_value, cached in entries:
-                    set_record_context(cached.record_context)
-                    put(key, new_value)
-                return
-            send_old_values = self._send_old_values
-            get = wrapped.get
-            for key, new_value, cached in entries:
-                # Step 1
-                old_value = None
-                if new_value is None or send_old_values:
-                    old_value = get(key)
-                # Step 2
-                if new_value is None and old_value is None:
-                    continue
-                # Step 3
-                record_context = cached.record_context
-                set_record_context(record_context)
-                # Step 4
-                put(key, new_value)
-                # Step 5 (the timestamp is LRUCacheEntry.timestamp)
-                listener(
-                    key,
-                    new_value,
-                    old_value if send_old_values else None,
-                    getattr(record_context, "timestamp", None),
-                )
-        finally:
-            set_record_context(current)
+        :raises InvalidStateStoreError: before ``init`` or after ``close``.
+        """
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            raise InvalidStateStoreError(f"store {self.name} is not open")
+        return cache
 
     def flush(self) -> None:
         """Flush this store's dirty entries downwards, then flush the layers below."""
-        self._check_open()
-        self._cache.flush(self._namespace)
+        self._open_cache().flush(self._namespace)
         self.wrapped.flush()
 
     def close(self) -> None:
         """Flush, then close the layers below and drop this store's cache."""
-        if not self.is_open():
+        if not self.wrapped.is_open():
             return
+        cache = self._open_cache()
         try:
             self.flush()
         finally:
             try:
                 self.wrapped.close()
             finally:
-                self._cache.close(self._namespace)
+                cache.close(self._namespace)
+
+
+class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
+    """A bytes store with a write-back record cache in front.
+
+    :param wrapped: the store below (change logging or the inner store).
+    """
+
+    def init(self, context: Any, root: Any = None) -> None:
+        """Join the thread's cache, then init the layers below."""
+        self._join_cache(context)
+        self.wrapped.init(context, root if root is not None else self)
+
+    # -- flushing ----------------------------------------------------------------------------
+
+    def _flush_entries(self, entries: list[DirtyEntry]) -> None:
+        # Steps 3 and 6 once per batch: each entry sets its own record context before it is
+        # written and forwarded, so restoring the previous one between entries is unobservable;
+        # it is restored after the last entry (or the first failure).
+        context = self.context
+        current = context.record_context()
+        set_record_context = context.set_record_context
+        wrapped = self.wrapped
+        listener = self._listener
+        send_old_values = self._send_old_values
+        try:
+            for key, new_value, cached in entries:
+                # Step 1
+                old_value = None
+                if listener is not None and (new_value is None or send_old_values):
+                    old_value = wrapped.get(key)
+                    # Step 2
+                    if new_value is None and old_value is None:
+                        continue
+                # Step 3
+                record_context = cached.record_context
+                set_record_context(record_context)
+                # Step 4
+                wrapped.put(key, new_value)
+                # Step 5 (the timestamp is LRUCacheEntry.timestamp)
+                if listener is not None:
+                    listener(
+                        key,
+                        new_value,
+                        old_value if send_old_values else None,
+                        getattr(record_context, "timestamp", None),
+                    )
+        finally:
+            set_record_context(current)
 
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, key: bytes) -> bytes | None:
         """The cached value (or cached delete), else the store's value (then cached clean)."""
-        cache = self._cache
-        if cache is None or not self.wrapped.is_open():
-            self._check_open()
-        if type(key) is not bytes:
-            key = check_key(key)
+        return self._get(self._open_cache(), check_key(key))
+
+    def _get(self, cache: ThreadCache, key: bytes) -> bytes | None:
         entry = cache.get(self._namespace, key)
         if entry is not None:
             return entry.value
-        raw = self.wrapped.get(key)
+        raw: bytes | None = self.wrapped.get(key)
         if raw is not None:
             cache.put(self._namespace, key, LRUCacheEntry(raw))
-        return raw
-
-    def _get(self, key: bytes) -> bytes | None:
-        entry = self._cache.get(self._namespace, key)
-        if entry is not None:
-            return entry.value
-        raw = self.wrapped.get(key)
-        if raw is not None:
-            self._cache.put(self._namespace, key, LRUCacheEntry(raw))
         return raw
 
     def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
@@ -182,14 +186,14 @@ class CachingKeyValueStore(WrappedKeyValueStore):
         return self._merged(None, None, reverse=True)
 
     def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
-        self._check_open()
+        cache = self._open_cache()
         prefix = check_key(prefix)
         store_iterator = self.wrapped.prefix_scan(prefix, prefix_key_serde)
-        cached = self._cache.range(self._namespace, prefix, prefix_upper_bound(prefix), upper_inclusive=False)
+        cached = cache.range(self._namespace, prefix, prefix_upper_bound(prefix), upper_inclusive=False)
         return StoreIterator(merge_sorted(cached, store_iterator), on_close=store_iterator.close)
 
     def _merged(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
-        self._check_open()
+        cache = self._open_cache()
         lower = None if from_key is None else check_key(from_key)
         upper = None if to_key is None else check_key(to_key)
         if lower is not None and upper is not None and lower > upper:
@@ -198,7 +202,7 @@ class CachingKeyValueStore(WrappedKeyValueStore):
             store_iterator = self.wrapped.reverse_range(lower, upper)
         else:
             store_iterator = self.wrapped.range(lower, upper)
-        cached = self._cache.range(self._namespace, lower, upper, reverse=reverse)
+        cached = cache.range(self._namespace, lower, upper, reverse=reverse)
         merged = merge_sorted(cached, store_iterator, reverse=reverse)
         return StoreIterator(merged, on_close=store_iterator.close)
 
@@ -206,40 +210,28 @@ class CachingKeyValueStore(WrappedKeyValueStore):
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Cache the write as a dirty entry (``None`` = cached delete)."""
-        cache = self._cache
-        if cache is None or not self.wrapped.is_open():
-            self._check_open()
-        if type(key) is not bytes:
-            key = check_key(key)
-        if type(value) is not bytes:
-            value = check_value(value)
+        self._put(self._open_cache(), check_key(key), check_value(value))
+
+    def _put(self, cache: ThreadCache, key: bytes, value: bytes | None) -> None:
         cache.put(self._namespace, key, LRUCacheEntry(value, True, self.context.record_context()))
 
-    def _put(self, key: bytes, value: bytes | None) -> None:
-        entry = LRUCacheEntry(value, is_dirty=True, record_context=self.context.record_context())
-        self._cache.put(self._namespace, key, entry)
-
     def put_if_absent(self, key: bytes, value: bytes | None) -> bytes | None:
-        self._check_open()
+        cache = self._open_cache()
         key = check_key(key)
-        existing = self._get(key)
+        existing = self._get(cache, key)
         if existing is None:
-            self._put(key, check_value(value))
+            self._put(cache, key, check_value(value))
         return existing
 
     def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None:
-        self._check_open()
+        cache = self._open_cache()
         for key, value in entries:
-            self._put(check_key(key), check_value(value))
+            self._put(cache, check_key(key), check_value(value))
 
     def delete(self, key: bytes) -> bytes | None:
         """Cache a delete; return the value the key had (cache first, then store)."""
-        self._check_open()
+        cache = self._open_cache()
         key = check_key(key)
-        existing = self._get(key)
-        self._put(key, None)
+        existing = self._get(cache, key)
+        self._put(cache, key, None)
         return existing
-
-    def _check_open(self) -> None:
-        if self._cache is None or not self.is_open():
-            raise InvalidStateStoreError(f"store {self.name} is not open")

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
-from streams_runtime.state.internals.iterators import StoreIterator
+from streams_runtime.state.internals.caching_store import CacheMembership
+from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted
 from streams_runtime.state.internals.key_schemas import (
     MAX_TIME,
     MIN_TIMESTAMP,
@@ -35,7 +35,7 @@ from streams_runtime.state.internals.key_schemas import (
     ordered_session_key,
     ordered_window_key,
 )
-from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
+from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
 from streams_runtime.windowed import SessionWindow, Windowed, time_window_for_size
 
@@ -45,47 +45,28 @@ _Item = tuple[Any, Any, Any]  # (order key, result key, value or None for a cach
 
 
 def merge_ordered(cached: Iterator[_Item], stored: Iterator[_Item], *, reverse: bool) -> Iterator[KeyValue]:
-    """Merge two streams sorted by their order keys; the cache wins ties, its ``None`` hides."""
-    cache_item, store_item = next(cached, None), next(stored, None)
-    while cache_item is not None or store_item is not None:
-        if store_item is None:
-            take_cache, take_store = True, False
-        elif cache_item is None:
-            take_cache, take_store = False, True
-        elif cache_item[0] == store_item[0]:
-            take_cache, take_store = True, True
-        else:
-            cache_first = cache_item[0] > store_item[0] if reverse else cache_item[0] < store_item[0]
-            take_cache, take_store = cache_first, not cache_first
-        if take_cache:
-            if cache_item[2] is not None:
-                yield KeyValue(cache_item[1], cache_item[2])
-            cache_item = next(cached, None)
-            if take_store:
-                store_item = next(stored, None)
-        else:
-            yield KeyValue(store_item[1], store_item[2])
-            store_item = next(stored, None)
+    """Merge two streams sorted by their order keys; the cache wins ties, its ``None`` hides
+    (:func:`~.iterators.merge_sorted` over ``(order key, (key, value))`` pairs)."""
+    merged = merge_sorted(
+        ((order, None if value is None else (key, value)) for order, key, value in cached),
+        ((order, (key, value)) for order, key, value in stored),
+        reverse=reverse,
+    )
+    return (KeyValue(*entry) for _, entry in merged)
 
 
-class _CachingLayer:
-    """Cache membership, flushing and listener handling shared by both caching stores."""
+class _CachingLayer(CacheMembership):
+    """The flush steps and cache reads shared by the window and session caching stores."""
 
-    wrapped: Any
-    name: str
+    # supplied by each store kind
+    def _windowed_of(self, cache_key: bytes) -> Windowed:
+        raise NotImplementedError
 
-    def _init_cache(self, context: Any) -> None:
-        self.context = context
-        cache = context.cache()
-        self._cache = cache if cache is not None else ThreadCache(0)
-        self._namespace = ThreadCache.namespace(context.task_id, self.name)
-        self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
+    def _stored_value(self, windowed: Windowed) -> bytes | None:
+        raise NotImplementedError
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
-        """Call ``listener(windowed_key_bytes, new, old, timestamp)`` per flushed entry. ``True``."""
-        self._listener = listener
-        self._send_old_values = send_old_values
-        return True
+    def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
+        raise NotImplementedError
 
     def _flush_entries(self, entries: list[DirtyEntry]) -> None:
         for entry in entries:
@@ -114,12 +95,12 @@ class _CachingLayer:
                 self.context.set_record_context(current)
 
     def _put_dirty(self, cache_key: bytes, value: bytes | None) -> None:
-        self._check_cache_open()
+        cache = self._open_cache()
         entry = LRUCacheEntry(check_value(value), is_dirty=True, record_context=self.context.record_context())
-        self._cache.put(self._namespace, cache_key, entry)
+        cache.put(self._namespace, cache_key, entry)
 
     def _cached_value(self, cache_key: bytes) -> tuple[bool, bytes | None]:
-        entry = self._cache.get(self._namespace, cache_key)
+        entry = self._open_cache().get(self._namespace, cache_key)
         return (False, None) if entry is None else (True, entry.value)
 
     def _cached_range(
@@ -130,7 +111,7 @@ class _CachingLayer:
         order: Callable[[Windowed], Any],
     ) -> list[_Item]:
         items = []
-        for cache_key, value in self._cache.range(self._namespace, lower, upper):
+        for cache_key, value in self._open_cache().range(self._namespace, lower, upper):
             windowed = self._windowed_of(cache_key)
             if keep(windowed):
                 items.append((order(windowed), windowed, value))
@@ -146,32 +127,12 @@ class _CachingLayer:
         merged = merge_ordered(iter(cached), stored, reverse=reverse)
         return StoreIterator(merged, on_close=below.close, upstream=below)
 
-    def flush(self) -> None:
-        self._check_cache_open()
-        self._cache.flush(self._namespace)
-        self.wrapped.flush()
-
-    def close(self) -> None:
-        if not self.wrapped.is_open():
-            return
-        try:
-            self.flush()
-        finally:
-            try:
-                self.wrapped.close()
-            finally:
-                self._cache.close(self._namespace)
-
-    def _check_cache_open(self) -> None:
-        if getattr(self, "_cache", None) is None or not self.wrapped.is_open():
-            raise InvalidStateStoreError(f"store {self.name} is not open")
-
 
 class CachingWindowStore(_CachingLayer, WrappedWindowStore):
     """A window bytes store with a write-back record cache in front."""
 
     def init(self, context: Any, root: Any = None) -> None:
-        self._init_cache(context)
+        self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 
     def _windowed_of(self, cache_key: bytes) -> Windowed:
@@ -179,7 +140,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         return Windowed(key, time_window_for_size(start, self.wrapped.window_size_ms))
 
     def _stored_value(self, windowed: Windowed) -> bytes | None:
-        return self.wrapped.fetch(windowed.key, windowed.window.start)
+        result: bytes | None = self.wrapped.fetch(windowed.key, windowed.window.start)
+        return result
 
     def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
         self.wrapped.put(windowed.key, value, windowed.window.start)
@@ -189,7 +151,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         self._put_dirty(ordered_window_key(check_key(key), int(window_start_timestamp)), value)
 
     def fetch(self, *args: Any) -> Any:
-        self._check_cache_open()
+        self._open_cache()
         if len(args) == 2:
             key, start = check_key(args[0]), int(args[1])
             found, value = self._cached_value(ordered_window_key(key, start))
@@ -201,7 +163,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         raise TypeError(f"fetch takes 2, 3 or 4 arguments, got {len(args)}")
 
     def backward_fetch(self, *args: Any) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         if len(args) == 3:
             return self._fetch_key(*args, reverse=True)
         if len(args) == 4:
@@ -216,7 +178,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
             else self.wrapped.fetch(key, time_from, time_to)
         )
         if time_from > time_to:
-            return below
+            result: StoreIterator = below
+            return result
         lower, upper = ordered_window_key(key, time_from), ordered_window_key(key, min(time_to, MAX_TIME))
         cached = [
             (w.window.start, w.window.start, v)
@@ -231,7 +194,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         below = self.wrapped.backward_fetch(*args) if reverse else self.wrapped.fetch(*args)
 
         def keep(w: Windowed) -> bool:
-            return (
+            return bool(
                 (key_from is None or w.key >= key_from)
                 and (key_to is None or w.key <= key_to)
                 and (time_from <= w.window.start <= time_to)
@@ -252,7 +215,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         return self._all(MIN_TIMESTAMP, MAX_TIME, True)
 
     def _all(self, time_from: int, time_to: int, reverse: bool) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         below = (
             self.wrapped.backward_fetch_all(time_from, time_to)
             if reverse
@@ -261,7 +224,8 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         live_from = max(time_from, self.wrapped.inner().min_live_time())
 
         def keep(w: Windowed) -> bool:
-            return live_from <= w.window.start <= time_to
+            result: bool = live_from <= w.window.start <= time_to
+            return result
 
         return self._merged(self._cached_range(None, None, keep, _start_key), below, _start_key, reverse)
 
@@ -270,7 +234,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
     """A session bytes store with a write-back record cache in front."""
 
     def init(self, context: Any, root: Any = None) -> None:
-        self._init_cache(context)
+        self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 
     def _windowed_of(self, cache_key: bytes) -> Windowed:
@@ -278,7 +242,10 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         return Windowed(key, SessionWindow(start, end))
 
     def _stored_value(self, windowed: Windowed) -> bytes | None:
-        return self.wrapped.fetch_session(windowed.key, windowed.window.start, windowed.window.end)
+        result: bytes | None = self.wrapped.fetch_session(
+            windowed.key, windowed.window.start, windowed.window.end
+        )
+        return result
 
     def _write_below(self, windowed: Windowed, value: bytes | None) -> None:
         self.wrapped.put(windowed, value)
@@ -290,7 +257,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         )
 
     def fetch_session(self, key: bytes, session_start: int, session_end: int) -> bytes | None:
-        self._check_cache_open()
+        self._open_cache()
         key = check_key(key)
         found, value = self._cached_value(ordered_session_key(key, session_start, session_end))
         return value if found else self.wrapped.fetch_session(key, session_start, session_end)
@@ -308,7 +275,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         return self._find((*args, MIN_TIMESTAMP, MAX_TIME), reverse=True)
 
     def _find(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
-        self._check_cache_open()
+        self._open_cache()
         below = self.wrapped.backward_find_sessions(*args) if reverse else self.wrapped.find_sessions(*args)
         earliest_end, latest_start = args[-2], args[-1]
         live_end = max(earliest_end, self.wrapped.inner().min_live_time())
@@ -316,7 +283,8 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
             key = check_key(args[0])
 
             def keep_one(w: Windowed) -> bool:
-                return w.window.end >= live_end and w.window.start <= latest_start
+                result: bool = w.window.end >= live_end and w.window.start <= latest_start
+                return result
 
             lower, upper = (
                 ordered_session_key(key, MIN_TIMESTAMP, live_end),
@@ -327,7 +295,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         key_from, key_to = args[0], args[1]
 
         def keep(w: Windowed) -> bool:
-            return (
+            return bool(
                 (key_from is None or w.key >= key_from)
                 and (key_to is None or w.key <= key_to)
                 and w.window.end >= live_end

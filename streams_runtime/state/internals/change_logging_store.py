@@ -27,6 +27,7 @@ from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
 __all__ = [
     "ChangeLoggingKeyValueStore",
+    "ChangelogRegistrationContext",
     "ChangeLoggingTimestampedKeyValueStore",
     "changelog_topic_name",
 ]
@@ -37,8 +38,10 @@ def changelog_topic_name(application_id: str, store_name: str) -> str:
     return f"{application_id}-{store_name}-changelog"
 
 
-class _ChangelogRegistrationContext:
-    """The task's context as the layers below see it: ``register`` names the changelog topic."""
+class ChangelogRegistrationContext:
+    """The task's context as the layers below see it: ``register`` names the changelog topic.
+
+    Shared by the key-value, window and session change-logging layers."""
 
     def __init__(self, context: Any, changelog_topic: str) -> None:
         self._context = context
@@ -66,7 +69,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         """Initialize the store below under a context that registers the changelog topic."""
         self.context = context
         self.changelog_topic = changelog_topic_name(context.application_id, self.name)
-        registering = _ChangelogRegistrationContext(context, self.changelog_topic)
+        registering = ChangelogRegistrationContext(context, self.changelog_topic)
         self.wrapped.init(registering, root if root is not None else self)
 
     def put(self, key: bytes, value: bytes | None) -> None:
@@ -79,7 +82,8 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         previous = self.wrapped.put_if_absent(key, value)
         if previous is None:
             self._log(key, value)
-        return previous
+        result: bytes | None = previous
+        return result
 
     def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None:
         entries = list(entries)
@@ -90,7 +94,8 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
     def delete(self, key: bytes) -> bytes | None:
         previous = self.wrapped.delete(key)
         self._log(key, None)
-        return previous
+        result: bytes | None = previous
+        return result
 
     def _record_timestamp(self) -> int:
         record_context = self.context.record_context()

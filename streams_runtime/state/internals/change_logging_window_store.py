@@ -19,7 +19,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from streams_runtime.state.internals.change_logging_store import changelog_topic_name
+from streams_runtime.state.internals.change_logging_store import (
+    ChangelogRegistrationContext,
+    changelog_topic_name,
+)
 from streams_runtime.state.internals.timestamped import split_timestamped
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
 
@@ -28,20 +31,6 @@ __all__ = [
     "ChangeLoggingTimestampedWindowBytesStore",
     "ChangeLoggingWindowBytesStore",
 ]
-
-
-class _RegisteringContext:
-    """The task's context as the layers below see it: ``register`` names the changelog topic."""
-
-    def __init__(self, context: Any, changelog_topic: str) -> None:
-        self._context = context
-        self._changelog_topic = changelog_topic
-
-    def register(self, store: Any, restore_callback: Any, *, changelog_topic: str | None = None) -> None:
-        self._context.register(store, restore_callback, changelog_topic=self._changelog_topic)
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._context, attribute)
 
 
 class _ChangeLogging:
@@ -56,7 +45,7 @@ class _ChangeLogging:
         self.context = context
         self.changelog_topic = changelog_topic_name(context.application_id, self.name)
         self.wrapped.init(
-            _RegisteringContext(context, self.changelog_topic), root if root is not None else self
+            ChangelogRegistrationContext(context, self.changelog_topic), root if root is not None else self
         )
 
     def _record_timestamp(self) -> int:
@@ -78,7 +67,8 @@ class ChangeLoggingWindowBytesStore(_ChangeLogging, WrappedWindowStore):
         # Step 1
         changelog_key = self.wrapped.put(key, value, window_start_timestamp)
         self._log(changelog_key, value)
-        return changelog_key
+        result: bytes | None = changelog_key
+        return result
 
 
 class ChangeLoggingTimestampedWindowBytesStore(ChangeLoggingWindowBytesStore):
@@ -101,4 +91,5 @@ class ChangeLoggingSessionBytesStore(_ChangeLogging, WrappedSessionStore):
         # Step 1
         changelog_key = self.wrapped.put(session, value)
         self._log(changelog_key, value)
-        return changelog_key
+        result: bytes | None = changelog_key
+        return result

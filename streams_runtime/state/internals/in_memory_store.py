@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from streams_runtime.state.internals.bytes_store import AbstractBytesStore
+from streams_runtime.state.internals.iterators import key_slice
 
 __all__ = ["InMemoryKeyValueStore"]
 
@@ -67,14 +68,7 @@ class InMemoryKeyValueStore(AbstractBytesStore):
     def _scan(
         self, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
     ) -> Iterator[tuple[bytes, bytes]]:
-        start = 0 if lower is None else bisect.bisect_left(self._keys, lower)
-        if upper is None:
-            end = len(self._keys)
-        elif upper_inclusive:
-            end = bisect.bisect_right(self._keys, upper)
-        else:
-            end = bisect.bisect_left(self._keys, upper)
-        snapshot = self._keys[start:end]
+        snapshot = key_slice(self._keys, lower, upper, upper_inclusive)
         if reverse:
             snapshot.reverse()
         return self._values_of(snapshot)

@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -143,20 +144,34 @@ def in_bounds(
     return key <= upper if upper_inclusive else key < upper
 
 
+def key_slice(
+    keys: list[bytes], lower: bytes | None, upper: bytes | None, upper_inclusive: bool
+) -> list[bytes]:
+    """The keys of the sorted list ``keys`` within the bounds (``None`` = open), as a new list."""
+    start = 0 if lower is None else bisect.bisect_left(keys, lower)
+    if upper is None:
+        end = len(keys)
+    elif upper_inclusive:
+        end = bisect.bisect_right(keys, upper)
+    else:
+        end = bisect.bisect_left(keys, upper)
+    return keys[start:end]
+
+
 def merge_sorted(
-    cache_entries: Iterator[tuple[bytes, bytes | None]],
-    store_entries: Iterator[tuple[bytes, bytes]],
+    cache_entries: Iterator[tuple[Any, Any]],
+    store_entries: Iterator[tuple[Any, Any]],
     *,
     reverse: bool = False,
-) -> Iterator[tuple[bytes, bytes]]:
+) -> Iterator[tuple[Any, Any]]:
     """Merge two sorted entry streams; the cache wins ties and its tombstones hide keys.
 
     :param cache_entries: ``(key, value_or_None)`` in key order (``None`` = cached delete).
     :param store_entries: ``(key, value)`` in the same key order.
     :param reverse: both streams are in descending key order.
     """
-    cache_item = next(cache_entries, None)
-    store_item = next(store_entries, None)
+    cache_item: Any = next(cache_entries, None)
+    store_item: Any = next(store_entries, None)
     while cache_item is not None or store_item is not None:
         if store_item is None:
             take_cache, take_store = True, False

@@ -14,8 +14,9 @@ Concerns, and nothing else:
   measured only at ``metrics_recording_level`` ``debug``/``trace``; at ``info`` (the default)
   operations are counted (total, rate) without a clock read around each one.
 
-Hot path: ``get``/``put`` call the serdes directly, inside one ``try`` per call, instead of
-through :func:`serialize_or_raise`; a failure is wrapped exactly as that function does.
+One path per operation: every operation, timed or not, goes through :meth:`MeteredStoreMixin._start`
+and :meth:`MeteredStoreMixin._record` (a clock read on each side only when latencies are
+measured). A serde failure is wrapped exactly as :func:`serialize_or_raise` does.
 
 The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
 The serde resolution, (de)serialization and timing live in :class:`MeteredStoreMixin`, which
@@ -67,7 +68,8 @@ def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -
         )
     if isinstance(serde, type) or (callable(serde) and not hasattr(serde, "serialize")):
         serde = serde()
-    return serde
+    result: Serde = serde
+    return result
 
 
 class MeteredStoreMixin:
@@ -82,6 +84,9 @@ class MeteredStoreMixin:
     timestamped = False
     wrapped: Any
     name: str
+    # the resolved serdes, set by init (every operation checks initialization first)
+    _keys: Serde
+    _values: Serde
 
     def _setup(
         self,
@@ -107,6 +112,7 @@ class MeteredStoreMixin:
         self.value_serde = self._wrap_value_serde(
             _resolve_serde(self._value_serde_arg, context, "default_value_serde", self.name)
         )
+        self._keys, self._values = self.key_serde, self.value_serde
         self.topic = changelog_topic_name(context.application_id, self.name)
         self.store_metrics = StoreMetrics(
             context.task_id, self.metrics_scope, self.name, self.wrapped.approximate_num_entries
@@ -123,49 +129,73 @@ class MeteredStoreMixin:
 
     # -- serdes ------------------------------------------------------------------------------
 
-    def _key_bytes(self, key: Any) -> bytes:
+    def _key_bytes(self, key: Any) -> bytes | None:
         if key is None:
             raise TypeError("key cannot be None")
-        serde = self.key_serde
+        serde = self._keys
         try:
             return serde.serialize(self.topic, key)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
 
     def _value_bytes(self, value: Any) -> bytes | None:
-        serde = self.value_serde
+        serde = self._values
         try:
             return serde.serialize(self.topic, value)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "value", exc, "serialize") from exc
 
     def _key_from(self, data: bytes) -> Any:
-        serde = self.key_serde
+        serde = self._keys
         try:
             return serde.deserialize(self.topic, data)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "deserialize") from exc
 
     def _value_from(self, data: bytes | None) -> Any:
-        serde = self.value_serde
+        serde = self._values
         try:
             return serde.deserialize(self.topic, data)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "value", exc, "deserialize") from exc
 
-    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
+    # -- metering: one path for every operation ----------------------------------------------
+
+    def _start(self) -> int:
+        """The start of an operation: a clock read when latencies are measured, else 0."""
         if self.store_metrics is None:
             raise InvalidStateStoreError(f"store {self.name} is not initialized")
-        if not self._timing:
-            try:
-                return action()
-            finally:
-                self._sensors[operation].record_count()
-        start = self._clock_ns()
+        return self._clock_ns() if self._timing else 0
+
+    def _record(self, operation: str, start: int) -> None:
+        """The end of an operation begun with :meth:`_start`: its latency, or only its count."""
+        if self._timing:
+            self.store_metrics.record(operation, self._clock_ns() - start)  # type: ignore[union-attr]
+        else:
+            self._sensors[operation].record_count()
+
+    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
+        start = self._start()
         try:
             return action()
         finally:
-            self.store_metrics.record(operation, self._clock_ns() - start)
+            self._record(operation, start)
+
+    def _typed_scan(
+        self, operation: str, open_iterator: Callable[[], StoreIterator], typed_key: Callable[[Any], Any]
+    ) -> StoreIterator:
+        """A scan of the layer below with typed keys and values, metered from open to close."""
+        start = self._start()
+        inner = open_iterator()
+
+        def close() -> None:
+            inner.close()
+            self._record(operation, start)
+
+        typed = ((typed_key(k), self._value_from(v)) for k, v in inner)
+        return StoreIterator(
+            typed, on_close=close, upstream=inner if isinstance(inner, StoreIterator) else None
+        )
 
     def flush(self) -> None:
         self._timed("flush", self.wrapped.flush)
@@ -194,49 +224,19 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
 
     # -- operations --------------------------------------------------------------------------
 
-    # get and put are the per-record path of every aggregation: one frame each when latencies
-    # are not measured (the same steps, in the same order, as the timed path).
     def get(self, key: Any) -> Any:
-        if self._timing or self.store_metrics is None:
-            return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        start = self._start()
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            serde = self.key_serde
-            try:
-                raw = serde.serialize(self.topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
-            raw = self.wrapped.get(raw)
-            serde = self.value_serde
-            try:
-                return serde.deserialize(self.topic, raw)
-            except Exception as exc:
-                raise _serde_error(serde, self.topic, "value", exc, "deserialize") from exc
+            return self._value_from(self.wrapped.get(self._key_bytes(key)))
         finally:
-            self._sensors["get"].record_count()
+            self._record("get", start)
 
     def put(self, key: Any, value: Any) -> None:
-        if self._timing or self.store_metrics is None:
-            self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
-            return
+        start = self._start()
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            topic = self.topic
-            serde = self.key_serde
-            try:
-                key_bytes = serde.serialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
-            serde = self.value_serde
-            try:
-                value_bytes = serde.serialize(topic, value)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "serialize") from exc
-            self.wrapped.put(key_bytes, value_bytes)
+            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
         finally:
-            self._sensors["put"].record_count()
+            self._record("put", start)
 
     def put_if_absent(self, key: Any, value: Any) -> Any:
         return self._timed(
@@ -273,7 +273,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         :param prefix: the prefix object.
         :param prefix_key_serde: its serde (defaults to the store's key serde).
         """
-        serde = prefix_key_serde if prefix_key_serde is not None else self.key_serde
+        serde = prefix_key_serde if prefix_key_serde is not None else self._keys
         prefix_bytes = serialize_or_raise(serde, self.topic, "key", prefix)
         return self._scan("prefix-scan", lambda: self.wrapped.prefix_scan(prefix_bytes))
 
@@ -283,21 +283,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         return lower, upper
 
     def _scan(self, operation: str, open_iterator: Callable[[], StoreIterator]) -> StoreIterator:
-        if self.store_metrics is None:
-            raise InvalidStateStoreError(f"store {self.name} is not initialized")
-        start = self._clock_ns()
-        inner = open_iterator()
-        metrics = self.store_metrics
-
-        def close() -> None:
-            inner.close()
-            if self._timing:
-                metrics.record(operation, self._clock_ns() - start)
-            else:
-                metrics.sensors[operation].record_count()
-
-        typed = ((self._key_from(k), self._value_from(v)) for k, v in inner)
-        return StoreIterator(typed, on_close=close)
+        return self._typed_scan(operation, open_iterator, self._key_from)
 
     def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Register ``listener(key, new_value, old_value, timestamp)`` on the caching layer.
@@ -307,21 +293,10 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         """
 
         def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
-            topic = self.topic
-            serde = self.key_serde
-            try:
-                typed_key = serde.deserialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "deserialize") from exc
-            serde = self.value_serde
-            try:
-                typed_new = serde.deserialize(topic, new)
-                typed_old = serde.deserialize(topic, old)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "deserialize") from exc
-            listener(typed_key, typed_new, typed_old, timestamp)
+            listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
 
-        return self.wrapped.set_flush_listener(typed_listener, send_old_values)
+        result: bool = self.wrapped.set_flush_listener(typed_listener, send_old_values)
+        return result
 
 
 class MeteredTimestampedKeyValueStore(MeteredKeyValueStore):

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.metered_store import MeteredStoreMixin
@@ -37,23 +36,7 @@ class _Metered(MeteredStoreMixin):
     def _scan(
         self, open_iterator: Callable[[], StoreIterator], typed_key: Callable[[Any], Any]
     ) -> StoreIterator:
-        if self.store_metrics is None:
-            raise InvalidStateStoreError(f"store {self.name} is not initialized")
-        start = self._clock_ns()
-        inner = open_iterator()
-        metrics = self.store_metrics
-
-        def close() -> None:
-            inner.close()
-            if self._timing:
-                metrics.record("fetch", self._clock_ns() - start)
-            else:
-                metrics.sensors["fetch"].record_count()
-
-        typed = ((typed_key(k), self._value_from(v)) for k, v in inner)
-        return StoreIterator(
-            typed, on_close=close, upstream=inner if isinstance(inner, StoreIterator) else None
-        )
+        return self._typed_scan("fetch", open_iterator, typed_key)
 
     def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Register ``listener(Windowed(key, window), new, old, timestamp)`` on the caching layer.
@@ -64,7 +47,8 @@ class _Metered(MeteredStoreMixin):
         def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
             listener(self._windowed_from(windowed), self._value_from(new), self._value_from(old), timestamp)
 
-        return self.wrapped.set_flush_listener(typed, send_old_values)
+        result: bool = self.wrapped.set_flush_listener(typed, send_old_values)
+        return result
 
 
 class MeteredWindowStore(_Metered, WrappedWindowStore):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.state.internals.iterators import key_slice
 
 __all__ = ["ENTRY_OVERHEAD_BYTES", "DirtyEntry", "LRUCacheEntry", "NamedCache", "ThreadCache"]
 
@@ -241,14 +242,7 @@ class NamedCache:
         self, lower: bytes | None, upper: bytes | None, *, upper_inclusive: bool = True
     ) -> list[bytes]:
         """A snapshot of the sorted keys within the bounds (``None`` = open)."""
-        start = 0 if lower is None else bisect.bisect_left(self._keys, lower)
-        if upper is None:
-            end = len(self._keys)
-        elif upper_inclusive:
-            end = bisect.bisect_right(self._keys, upper)
-        else:
-            end = bisect.bisect_left(self._keys, upper)
-        return self._keys[start:end]
+        return key_slice(self._keys, lower, upper, upper_inclusive)
 
     def close(self) -> None:
         """Drop every entry (dirty ones included) and the listener."""

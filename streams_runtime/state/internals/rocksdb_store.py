@@ -202,7 +202,8 @@ class RocksDBStore(AbstractBytesStore):
             raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
 
     def _get(self, key: bytes) -> bytes | None:
-        return self._db.get(key)
+        result: bytes | None = self._db.get(key)
+        return result
 
     def _put(self, key: bytes, value: bytes | None) -> None:
         if value is None:

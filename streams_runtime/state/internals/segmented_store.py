@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.state.internals.bytes_store import AbstractInnerStore
+from streams_runtime.state.internals.bytes_store import AbstractInnerStore, validate_retention
 from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
 from streams_runtime.state.internals.segments import default_segment_interval, segment_id
 
@@ -51,12 +51,9 @@ class AbstractSegmentedStore(AbstractInnerStore):
         segments: Any,
         segment_interval_ms: int | None = None,
     ) -> None:
-        if retention_period_ms < 0:
-            raise ValueError(
-                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
-            )
+        retention_period_ms = validate_retention(name, retention_period_ms)
         super().__init__(name)
-        self.retention_period_ms = int(retention_period_ms)
+        self.retention_period_ms = retention_period_ms
         self.segment_interval_ms = int(segment_interval_ms or default_segment_interval(retention_period_ms))
         self.segments = segments
         self.observed_stream_time = MIN_TIMESTAMP
@@ -87,11 +84,13 @@ class AbstractSegmentedStore(AbstractInnerStore):
 
     def committed_offset(self) -> int | None:
         self._check_open()
-        return self.segments.committed_offset()
+        result: int | None = self.segments.committed_offset()
+        return result
 
     def approximate_num_entries(self) -> int:
         self._check_open()
-        return self.segments.approximate_num_entries()
+        result: int = self.segments.approximate_num_entries()
+        return result
 
     # -- retention ---------------------------------------------------------------------------
 

@@ -92,9 +92,10 @@ class SessionBytesStore(AbstractSegmentedStore):
         key = check_key(key)
         if session_end < self.min_live_time():
             return None
-        return self.segments.get(
+        value: bytes | None = self.segments.get(
             self._segment_of(session_end), ordered_session_key(key, session_start, session_end)
         )
+        return value
 
     def find_sessions(self, *args: Any) -> StoreIterator:
         """``find_sessions(key, earliest_end, latest_start)`` or with a key range (4 arguments)."""

@@ -32,7 +32,7 @@ import bisect
 import struct
 import time as wall_clock
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
@@ -60,7 +60,7 @@ class BufferRecordContext(NamedTuple):
     partition: int
     offset: int
     timestamp: int
-    headers: tuple = ()
+    headers: tuple[Any, ...] = ()
 
 
 class BufferValue(NamedTuple):
@@ -187,6 +187,8 @@ class InMemoryTimeOrderedKeyValueBuffer:
         self.context: Any = None
         self.topic = ""
         self._open = False
+        self._keys: Serde  # the resolved serdes, set by init
+        self._values: Serde
         self._reset()
 
     def _reset(self) -> None:
@@ -208,8 +210,10 @@ class InMemoryTimeOrderedKeyValueBuffer:
     def init(self, context: Any, root: Any = None) -> None:
         """Resolve serdes and register for restore (with the changelog topic when logging)."""
         self.context = context
-        self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self._name)
-        self.value_serde = _resolve_serde(self.value_serde, context, "default_value_serde", self._name)
+        self._keys = self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self._name)
+        self._values = self.value_serde = _resolve_serde(
+            self.value_serde, context, "default_value_serde", self._name
+        )
         self.topic = changelog_topic_name(context.application_id, self._name)
         self._reset()
         self._open = True
@@ -236,9 +240,9 @@ class InMemoryTimeOrderedKeyValueBuffer:
         :param record_context: the context to forward the change with later (default: current).
         """
         self._check_open()
-        key_bytes = serialize_or_raise(self.key_serde, self.topic, "key", key)
-        new = serialize_or_raise(self.value_serde, self.topic, "value", change.new_value)
-        old = serialize_or_raise(self.value_serde, self.topic, "value", change.old_value)
+        key_bytes = cast(bytes, serialize_or_raise(self._keys, self.topic, "key", key))
+        new = serialize_or_raise(self._values, self.topic, "value", change.new_value)
+        old = serialize_or_raise(self._values, self.topic, "value", change.old_value)
         previous_time = self._index.get(key_bytes)
         prior = old if previous_time is None else self._entries[(previous_time, key_bytes)].prior_value
         if record_context is None:
@@ -272,9 +276,9 @@ class InMemoryTimeOrderedKeyValueBuffer:
             time, key = self._order[0]
             value = self._entries[(time, key)]
             eviction = Eviction(
-                deserialize_or_raise(self.key_serde, self.topic, "key", key),
-                deserialize_or_raise(self.value_serde, self.topic, "value", value.new_value),
-                deserialize_or_raise(self.value_serde, self.topic, "value", value.old_value),
+                deserialize_or_raise(self._keys, self.topic, "key", key),
+                deserialize_or_raise(self._values, self.topic, "value", value.new_value),
+                deserialize_or_raise(self._values, self.topic, "value", value.old_value),
                 value.record_context,
             )
             callback(eviction)
@@ -287,12 +291,12 @@ class InMemoryTimeOrderedKeyValueBuffer:
     def prior_value_for_buffered(self, key: Any) -> tuple[bool, Any]:
         """``(True, prior value)`` when ``key`` is buffered, else ``(False, None)``."""
         self._check_open()
-        key_bytes = serialize_or_raise(self.key_serde, self.topic, "key", key)
+        key_bytes = cast(bytes, serialize_or_raise(self._keys, self.topic, "key", key))
         time = self._index.get(key_bytes)
         if time is None:
             return False, None
         prior = self._entries[(time, key_bytes)].prior_value
-        return True, deserialize_or_raise(self.value_serde, self.topic, "value", prior)
+        return True, deserialize_or_raise(self._values, self.topic, "value", prior)
 
     def min_timestamp(self) -> int:
         """The smallest buffer time, ``2**63-1`` when empty."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from streams_runtime.serdes import Serde
 from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
@@ -27,6 +27,14 @@ TIMESTAMP_BYTES = 8
 _TIMESTAMP = struct.Struct(">q")  # the same bytes as int.to_bytes(8, "big", signed=True)
 
 RecordConverter = Callable[[bytes, "bytes | None", int], "tuple[bytes, bytes | None]"]
+
+
+@overload
+def raw_value_to_timestamped(value: bytes, timestamp: int) -> bytes: ...
+
+
+@overload
+def raw_value_to_timestamped(value: None, timestamp: int) -> None: ...
 
 
 def raw_value_to_timestamped(value: bytes | None, timestamp: int) -> bytes | None:
@@ -115,5 +123,5 @@ def record_converter_for(store: Any) -> RecordConverter:
         gets ``(key, (value, timestamp))`` (a tombstone keeps its timestamp).
     """
     if getattr(store, "versioned", False):
-        return _to_versioned  # type: ignore[return-value]
+        return _to_versioned
     return _to_timestamped if getattr(store, "timestamped", False) else _identity

@@ -181,7 +181,7 @@ class VersionedKeyValueStore:
     # -- lifecycle ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self.wrapped.name
+        return str(self.wrapped.name)
 
     @property
     def persistent(self) -> bool:
@@ -205,7 +205,7 @@ class VersionedKeyValueStore:
         return self.wrapped.inner() if callable(getattr(self.wrapped, "inner", None)) else self.wrapped
 
     def is_open(self) -> bool:
-        return self.wrapped.is_open()
+        return bool(self.wrapped.is_open())
 
     def flush(self) -> None:
         self.wrapped.flush()
@@ -220,7 +220,7 @@ class VersionedKeyValueStore:
     def _key(self, key: Any) -> bytes:
         if key is None:
             raise ValueError("key cannot be null")
-        return self.key_serde.serialize(self._topic(), key)
+        return bytes(self.key_serde.serialize(self._topic(), key))
 
     def _topic(self) -> str:
         return f"{self.context.application_id}-{self.name}-changelog" if self.context else self.name

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.serdes import Serde
-from streams_runtime.state.internals.builders import StoreBuilderSwitches, validate_store_name
+from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
+from streams_runtime.state.internals.bytes_store import validate_retention
 from streams_runtime.state.internals.caching_window_store import CachingSessionStore, CachingWindowStore
 from streams_runtime.state.internals.change_logging_window_store import (
     ChangeLoggingSessionBytesStore,
@@ -64,7 +64,7 @@ def windowed_changelog_config(
     return config
 
 
-class WindowBytesStoreSupplier:
+class WindowBytesStoreSupplier(StoreSupplierBase):
     """Makes inner window stores of one name and shape.
 
     :param segments_factory: ``() -> new segments`` (``InMemorySegments`` or ``RocksDBSegments``).
@@ -82,11 +82,8 @@ class WindowBytesStoreSupplier:
         *,
         persistent: bool,
     ) -> None:
-        self._name = validate_store_name(name)
-        if retention_period_ms < 0:
-            raise ValueError(
-                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
-            )
+        super().__init__(name, metrics_scope, persistent)
+        self.retention_period_ms = validate_retention(name, retention_period_ms)
         if window_size_ms < 0:
             raise ValueError(f"window_size_ms of store {name!r} cannot be negative, got {window_size_ms}")
         if window_size_ms > retention_period_ms:
@@ -94,16 +91,9 @@ class WindowBytesStoreSupplier:
                 f"the retention period of window store {name!r} must be no smaller than its window size: "
                 f"got window_size_ms={window_size_ms}, retention_period_ms={retention_period_ms}"
             )
-        self.retention_period_ms = int(retention_period_ms)
         self.window_size_ms = int(window_size_ms)
         self.retain_duplicates = bool(retain_duplicates)
         self._segments_factory = segments_factory
-        self._metrics_scope = metrics_scope
-        self.persistent = persistent
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def get(self) -> WindowBytesStore:
         """A new inner store (one per task)."""
@@ -115,11 +105,8 @@ class WindowBytesStoreSupplier:
             self._segments_factory(),
         )
 
-    def metrics_scope(self) -> str:
-        return self._metrics_scope
 
-
-class SessionBytesStoreSupplier:
+class SessionBytesStoreSupplier(StoreSupplierBase):
     """Makes inner session stores of one name (see :class:`WindowBytesStoreSupplier`)."""
 
     def __init__(
@@ -131,54 +118,21 @@ class SessionBytesStoreSupplier:
         *,
         persistent: bool,
     ) -> None:
-        self._name = validate_store_name(name)
-        if retention_period_ms < 0:
-            raise ValueError(
-                f"retention_period_ms of store {name!r} cannot be negative, got {retention_period_ms}"
-            )
-        self.retention_period_ms = int(retention_period_ms)
+        super().__init__(name, metrics_scope, persistent)
+        self.retention_period_ms = validate_retention(name, retention_period_ms)
         self._segments_factory = segments_factory
-        self._metrics_scope = metrics_scope
-        self.persistent = persistent
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def get(self) -> SessionBytesStore:
+        """A new inner store (one per task)."""
         return SessionBytesStore(self._name, self.retention_period_ms, self._segments_factory())
 
-    def metrics_scope(self) -> str:
-        return self._metrics_scope
 
-
-class _SegmentedStoreBuilder(StoreBuilderSwitches):
-    """The supplier and windowed changelog config shared by both builders."""
-
-    def __init__(self, supplier: Any, key_serde: Serde | None, value_serde: Serde | None) -> None:
-        if supplier is None or not callable(getattr(supplier, "get", None)):
-            raise TypeError("supplier must be a store supplier (see Stores.*_store(...))")
-        self._supplier = supplier
-        self._key_serde = key_serde
-        self._value_serde = value_serde
-        self._init_switches()
-
-    @property
-    def name(self) -> str:
-        return self._supplier.name
-
-    @property
-    def key_serde(self) -> Serde | None:
-        """The key serde given (``None``: the app's default); interactive queries partition keys with it."""
-        return self._key_serde
+class _SegmentedStoreBuilder(StoreBuilderBase):
+    """The windowed changelog config shared by both builders."""
 
     @property
     def retention_period_ms(self) -> int:
-        return self._supplier.retention_period_ms
-
-    @property
-    def persistent(self) -> bool:
-        return bool(getattr(self._supplier, "persistent", False))
+        return int(self._supplier.retention_period_ms)
 
     @property
     def log_config(self) -> dict[str, str]:
@@ -191,33 +145,17 @@ class _SegmentedStoreBuilder(StoreBuilderSwitches):
         """The changelog topic configs for an app's ``windowstore_changelog_additional_retention_ms``."""
         return windowed_changelog_config(self.retention_period_ms, self._log_config, additional_retention_ms)
 
-    def _check_inner(self, inner: Any) -> Any:
-        if inner.name != self.name:
-            raise ValueError(f"supplier {self.name!r} made a store named {inner.name!r}")
-        return inner
-
 
 class WindowStoreBuilder(_SegmentedStoreBuilder):
     """Builds window store stacks (``timestamped``: values are ``ValueAndTimestamp``)."""
 
-    def __init__(
-        self,
-        supplier: Any,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
-        *,
-        timestamped: bool = False,
-    ) -> None:
-        super().__init__(supplier, key_serde, value_serde)
-        self.timestamped = timestamped
-
     @property
     def window_size_ms(self) -> int:
-        return self._supplier.window_size_ms
+        return int(self._supplier.window_size_ms)
 
     @property
     def retain_duplicates(self) -> bool:
-        return self._supplier.retain_duplicates
+        return bool(self._supplier.retain_duplicates)
 
     @property
     def caching_enabled(self) -> bool:
@@ -226,7 +164,7 @@ class WindowStoreBuilder(_SegmentedStoreBuilder):
 
     def build(self) -> MeteredWindowStore:
         """A new, uninitialized store stack (call once per task)."""
-        store: Any = self._check_inner(self._supplier.get())
+        store: Any = self._inner()
         if self._logging_enabled:
             store = (
                 ChangeLoggingTimestampedWindowBytesStore
@@ -244,11 +182,9 @@ class WindowStoreBuilder(_SegmentedStoreBuilder):
 class SessionStoreBuilder(_SegmentedStoreBuilder):
     """Builds session store stacks."""
 
-    timestamped = False
-
     def build(self) -> MeteredSessionStore:
         """A new, uninitialized store stack (call once per task)."""
-        store: Any = self._check_inner(self._supplier.get())
+        store: Any = self._inner()
         if self._logging_enabled:
             store = ChangeLoggingSessionBytesStore(store)
         if self._caching_enabled:

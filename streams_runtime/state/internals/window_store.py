@@ -141,7 +141,8 @@ class WindowBytesStore(AbstractSegmentedStore):
         lower = ordered_window_key(key, window_start, 0)
         upper = ordered_window_key(key, window_start, MAX_SEQNUM)
         for _, value in self.segments.scan(segment, lower, upper, False):
-            return value
+            result: bytes | None = value
+            return result
         return None
 
     def fetch_key(self, key: bytes, time_from: int, time_to: int, *, reverse: bool = False) -> StoreIterator:

@@ -15,9 +15,57 @@ requires.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["WrappedKeyValueStore", "WrappedStateStore"]
+__all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
+
+
+class StateStoreLayer(Protocol):
+    """What a wrapper needs of the store below it, whatever the store kind: the lifecycle."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def persistent(self) -> bool: ...
+
+    def init(self, context: Any, root: Any = None) -> None: ...
+
+    def is_open(self) -> bool: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def inner(self) -> Any: ...
+
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool: ...
+
+    def approximate_num_entries(self) -> int: ...
+
+
+class KeyValueStoreLayer(StateStoreLayer, Protocol):
+    """The store below a key-value wrapper: the lifecycle and the key-value operations."""
+
+    def get(self, key: Any) -> Any: ...
+
+    def put(self, key: Any, value: Any) -> None: ...
+
+    def put_if_absent(self, key: Any, value: Any) -> Any: ...
+
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None: ...
+
+    def delete(self, key: Any) -> Any: ...
+
+    def range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
+
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
+
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any: ...
+
+    def all(self) -> Any: ...
+
+    def reverse_all(self) -> Any: ...
 
 
 class WrappedStateStore:
@@ -25,6 +73,8 @@ class WrappedStateStore:
 
     :param wrapped: the next store down the stack.
     """
+
+    wrapped: Any  # each kind narrows it: KeyValueStoreLayer here, Any for windows and sessions
 
     def __init__(self, wrapped: Any) -> None:
         self.wrapped = wrapped
@@ -34,12 +84,14 @@ class WrappedStateStore:
     @property
     def name(self) -> str:
         """The store name (the inner store's)."""
-        return self.wrapped.name
+        result: str = self.wrapped.name
+        return result
 
     @property
     def persistent(self) -> bool:
         """Whether the inner store keeps data across restarts."""
-        return self.wrapped.persistent
+        result: bool = self.wrapped.persistent
+        return result
 
     def init(self, context: Any, root: Any = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""
@@ -47,7 +99,8 @@ class WrappedStateStore:
 
     def is_open(self) -> bool:
         """Whether the inner store is open."""
-        return self.wrapped.is_open()
+        result: bool = self.wrapped.is_open()
+        return result
 
     def flush(self) -> None:
         """Flush the layers below."""
@@ -63,10 +116,12 @@ class WrappedStateStore:
 
     def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
-        return self.wrapped.set_flush_listener(listener, send_old_values)
+        result: bool = self.wrapped.set_flush_listener(listener, send_old_values)
+        return result
 
     def approximate_num_entries(self) -> int:
-        return self.wrapped.approximate_num_entries()
+        result: int = self.wrapped.approximate_num_entries()
+        return result
 
 
 class WrappedKeyValueStore(WrappedStateStore):
@@ -74,6 +129,8 @@ class WrappedKeyValueStore(WrappedStateStore):
 
     :param wrapped: the next store down the stack.
     """
+
+    wrapped: KeyValueStoreLayer
 
     # -- key-value operations ------------------------------------------------------------------
 

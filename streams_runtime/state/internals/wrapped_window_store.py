@@ -22,15 +22,18 @@ class WrappedWindowStore(WrappedStateStore):
 
     @property
     def window_size_ms(self) -> int:
-        return self.wrapped.window_size_ms
+        result: int = self.wrapped.window_size_ms
+        return result
 
     @property
     def retention_period_ms(self) -> int:
-        return self.wrapped.retention_period_ms
+        result: int = self.wrapped.retention_period_ms
+        return result
 
     @property
     def retain_duplicates(self) -> bool:
-        return self.wrapped.retain_duplicates
+        result: bool = self.wrapped.retain_duplicates
+        return result
 
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> Any:
         return self.wrapped.put(key, value, window_start_timestamp)
@@ -59,7 +62,8 @@ class WrappedSessionStore(WrappedStateStore):
 
     @property
     def retention_period_ms(self) -> int:
-        return self.wrapped.retention_period_ms
+        result: int = self.wrapped.retention_period_ms
+        return result
 
     def put(self, session: Any, value: Any) -> Any:
         return self.wrapped.put(session, value)

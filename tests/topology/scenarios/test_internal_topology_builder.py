@@ -1,12 +1,8 @@
 """Replays Kafka Streams' InternalTopologyBuilderTest: how sources and shared stores group nodes
 into sub-topologies, and the configs of the internal topics a topology creates."""
 
-from streams_runtime import Processor, Repartitioned, Serdes, Stores, StreamsBuilder, Topology
-
-
-class NoOp(Processor):
-    def process(self, record):
-        pass
+from streams_runtime import Repartitioned, Serdes, Stores, StreamsBuilder, Topology
+from tests.fakes import NoOpProcessor
 
 
 def store(name):
@@ -22,13 +18,13 @@ def test_topic_groups_by_state_store():
     topology.add_source("source-1", "topic-1", "topic-1x")
     for i in (2, 3, 4, 5):
         topology.add_source(f"source-{i}", f"topic-{i}")
-    topology.add_processor("processor-1", NoOp, "source-1")
-    topology.add_processor("processor-2", NoOp, "source-2")
+    topology.add_processor("processor-1", NoOpProcessor, "source-1")
+    topology.add_processor("processor-2", NoOpProcessor, "source-2")
     topology.add_state_store(store("store-1"), "processor-1", "processor-2")
-    topology.add_processor("processor-3", NoOp, "source-3")
-    topology.add_processor("processor-4", NoOp, "source-4")
+    topology.add_processor("processor-3", NoOpProcessor, "source-3")
+    topology.add_processor("processor-4", NoOpProcessor, "source-4")
     topology.add_state_store(store("store-2"), "processor-3", "processor-4")
-    topology.add_processor("processor-5", NoOp, "source-5")
+    topology.add_processor("processor-5", NoOpProcessor, "source-5")
     topology.add_state_store(store("store-3"))
     topology.connect_processor_and_state_stores("processor-5", "store-3")
 
@@ -48,7 +44,7 @@ def test_internal_topic_config_for_key_value_store_changelog():
     exactly two properties, a compacted topic with CreateTime timestamps."""
     topology = Topology({"application_id": "appId"})
     topology.add_source("source", "topic")
-    topology.add_processor("processor", NoOp, "source")
+    topology.add_processor("processor", NoOpProcessor, "source")
     topology.add_state_store(store("testStore"), "processor")
 
     configs = topology.internal_topic_configs()

@@ -147,8 +147,8 @@ def test_windowing_respects_both_window_bounds(make_config, capture):
             (2, "C2+l2", 2100),
             (3, "C3+l3", 2100),
         ]
-        pipe_each(topic1, "D", KEYS, 2101)
-        assert take(capture) == [(1, "D1+l1", 2101), (2, "D2+l2", 2101), (3, "D3+l3", 2101)]
+        pipe_each(topic1, "d", KEYS, 2101)
+        assert take(capture) == [(1, "d1+l1", 2101), (2, "d2+l2", 2101), (3, "d3+l3", 2101)]
         pipe_each(topic1, "E", KEYS, 2102)
         assert take(capture) == [(2, "E2+l2", 2102), (3, "E3+l3", 2102)]
         pipe_each(topic1, "F", KEYS, 2103)

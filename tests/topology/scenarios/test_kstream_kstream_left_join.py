@@ -243,8 +243,8 @@ def test_windowing_at_the_upper_and_lower_bound(make_config, capture):
         ]
         pipe_each(topic1, "C", KEYS, 1101)
         assert take(capture) == [(1, "C1+b1", 1101), (2, "C2+b2", 1101), (3, "C3+b3", 1101)]
-        pipe_each(topic1, "D", KEYS, 1102)
-        assert take(capture) == [(2, "D2+b2", 1102), (3, "D3+b3", 1102)]
+        pipe_each(topic1, "d", KEYS, 1102)
+        assert take(capture) == [(2, "d2+b2", 1102), (3, "d3+b3", 1102)]
         pipe_each(topic1, "E", KEYS, 1103)
         assert take(capture) == [(3, "E3+b3", 1103)]
         pipe_each(topic1, "F", KEYS, 1104)
@@ -252,8 +252,8 @@ def test_windowing_at_the_upper_and_lower_bound(make_config, capture):
         topic1.pipe_input(0, "dummy", 1405)
         assert take(capture) == [
             (0, "C0+null", 1101),
-            (0, "D0+null", 1102),
-            (1, "D1+null", 1102),
+            (0, "d0+null", 1102),
+            (1, "d1+null", 1102),
             (0, "E0+null", 1103),
             (1, "E1+null", 1103),
             (2, "E2+null", 1103),

@@ -19,6 +19,7 @@ from streams_runtime import (
     TopologyError,
     TopologyTestDriver,
 )
+from tests.fakes import NoOpProcessor
 
 
 def describe(builder) -> str:
@@ -270,11 +271,6 @@ def test_word_count_describe_names_the_repartition_after_the_store():
 # ---------------------------------------------------------------------------- Processor API
 
 
-class NoOp(Processor):
-    def process(self, record):
-        pass
-
-
 def store(name):
     return Stores.key_value_store_builder(
         Stores.in_memory_key_value_store(name), Serdes.String(), Serdes.String()
@@ -328,7 +324,7 @@ def test_multiple_sources_have_distinct_subtopologies():
 
 def test_source_and_processor_have_single_subtopology():
     """Mirrors TopologyTest.sourceAndProcessorShouldHaveSingleSubtopology."""
-    topology = Topology().add_source("source", "topic").add_processor("processor", NoOp, "source")
+    topology = Topology().add_source("source", "topic").add_processor("processor", NoOpProcessor, "source")
     assert subtopologies(topology) == {0: {"source", "processor"}}
 
 
@@ -344,7 +340,7 @@ def test_source_and_processor_have_single_subtopology():
 def test_source_and_processor_with_state_have_single_subtopology(store_names):
     """Mirrors TopologyTest.sourceAndProcessorWithStateShouldHaveSingleSubtopology and
     TopologyTest.sourceAndProcessorWithMultipleStatesShouldHaveSingleSubtopology."""
-    topology = Topology().add_source("source", "topic").add_processor("processor", NoOp, "source")
+    topology = Topology().add_source("source", "topic").add_processor("processor", NoOpProcessor, "source")
     for name in store_names:
         topology.add_state_store(store(name), "processor")
     assert subtopologies(topology) == {0: {"source", "processor"}}
@@ -356,8 +352,8 @@ def test_source_with_multiple_processors_has_single_subtopology():
     topology = (
         Topology()
         .add_source("source", "topic")
-        .add_processor("processor1", NoOp, "source")
-        .add_processor("processor2", NoOp, "source")
+        .add_processor("processor1", NoOpProcessor, "source")
+        .add_processor("processor2", NoOpProcessor, "source")
     )
     assert subtopologies(topology) == {0: {"source", "processor1", "processor2"}}
 
@@ -366,7 +362,9 @@ def test_multiple_sources_with_processors_have_distinct_subtopologies():
     """Mirrors TopologyTest.multipleSourcesWithProcessorsShouldHaveDistinctSubtopologies."""
     topology = Topology()
     for i in (1, 2, 3):
-        topology.add_source(f"source{i}", f"topic{i}").add_processor(f"processor{i}", NoOp, f"source{i}")
+        topology.add_source(f"source{i}", f"topic{i}").add_processor(
+            f"processor{i}", NoOpProcessor, f"source{i}"
+        )
     assert subtopologies(topology) == {
         0: {"source1", "processor1"},
         1: {"source2", "processor2"},
@@ -391,11 +389,11 @@ def test_processors_with_same_sink_have_same_subtopology():
     topology = (
         Topology()
         .add_source("source", "topic")
-        .add_processor("processor1", NoOp, "source")
+        .add_processor("processor1", NoOpProcessor, "source")
         .add_source("source2", "topic2")
-        .add_processor("processor2", NoOp, "source2")
+        .add_processor("processor2", NoOpProcessor, "source2")
         .add_source("source3", "topic3")
-        .add_processor("processor3", NoOp, "source3")
+        .add_processor("processor3", NoOpProcessor, "source3")
         .add_sink("sink", "sinkTopic", "processor1", "processor2", "processor3")
     )
     assert subtopologies(topology) == {
@@ -408,13 +406,13 @@ def test_processors_with_shared_state_have_same_subtopology():
     topology = (
         Topology()
         .add_source("source", "topic")
-        .add_processor("processor1", NoOp, "source")
+        .add_processor("processor1", NoOpProcessor, "source")
         .add_state_store(store("store1"), "processor1")
         .add_source("source2", "topic2")
-        .add_processor("processor2", NoOp, "source2")
+        .add_processor("processor2", NoOpProcessor, "source2")
         .add_state_store(store("store2"), "processor2")
         .add_source("source3", "topic3")
-        .add_processor("processor3", NoOp, "source3")
+        .add_processor("processor3", NoOpProcessor, "source3")
         .connect_processor_and_state_stores("processor3", "store1", "store2")
     )
     assert subtopologies(topology) == {
@@ -426,7 +424,9 @@ def test_processors_with_shared_state_have_same_subtopology():
 def test_global_store_topology_is_described():
     """Mirrors TopologyTest.shouldDescribeGlobalStoreTopology: global store id 0, its source and
     processor, and no regular sub-topology."""
-    topology = Topology().add_global_store(store("globalStore"), "source", "globalTopic", "processor", NoOp)
+    topology = Topology().add_global_store(
+        store("globalStore"), "source", "globalTopic", "processor", NoOpProcessor
+    )
     description = topology.describe()
     assert description.subtopologies == []
     [global_store] = description.global_stores
@@ -459,28 +459,28 @@ def test_rejects_topic_read_by_two_sources():
 
 def test_rejects_processors_with_same_name():
     """Mirrors TopologyTest.shouldNotAllowToAddProcessorWithSameName."""
-    topology = Topology().add_source("source", "topic-1").add_processor("processor", NoOp, "source")
+    topology = Topology().add_source("source", "topic-1").add_processor("processor", NoOpProcessor, "source")
     with pytest.raises(TopologyError):
-        topology.add_processor("processor", NoOp, "source")
+        topology.add_processor("processor", NoOpProcessor, "source")
 
 
 def test_rejects_processor_without_parents():
     """Mirrors TopologyTest.shouldNotAllowToAddProcessorWithEmptyParents."""
     topology = Topology().add_source("source", "topic-1")
     with pytest.raises(TopologyError):
-        topology.add_processor("processor", NoOp)
+        topology.add_processor("processor", NoOpProcessor)
 
 
 def test_rejects_processor_with_unknown_parent():
     """Mirrors TopologyTest.shouldFailOnUnknownSource."""
     with pytest.raises(TopologyError):
-        Topology().add_processor("processor", NoOp, "source")
+        Topology().add_processor("processor", NoOpProcessor, "source")
 
 
 def test_rejects_processor_that_is_its_own_parent():
     """Mirrors TopologyTest.shouldFailIfNodeIsItsOwnParent."""
     with pytest.raises(TopologyError):
-        Topology().add_processor("processor", NoOp, "processor")
+        Topology().add_processor("processor", NoOpProcessor, "processor")
 
 
 def test_rejects_sinks_with_same_name():
@@ -492,7 +492,7 @@ def test_rejects_sinks_with_same_name():
 
 def test_rejects_sink_without_parents():
     """Mirrors TopologyTest.shouldNotAllowToAddSinkWithEmptyParents."""
-    topology = Topology().add_source("source", "topic-1").add_processor("processor", NoOp, "source")
+    topology = Topology().add_source("source", "topic-1").add_processor("processor", NoOpProcessor, "source")
     with pytest.raises(TopologyError):
         topology.add_sink("sink", "topic-2")
 
@@ -550,7 +550,7 @@ def test_shares_store_provided_by_two_suppliers_with_the_same_builder():
 
     class ProvidingStore:
         def __call__(self):
-            return NoOp()
+            return NoOpProcessor()
 
         def stores(self):
             return {shared}

@@ -18,20 +18,10 @@ from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import TaskId
+from tests.fakes import NoOpProcessor
 
 STORES = ("rocks", "mem")
 T0 = TaskId(0, 0)
-
-
-class _NoOp:
-    def init(self, context: Any) -> None:
-        pass
-
-    def process(self, record: Any) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class ListCollector:
@@ -55,7 +45,7 @@ def state_topology(stores: tuple[str, ...] = STORES, *, timestamped: bool = Fals
     suppliers = {"rocks": Stores.persistent_key_value_store, "mem": Stores.in_memory_key_value_store}
     topology = Topology()
     topology.add_source("src", "input", key_serde=Serdes.String(), value_serde=Serdes.String())
-    topology.add_processor("p", _NoOp, "src")
+    topology.add_processor("p", NoOpProcessor, "src")
     for name in stores:
         topology.add_state_store(builder(suppliers[name](name), Serdes.String(), Serdes.String()), "p")
     return topology

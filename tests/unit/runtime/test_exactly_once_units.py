@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
@@ -28,6 +27,7 @@ from streams_runtime.processor.internals.state_directory import (
     StateDirectory,
 )
 from streams_runtime.processor.task_id import TaskId
+from tests.fakes import FakeStreamsProducer
 
 T0, T1 = TaskId(0, 0), TaskId(0, 1)
 CHANGELOG = "app-counts-changelog"
@@ -82,80 +82,6 @@ def test_should_refuse_to_wipe_a_dirty_directory_without_its_lock(state_dir):
 
 
 # ---------------------------------------------------------------------- the transactional collector
-class _Msg:
-    def __init__(self, topic: str, partition: int, offset: int) -> None:
-        self._t, self._p, self._o = topic, partition, offset
-
-    def topic(self) -> str:
-        return self._t
-
-    def partition(self) -> int:
-        return self._p
-
-    def offset(self) -> int:
-        return self._o
-
-
-class FakeStreamsProducer:
-    """StreamsProducer's surface; records calls, acknowledges on flush, fails where told to."""
-
-    instances: list[FakeStreamsProducer] = []
-
-    def __init__(
-        self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any, errors_only: bool
-    ) -> None:
-        self.config = dict(overrides)
-        self.on_delivery = on_delivery
-        self.calls: list[str] = []
-        self.pending: list[tuple[str, int]] = []
-        self.offsets: dict[tuple[str, int], int] = {}
-        self.fail: dict[str, KafkaException] = {}
-        self.producer = self
-        FakeStreamsProducer.instances.append(self)
-
-    def _maybe_fail(self, name: str) -> None:
-        self.calls.append(name)
-        if name in self.fail:
-            raise self.fail.pop(name)
-
-    def produce(self, topic: str, key: Any, value: Any, partition: Any, timestamp: int, headers: Any) -> None:
-        self._maybe_fail("produce")
-        self.pending.append((topic, partition or 0))
-
-    def poll(self) -> None:
-        self._maybe_fail("poll")
-
-    def flush(self, timeout_s: float) -> int:
-        self._maybe_fail("flush")
-        for topic, partition in self.pending:
-            offset = self.offsets.get((topic, partition), -1) + 1
-            self.offsets[(topic, partition)] = offset
-            self.on_delivery(None, _Msg(topic, partition, offset))
-        self.pending.clear()
-        return 0
-
-    def init_transactions(self, timeout_s: float) -> None:
-        self._maybe_fail("init_transactions")
-
-    def begin_transaction(self) -> None:
-        self._maybe_fail("begin_transaction")
-
-    def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
-        self._maybe_fail("send_offsets")
-
-    def commit_transaction(self, timeout_s: float) -> None:
-        self._maybe_fail("commit_transaction")
-
-    def abort_transaction(self, timeout_s: float) -> None:
-        self._maybe_fail("abort_transaction")
-
-    def purge(self) -> None:
-        self.calls.append("purge")
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        self.calls.append("close")
-
-
 def _error(
     code: int, *, fatal: bool = False, abortable: bool = False, retriable: bool = False
 ) -> KafkaException:
@@ -165,7 +91,7 @@ def _error(
 
 @pytest.fixture
 def collector(monkeypatch) -> TransactionalRecordCollector:
-    FakeStreamsProducer.instances.clear()
+    FakeStreamsProducer.reset()
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     return TransactionalRecordCollector(
         "unused:9092", "c", {}, [CHANGELOG], task_id=T1, transactional_id="app-0_1"
@@ -299,7 +225,7 @@ def test_should_read_committed_only_under_exactly_once():
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel):
-    FakeStreamsProducer.instances.clear()
+    FakeStreamsProducer.reset()
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     monkeypatch.setattr(record_collector, "PARALLEL_COMMITS", parallel)
     collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app")

@@ -5,6 +5,7 @@ is written only after its acks, and log_and_continue / log_and_fail keep their b
 
 from __future__ import annotations
 
+import functools
 import struct
 from types import SimpleNamespace
 from typing import Any
@@ -19,81 +20,30 @@ from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR,
 from streams_runtime.processor.internals.record_collector import ProductionError
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.state.stores import Stores
+from tests import fakes
+from tests.fakes import FakeStreamsProducer
 
 TOPIC, STORE, DLQ = "scores", "scores-store", "scores-dlq"
 
 
-class FakeMessage:
-    def __init__(self, offset: int, key: bytes, value: bytes, headers: list | None = None) -> None:
-        self._offset, self._key, self._value, self._headers = offset, key, value, headers
-
-    def error(self) -> None:
-        return None
-
-    def topic(self) -> str:
-        return TOPIC
-
-    def partition(self) -> int:
-        return 0
-
-    def offset(self) -> int:
-        return self._offset
-
-    def timestamp(self) -> tuple[int, int]:
-        return (1, 1_000 + self._offset)
-
-    def key(self) -> bytes:
-        return self._key
-
-    def value(self) -> bytes:
-        return self._value
-
-    def headers(self) -> list | None:
-        return self._headers
-
-
-class FakeStreamsProducer:
-    """Records the calls; ``fail`` makes every delivery report an error."""
-
-    instances: list[FakeStreamsProducer] = []
-    fail = False
-
-    def __init__(
-        self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any, errors_only: bool
-    ) -> None:
-        self.client_id, self.overrides, self._on_delivery = client_id, dict(overrides), on_delivery
-        self.sent: list[tuple] = []
-        self.pending: list[tuple] = []
-        self.instances.append(self)
-
-    def produce(self, topic: str, key: Any, value: Any, partition: Any, timestamp: int, headers: Any) -> None:
-        record = (topic, key, value, partition, timestamp, headers)
-        self.sent.append(record)
-        self.pending.append(record)
-
-    def poll(self) -> None:
-        self.flush(0)
-
-    def flush(self, timeout_s: float) -> int:
-        for topic, *_ in self.pending:
-            msg = SimpleNamespace(topic=lambda t=topic: t, partition=lambda: 0, offset=lambda: 0)
-            self._on_delivery("broker said no" if self.fail else None, msg)
-        self.pending.clear()
-        EVENTS.append("dead-letter acks")
-        return 0
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        EVENTS.append("producer closed")
+#: a record of the global topic
+FakeMessage = functools.partial(fakes.FakeMessage, topic=TOPIC)
 
 
 EVENTS: list[str] = []
+_EVENT_OF = {"poll": "dead-letter acks", "flush": "dead-letter acks", "close": "producer closed"}
+
+
+def _record_event(call: str) -> None:
+    if call in _EVENT_OF:
+        EVENTS.append(_EVENT_OF[call])
 
 
 @pytest.fixture
 def make_thread(monkeypatch, tmp_path):
     EVENTS.clear()
-    FakeStreamsProducer.instances.clear()
-    FakeStreamsProducer.fail = False
+    FakeStreamsProducer.reset()
+    FakeStreamsProducer.on_call = _record_event
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     threads: list[GlobalStreamThread] = []
 
@@ -167,7 +117,7 @@ def test_should_write_the_checkpoint_only_after_the_dead_letter_records_are_ackn
 
 def test_should_not_move_the_checkpoint_past_a_record_whose_dead_letter_write_failed(make_thread):
     thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
-    FakeStreamsProducer.fail = True
+    FakeStreamsProducer.fail_deliveries = True
     thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
     with pytest.raises(ProductionError, match=DLQ):
         thread._checkpoint()  # noqa: SLF001
@@ -278,7 +228,8 @@ def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_los
 
 
 def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_lettered(make_thread):
-    """A fresh broker (D1): the checkpoint names offsets of records that no longer exist."""
+    """A fresh broker (docs/decisions/0001-embedded-broker.md): the checkpoint names offsets of records that
+    no longer exist."""
     thread = make_thread(
         in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
     )

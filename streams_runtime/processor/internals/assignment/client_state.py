@@ -7,7 +7,8 @@ Lag of a client for a task (``compute_task_lags``):
   - stateless task: 0 everywhere (any client is caught up; no state to restore);
   - the client runs the task as active now (offset sum ``LATEST_OFFSET``): 0;
   - the client has state with offset sum ``s``: ``end - s`` when the task's changelog end-offset
-    sum is known (the runtime reads true ends, never Tansu's ListOffsets-latest, D1); without it,
+    sum is known (the runtime reads true ends, never Tansu's ListOffsets-latest,
+    docs/decisions/0001-embedded-broker.md); without it,
     the lag relative to the best reported state of that task (``max s - s``), so the most
     caught-up holder counts as caught up. That fallback can call a standby caught up while a
     running active is ahead of it; supply end offsets to avoid that;

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.processor.task_id import TaskId
 
 
@@ -33,7 +33,7 @@ class MissingSourceTopicError(StreamsError):
     """A source topic of the topology has no partition metadata (not created yet, or deleted)."""
 
 
-class CopartitioningError(StreamsError):
+class CopartitioningError(TopologyError):
     """Co-partitioned source topics have different partition counts."""
 
 
@@ -77,21 +77,36 @@ def partition_groups(
         raise MissingSourceTopicError(f"source topics without partition metadata: {missing}")
     groups: dict[TaskId, tuple[SourcePartition, ...]] = {}
     for sub in sorted(subtopologies, key=lambda s: s.subtopology):
-        for group in sub.copartition_groups:
-            counts = {topic: partition_counts[topic] for topic in group}
-            if len(set(counts.values())) > 1:
-                raise CopartitioningError(
-                    f"co-partitioned topics of sub-topology {sub.subtopology} must have the same "
-                    f"number of partitions, found {dict(sorted(counts.items()))}"
-                )
-        task_count = max(partition_counts[t] for t in sub.source_topics)
-        for partition in range(task_count):
+        count = task_count(sub.subtopology, sub.source_topics, sub.copartition_groups, partition_counts)
+        for partition in range(count):
             groups[TaskId(sub.subtopology, partition)] = tuple(
                 SourcePartition(topic, partition)
                 for topic in sorted(sub.source_topics)
                 if partition < partition_counts[topic]
             )
     return groups
+
+
+def task_count(
+    subtopology: int,
+    source_topics: Iterable[str],
+    copartition_groups: Iterable[Iterable[str]],
+    partition_counts: Mapping[str, int],
+) -> int:
+    """The number of tasks of one sub-topology: the largest partition count of its sources, after
+    checking that every co-partition group agrees. The one home of both rules: the start-up
+    checks (:mod:`..topology_info`) and the assignor (:func:`partition_groups`) call it.
+
+    :raises CopartitioningError: a co-partition group's topics disagree on the partition count.
+    """
+    for group in copartition_groups:
+        counts = {topic: partition_counts[topic] for topic in group}
+        if len(set(counts.values())) > 1:
+            raise CopartitioningError(
+                f"topics not co-partitioned in sub-topology {subtopology}: {dict(sorted(counts.items()))}; "
+                f"co-partitioned sources (joins) must have the same number of partitions"
+            )
+    return max(partition_counts[t] for t in source_topics)
 
 
 def stateful_tasks(subtopologies: Iterable[SubtopologySources], tasks: Iterable[TaskId]) -> frozenset[TaskId]:
