@@ -222,6 +222,14 @@ _define(
     "forwarding; the API answers 409 naming the owner's endpoint.",
 )
 _define("poll_ms", 100, int_at_least(0))
+_define(
+    "task_timeout_ms",
+    300_000,
+    int_at_least(0),
+    "How long a commit keeps waiting for the broker (producer acknowledgements, offset commits) "
+    "through an outage before the error reaches the handlers; at least the producer's delivery "
+    "timeout is waited. Kafka Streams' task.timeout.ms.",
+)
 _define("statestore_cache_max_bytes", 10 * 1024 * 1024, int_at_least(0))
 _define("default_key_serde", None, _serde)
 _define("default_value_serde", None, _serde)

@@ -126,3 +126,15 @@ class TaskMigratedError(StreamsError):
 class TransactionError(StreamsError):
     """Exactly-once: a transaction failed for a reason other than fencing (it was aborted when it
     could be); the stream thread fails. Never given to the processing exception handler."""
+
+
+class ProductionError(StreamsError):
+    """A record could not be written to Kafka (a delivery report error, or ``produce`` refused it)
+    and ``default_production_exception_handler`` is ``fail``. Never given to the processing
+    exception handler: the production handler already decided."""
+
+
+class CorruptedStoreError(ProcessorStateError):
+    """A persistent store's files cannot be opened or fail their checksums (a file missing,
+    truncated or damaged). The task's local state is thrown away and restored from the changelog;
+    the error reaches the caller only when that fails too."""

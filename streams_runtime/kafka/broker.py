@@ -139,6 +139,8 @@ class EmbeddedBroker:
     :param log_file: where the broker's output goes (appended).
     :param state_file: where to record pid and address for other commands; None records nothing.
     :param startup_timeout: seconds to wait for the first metadata answer.
+    :param advertised_port: the loopback port the broker tells clients to connect to (default:
+        its own); a test puts a TCP proxy there to cut the network between clients and broker.
     """
 
     def __init__(
@@ -148,8 +150,10 @@ class EmbeddedBroker:
         log_file: Path | str | None = None,
         state_file: Path | str | None = None,
         startup_timeout: float = 30.0,
+        advertised_port: int | None = None,
     ) -> None:
         self._requested_port = port
+        self._advertised_port = advertised_port
         self.log_file = Path(log_file) if log_file else runtime_home() / "logs" / "broker.log"
         self.state_file = Path(state_file) if state_file else None
         self.startup_timeout = startup_timeout
@@ -193,7 +197,8 @@ class EmbeddedBroker:
     def _spawn_and_wait(self, binary: str) -> BrokerInfo:
         # Step 3: spawn
         url = f"tcp://{HOST}:{self.port}"
-        env = {**os.environ, "LISTENER_URL": url, "ADVERTISED_LISTENER_URL": url}
+        advertised = f"tcp://{HOST}:{self._advertised_port}" if self._advertised_port else url
+        env = {**os.environ, "LISTENER_URL": url, "ADVERTISED_LISTENER_URL": advertised}
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as log:
             log.write(f"--- starting {binary} on {url} at {time.ctime()}\n".encode())

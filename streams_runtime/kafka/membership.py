@@ -27,6 +27,7 @@ from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
+from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
 from kafka.errors import KafkaError as KafkaPythonError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
@@ -115,6 +116,15 @@ class _ProtocolAssignor(AbstractPartitionAssignor):
 
     def on_assignment(self, assignment: ConsumerProtocolAssignment, generation: int) -> None:
         self._assignor.on_sync(assignment.user_data, generation)
+
+
+def is_transient_group_error(exc: BaseException) -> bool:
+    """A kafka-python error an outage causes (the client recovers once the broker answers)."""
+    if not isinstance(exc, KafkaPythonError):
+        return False
+    return isinstance(exc, KafkaConnectionError | KafkaTimeoutError | NodeNotReadyError) or bool(
+        getattr(exc, "retriable", False)
+    )
 
 
 def create_coordination_consumer(

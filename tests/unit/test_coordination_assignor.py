@@ -62,3 +62,14 @@ def test_should_hand_the_synced_user_data_and_generation_to_the_assignor() -> No
     assignment = ConsumerProtocolAssignment(version=0, assigned_partitions=[], user_data=b"info")
     _ProtocolAssignor(assignor).on_assignment(assignment, 7)
     assert assignor.synced == [(b"info", 7)]
+
+
+def test_should_tell_outage_errors_from_the_rest() -> None:
+    from kafka.errors import IllegalStateError, KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
+
+    from streams_runtime.kafka.membership import is_transient_group_error
+
+    for transient in (KafkaConnectionError(), KafkaTimeoutError(), NodeNotReadyError()):
+        assert is_transient_group_error(transient), transient
+    for fatal in (IllegalStateError(), ValueError("bad"), RuntimeError()):
+        assert not is_transient_group_error(fatal), fatal

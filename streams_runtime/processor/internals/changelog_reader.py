@@ -28,6 +28,17 @@ Restore protocol, one step per :meth:`restore` call:
 5. Complete changelogs that reached their end (last record or EOF), unassign them; tasks whose
    changelogs are all COMPLETED get their checkpoint written and are returned.
 
+Exactly-once (``skip_aborted=True``): the restore consumer reads committed records only, but a
+broker that sends no aborted-transaction list (the embedded Tansu) hands it the records of
+aborted transactions too, for example the changelog writes of a fenced zombie. Applied, they
+would put increments into the state that the committed input offsets do not cover, and the input
+would be counted again. So every batch, active restore and standby replay alike, first goes
+through an :class:`~streams_runtime.kafka.transaction_markers.AbortedFilter`, which reads the
+COMMIT/ABORT markers of the changelog partition from the log and drops the records of aborted
+transactions; the batch's last offset still moves the store's offset (the dropped records are
+skipped, not lost). On Apache Kafka the consumer has already left them out and the filter drops
+nothing.
+
 Records beyond the end probed in step 1 (only possible if someone else writes the changelog
 meanwhile) are applied too: newer changelog data never makes a store wrong.
 
@@ -49,6 +60,7 @@ from typing import Any
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
+from streams_runtime.kafka.transaction_markers import AbortedFilter, MarkerScanError
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -103,8 +115,11 @@ class StoreChangelogReader:
         consumer_overrides: dict[str, Any] | None = None,
         restore_listener: StateRestoreListener | None = None,
         max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+        skip_aborted: bool = False,
     ) -> None:
         self._bootstrap_servers = bootstrap_servers
+        #: exactly-once: drops the records of aborted transactions (see the module docstring)
+        self._aborted = AbortedFilter(bootstrap_servers) if skip_aborted else None
         self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records
@@ -144,6 +159,8 @@ class StoreChangelogReader:
             return
         for tp in entry.changelogs:
             self._by_tp.pop(tp, None)
+            if self._aborted is not None:
+                self._aborted.reset(tp)
         self._to_probe = [c for c in self._to_probe if c.tp not in entry.changelogs]
         self._unassign([tp for tp in entry.changelogs if tp in self._assigned])
         self._paused.difference_update(entry.changelogs)
@@ -167,6 +184,8 @@ class StoreChangelogReader:
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             consumer.close()
+        if self._aborted is not None:
+            self._aborted.close()
 
     # ------------------------------------------------------------------ the protocol
     def restore(self, timeout_s: float = 0.0) -> set[Any]:
@@ -243,12 +262,20 @@ class StoreChangelogReader:
             batch = [m for m in batch if m.offset() >= changelog.start]
             if not batch:
                 return
+        last = batch[-1].offset()
+        if self._aborted is not None:
+            try:
+                batch = self._aborted.committed(changelog.tp, batch)
+            except MarkerScanError as exc:
+                where = f"{changelog.tp[0]}-{changelog.tp[1]}"
+                raise ProcessorStateError(
+                    f"cannot read the transaction markers of changelog {where}: {exc}"
+                ) from exc
         if meta.timestamped:
             convert = meta.converter
             records = [convert(m.key(), m.value(), m.timestamp()[1]) for m in batch]
         else:
             records = [(m.key(), m.value()) for m in batch]
-        last = batch[-1].offset()
         meta.restore_callback(records, last)
         entry = self._tasks[self._by_tp[changelog.tp][0]]
         entry.manager.restored(changelog.tp, last)

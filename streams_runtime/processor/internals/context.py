@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
+    ProductionError,
     StreamsError,
     StreamsProcessingError,
     TaskMigratedError,
@@ -100,7 +101,12 @@ class ProcessorContextImpl(ProcessorContext):
             self._node = child
             try:
                 child.process(record)
-            except (StreamsProcessingError, TaskMigratedError, TransactionError):  # not the record's fault
+            except (
+                StreamsProcessingError,
+                TaskMigratedError,
+                TransactionError,
+                ProductionError,
+            ):  # not the record's fault
                 raise
             except Exception as exc:  # the processing exception handler decides
                 self._handler.handle(exc, child.name, record, self.record_metadata())

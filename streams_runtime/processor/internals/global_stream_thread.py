@@ -68,7 +68,7 @@ from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
-from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES, RecordCollector
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.processor.timestamps import resolve_extractor
@@ -113,6 +113,8 @@ class GlobalRecordCollector:
         overrides.pop("transactional.id", None)  # never transactional: no transaction to join
         self._overrides = overrides
         self._continue_on_error = config["default_production_exception_handler"] == "continue"
+        #: the largest record the producer accepts (dead-letter records are bounded by it)
+        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._collector: RecordCollector | None = None
         #: per source partition, the highest offset whose dead-letter copy is known to be in Kafka
         #: (the last checkpoint written); set by the GlobalStreamThread, see the module docstring

@@ -18,6 +18,11 @@ Delivery reports come back through one producer-level callback while the produce
   - an error is kept and raised by the next ``send``/``poll``/``wait_for_acks`` (the thread fails, the
     uncaught-exception policy decides), or logged and skipped under
     ``default_production_exception_handler=continue``;
+  - an error ``producer.produce`` raises at once (the record never left the process: larger than
+    the producer's ``message.max.bytes``, unknown partition, ...) goes through the same handler:
+    ``fail`` raises :class:`ProductionError` naming the topic, the record's size and the cause,
+    ``continue`` logs and skips the record (counted in :attr:`RecordCollector.skipped`). Only a
+    full local queue is not an error: the producer serves delivery reports and tries again;
   - the offset of every record written to a changelog topic is kept in :attr:`changelog_offsets`
     ``{(topic, partition): last offset}`` for the state managers' checkpoints.
 With no changelog topic in the topology, librdkafka reports errors only (no per-record callback).
@@ -40,19 +45,53 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from streams_runtime.errors import StreamsError, TaskMigratedError, TransactionError
+from streams_runtime.errors import ProductionError, StreamsError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer, create_producer
+
+__all__ = ["ProductionError", "RecordCollector", "TaskRecordCollectors", "TransactionalRecordCollector"]
 
 log = logging.getLogger("streams_runtime.processor")
 
 
-class ProductionError(StreamsError):
-    """A record could not be written to Kafka (delivery report error)."""
+#: librdkafka's default ``message.max.bytes`` (the largest record a producer accepts)
+DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
+
+
+def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
+    """The bytes librdkafka counts against ``message.max.bytes``: key, value and headers."""
+    size = len(key or b"") + len(value or b"")
+    for name, header in headers or ():
+        size += len(name) + len(header or b"") + 10  # two varint lengths, at most 5 bytes each
+    return size
+
+
+#: librdkafka's default ``delivery.timeout.ms`` (alias ``message.timeout.ms``)
+DEFAULT_DELIVERY_TIMEOUT_MS = 300_000
+#: how often a commit blocked on unacknowledged records says so
+_WAIT_LOG_EVERY_S = 10.0
+
+
+def delivery_timeout_ms(overrides: Mapping[str, Any]) -> int:
+    value = overrides.get("delivery.timeout.ms", overrides.get("message.timeout.ms"))
+    return DEFAULT_DELIVERY_TIMEOUT_MS if value is None else int(value)
+
+
+def ack_wait_s(delivery_timeout: int, task_timeout_ms: int) -> float:
+    """How long a commit waits for acknowledgements: the producer's delivery timeout (after which
+    librdkafka fails each record and the production handler decides) plus a margin, or the task
+    timeout when that is longer."""
+    return max(delivery_timeout + 5_000, task_timeout_ms) / 1000
+
+
+def _is_record_error(err: Any) -> bool:
+    """A synchronous produce error about this one record (the producer itself is fine)."""
+    return not err.fatal() and err.code() not in FENCED_ERROR_CODES and err.code() not in _PRODUCER_STATE
 
 
 #: error codes that mean "a newer producer owns this transactional id" (Kafka Streams treats the
@@ -71,6 +110,8 @@ FENCED_ERROR_CODES = frozenset(
 #: not seen, the task is treated as migrated: re-creating it either works (it was fenced) or
 #: surfaces the real, persistent error at ``init_transactions``
 _FATAL = KafkaError._FATAL  # noqa: SLF001
+#: produce errors that describe the producer's state, not the record (never skipped by ``continue``)
+_PRODUCER_STATE = frozenset({_FATAL, KafkaError._STATE})  # noqa: SLF001
 
 
 class StreamsProducer:
@@ -159,6 +200,12 @@ class RecordCollector:
         self.changelog_offsets: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
         self._continue_on_error = continue_on_error
+        #: the largest record the producer accepts (dead-letter records are bounded by it)
+        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
+        #: records skipped under ``default_production_exception_handler=continue``
+        self.skipped = 0
+        #: librdkafka fails a record with _MSG_TIMED_OUT after this long (then the handler decides)
+        self.delivery_timeout_ms = delivery_timeout_ms(overrides)
         self.producer = StreamsProducer(
             bootstrap_servers, client_id, overrides, self._on_delivery, not self._changelog_topics
         )
@@ -175,11 +222,30 @@ class RecordCollector:
     ) -> None:
         if self._error is not None:
             self._raise_error()
-        self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
+        try:
+            self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
+        except KafkaException as exc:
+            err = exc.args[0]
+            if not _is_record_error(err):
+                raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
+            self._refused(topic, key, value, headers, err)
+
+    def _refused(self, topic: str, key: Any, value: Any, headers: Any, err: Any) -> None:
+        """``produce`` refused one record (see the module docstring): the production handler decides."""
+        what = (
+            f"record of {record_size(key, value, headers)} bytes for topic {topic} refused by the "
+            f"producer (message.max.bytes={self.max_message_bytes}): {err.name()}: {err.str()}"
+        )
+        if self._continue_on_error:
+            self.skipped += 1
+            log.warning("%s; skipped (default_production_exception_handler=continue)", what)
+            return
+        raise ProductionError(f"{what} (default_production_exception_handler=fail)")
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             if self._continue_on_error:
+                self.skipped += 1
                 log.warning(
                     "Error sending record to topic %s: %s; skipped "
                     "(default_production_exception_handler=continue)",
@@ -206,17 +272,43 @@ class RecordCollector:
         if self._error is not None:
             self._raise_error()
 
-    def wait_for_acks(self, timeout_s: float = 60.0) -> None:
+    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
         """Commit step 2: wait until every record sent so far is acknowledged (or failed).
 
+        An outage is ridden out: the wait lasts up to :func:`ack_wait_s` (the producer's delivery
+        timeout, after which librdkafka fails the records and the production handler decides,
+        or ``task_timeout_ms`` if longer), logging every 10 s while records are outstanding.
         Not named ``flush``: StreamTask.commit() calls a collector's ``flush`` per task, and the
         producer must be flushed once per commit, after every task's stores (step 1).
         """
-        remaining = self.producer.flush(timeout_s)
+        limit_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
+        remaining = self._flush_patiently(limit_s)
         if self._error is not None:
             self._raise_error()
         if remaining:
-            raise ProductionError(f"{remaining} records were not acknowledged within {timeout_s}s")
+            raise ProductionError(
+                f"{remaining} records were not acknowledged within {limit_s:.0f}s "
+                f"(delivery.timeout.ms={self.delivery_timeout_ms}, task_timeout_ms={task_timeout_ms})"
+            )
+
+    def _flush_patiently(self, limit_s: float) -> int:
+        started = time.monotonic()
+        deadline, next_log = started + limit_s, started + _WAIT_LOG_EVERY_S
+        while True:
+            remaining = self.producer.flush(min(1.0, max(0.0, deadline - time.monotonic())))
+            now = time.monotonic()
+            if not remaining or self._error is not None or now >= deadline:
+                if remaining == 0 and now - started >= _WAIT_LOG_EVERY_S:
+                    log.warning("every record acknowledged after %.0fs; commit goes on", now - started)
+                return remaining
+            if now >= next_log:
+                next_log = now + _WAIT_LOG_EVERY_S
+                log.warning(
+                    "%d records not acknowledged for %.0fs (broker unreachable?); waiting up to %.0fs",
+                    remaining,
+                    now - started,
+                    limit_s,
+                )
 
     def close(self, timeout_s: float = 10.0) -> None:
         self.producer.close(timeout_s)
@@ -266,13 +358,14 @@ class TransactionalRecordCollector(RecordCollector):
         task_id: Any,
         transactional_id: str,
         init_timeout_s: float = 60.0,
+        continue_on_error: bool = False,
     ) -> None:
         config = {
             "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
             **overrides,
             "transactional.id": transactional_id,
         }
-        super().__init__(bootstrap_servers, client_id, config, changelog_topics)
+        super().__init__(bootstrap_servers, client_id, config, changelog_topics, continue_on_error)
         self.task_id = task_id
         self.transactional_id = transactional_id
         self.in_transaction = False
@@ -301,8 +394,14 @@ class TransactionalRecordCollector(RecordCollector):
             self._raise_error()
         try:
             self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except (KafkaException, SystemError) as exc:  # the producer is in an error state: find out why
-            self._keep(self._classify(_kafka_error(exc), f"sending to topic {topic}"))
+        except (KafkaException, SystemError) as exc:
+            err = _kafka_error(exc)
+            if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
+                # the record never joined the transaction (refused locally): the handler decides
+                self._refused(topic, key, value, headers, err)
+                return
+            # the producer is in an error state: find out why
+            self._keep(self._classify(err, f"sending to topic {topic}"))
             self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
             self._raise_error()
 
@@ -369,7 +468,7 @@ class TransactionalRecordCollector(RecordCollector):
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ commit and abort
-    def commit(self, offsets: list[Any], group_metadata: Any, timeout_s: float = 60.0) -> bool:
+    def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
         """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
         caller's): 2. flush: every record sent in the transaction is acknowledged (the delivery
         reports record the changelog offsets); 3. add the input ``offsets`` (next offsets to
@@ -385,6 +484,7 @@ class TransactionalRecordCollector(RecordCollector):
             self.in_transaction = True
             self._produce = self._send_in_transaction
         # Step 2
+        timeout_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
         remaining = self.serve(timeout_s)
         if self._error is not None:
             if not isinstance(self._error, TaskMigratedError):
@@ -467,7 +567,10 @@ class TaskRecordCollectors:
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         application_id: str,
+        continue_on_error: bool = False,
     ) -> None:
+        self._continue_on_error = continue_on_error
+        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._bootstrap_servers = bootstrap_servers
         self._client_id = client_id
         self._overrides = dict(overrides)
@@ -488,6 +591,7 @@ class TaskRecordCollectors:
             self._changelog_topics,
             task_id=task_id,
             transactional_id=self.transactional_id(task_id),
+            continue_on_error=self._continue_on_error,
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -531,7 +635,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.serve()
 
-    def commit_all(self, commits: list[tuple[Any, list[Any], Any]]) -> list[Any]:
+    def commit_all(self, commits: list[tuple[Any, list[Any], Any]], task_timeout_ms: int = 0) -> list[Any]:
         """Steps 2-4 of several tasks' transactions: ``(task_id, offsets, group_metadata)`` each;
         returns per task what :meth:`TransactionalRecordCollector.commit` returned or the
         exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
@@ -540,7 +644,7 @@ class TaskRecordCollectors:
         def one(item: tuple[Any, list[Any], Any]) -> Any:
             task_id, offsets, group_metadata = item
             try:
-                return self._collectors[task_id].commit(offsets, group_metadata)
+                return self._collectors[task_id].commit(offsets, group_metadata, task_timeout_ms)
             except Exception as exc:  # sorted out by the caller, per task
                 return exc
 
@@ -550,9 +654,9 @@ class TaskRecordCollectors:
             self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"{self._client_id}-commit")
         return list(self._pool.map(one, commits))
 
-    def wait_for_acks(self, timeout_s: float = 60.0) -> None:
+    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
         for collector in self._collectors.values():
-            collector.wait_for_acks(timeout_s)
+            collector.wait_for_acks(task_timeout_ms)
 
     def close(self, timeout_s: float = 10.0) -> None:
         for task_id in [*self._collectors, *self._prepared]:
@@ -567,14 +671,14 @@ def create_record_collector(
     """The collector of one StreamThread: a shared RecordCollector under at-least-once, one
     transactional collector per task (:class:`TaskRecordCollectors`) under exactly_once_v2."""
     overrides = config.client_configs("producer.")
+    continue_on_error = config["default_production_exception_handler"] == "continue"
     if config["processing_guarantee"] == "exactly_once_v2":
         return TaskRecordCollectors(
-            bootstrap_servers, client_id, overrides, changelog_topics, config["application_id"]
+            bootstrap_servers,
+            client_id,
+            overrides,
+            changelog_topics,
+            config["application_id"],
+            continue_on_error,
         )
-    return RecordCollector(
-        bootstrap_servers,
-        client_id,
-        overrides,
-        changelog_topics,
-        config["default_production_exception_handler"] == "continue",
-    )
+    return RecordCollector(bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error)

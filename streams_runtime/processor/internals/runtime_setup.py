@@ -141,6 +141,7 @@ class RuntimeSetup:
             self.bootstrap_servers,
             restore_listener=self.restore_listener,
             consumer_overrides=self.restore_consumer_overrides(),
+            skip_aborted=self.config["processing_guarantee"] == "exactly_once_v2",
         )
 
     def task_offset_sums(self) -> dict[Any, int]:

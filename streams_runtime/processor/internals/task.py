@@ -28,7 +28,13 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.errors import StreamsError, StreamsProcessingError, TaskMigratedError, TransactionError
+from streams_runtime.errors import (
+    ProductionError,
+    StreamsError,
+    StreamsProcessingError,
+    TaskMigratedError,
+    TransactionError,
+)
 from streams_runtime.processor.api import PunctuationType, Record
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
@@ -239,7 +245,10 @@ class StreamTask:
             context.forward(record)
         finally:
             context.set_current_node(None)
-            self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
+        # only once every downstream node (sinks included) took the record: a record whose
+        # processing raised is never covered by a committed offset, even if the error is handled
+        # above and a commit follows (its output may never have been sent)
+        self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
         return True
 
     # ------------------------------------------------------------------ punctuation
@@ -265,7 +274,7 @@ class StreamTask:
         context.set_current_node(schedule.node)
         try:
             schedule.punctuator(now)
-        except (StreamsProcessingError, TaskMigratedError, TransactionError):
+        except (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError):
             raise
         except Exception as exc:
             self.processing_handler.handle(exc, schedule.node.name, None, None)

@@ -20,6 +20,13 @@ at-least-once, because each step only makes durable what the previous steps made
      checkpoint never claims state the committed offsets do not cover; a crash before this step
      leaves an older checkpoint and the next restore replays a little more changelog.
 
+Outages (Kafka Streams' ``task.timeout.ms``): step 2 waits through a broker outage for up to the
+producer's delivery timeout (librdkafka then fails the records, and the production handler
+decides) or ``task_timeout_ms`` if longer; step 3 retries transient errors for up to
+``task_timeout_ms``; transient consumer errors are logged, not raised (librdkafka reconnects by
+itself). So an outage shorter than those limits stalls the thread and nothing fails; only a
+longer one reaches the handlers.
+
 Closing a task cleanly commits it first; closing dirty (error, lost membership) does not, so its
 uncommitted input is processed again by its next owner.
 
@@ -50,11 +57,12 @@ before the active task opens the same directory and restores only the delta afte
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from streams_runtime.errors import StreamsError, TaskMigratedError
-from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.errors import CorruptedStoreError, StreamsError, TaskMigratedError
+from streams_runtime.kafka.clients import KafkaError, KafkaException, TopicPartition
 from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.partition_group import RawRecord
@@ -112,6 +120,8 @@ class TaskManager:
         self._awaiting_lock: dict[TaskId, int] = {}
         self._max_idle_ms = max(0, config["max_task_idle_ms"])
         self._eos = config["processing_guarantee"] == "exactly_once_v2"
+        self._task_timeout_ms = config["task_timeout_ms"]
+        self._consumer_errors_logged = 0.0  # when a transient consumer error was last logged
         self._migrated: set[TaskId] = set()  # fenced tasks closed dirty, created again if kept
         #: exactly-once: called when a task was found fenced (the thread asks its member to rejoin)
         self.on_task_migrated: Callable[[], None] = lambda: None
@@ -194,6 +204,27 @@ class TaskManager:
                 sd.mark_eos_dirty(task_id)
         # exactly-once: the task's own transactional producer (init_transactions fences zombies)
         collector = self._collector.for_task(task_id) if self._eos else self._collector
+        try:
+            task, state_manager = self._initialize_task(task_id, info, collector, task_dir)
+        except CorruptedStoreError as exc:  # damaged local state: the changelog has it all
+            self._wipe_damaged(task_id, exc)
+            task, state_manager = self._initialize_task(task_id, info, collector, task_dir)
+        self.tasks[task_id] = task
+        self._processed[task_id] = self._metrics.sensor("process-total", tags={"task-id": task_id})
+        queues = list(task.partition_group.queues.values())
+        self._multi_queues[task_id] = queues if len(queues) > 1 else None
+        self._restoring.add(task_id)
+        if state_manager is not None:
+            self._state_managers[task_id] = state_manager
+            self._reader.register(state_manager)
+        else:
+            self._start_running(task_id)
+
+    def _initialize_task(
+        self, task_id: TaskId, info: SubtopologyInfo, collector: Any, task_dir: Any
+    ) -> tuple[StreamTask, Any]:
+        """Build and initialize a task (its stores open); a store that fails to open is closed
+        with the others before the error leaves."""
         topology = build_processor_topology(self._builder, info.nodes)
         task = StreamTask(
             task_id,
@@ -207,22 +238,35 @@ class TaskManager:
             task_dir,
             self._global_stores,
         )
-        if stateful:
+        state_manager = None
+        if info.stores:
             from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 
-            state_manager = ProcessorStateManager(task_id, sd)
+            state_manager = ProcessorStateManager(task_id, self._state_directory)
             task.context.set_state_manager(state_manager)
-        task.initialize()
-        self.tasks[task_id] = task
-        self._processed[task_id] = self._metrics.sensor("process-total", tags={"task-id": task_id})
-        queues = list(task.partition_group.queues.values())
-        self._multi_queues[task_id] = queues if len(queues) > 1 else None
-        self._restoring.add(task_id)
-        if state_manager is not None:
-            self._state_managers[task_id] = state_manager
-            self._reader.register(state_manager)
-        else:
-            self._start_running(task_id)
+        try:
+            task.initialize()
+        except CorruptedStoreError:
+            for store in task.stores.values():
+                try:
+                    store.close()
+                except Exception:  # noqa: S110 - a store that never opened has nothing to close
+                    pass
+            raise
+        return task, state_manager
+
+    def _wipe_damaged(self, task_id: TaskId, exc: CorruptedStoreError) -> None:
+        """A store of ``task_id`` cannot be opened or read: throw the task's local state away (the
+        lock is held) so its stores restore from their changelogs. Other tasks are untouched."""
+        log.warning(
+            "task %s: local state is damaged (%s); wiping %s and restoring it from the changelog",
+            task_id,
+            exc,
+            self._state_directory.task_dir(task_id),
+        )
+        self._state_directory.wipe_task(task_id)
+        if self._eos:
+            self._state_directory.mark_eos_dirty(task_id)
 
     def _start_running(self, task_id: TaskId) -> None:
         """RESTORING -> RUNNING: assign the task's input partitions at their committed offsets."""
@@ -289,17 +333,29 @@ class TaskManager:
         self._state_directory.wipe_if_eos_dirty(task_id)  # left by a crashed exactly-once active
         from streams_runtime.processor.internals.standby_task import StandbyTask
 
-        standby = StandbyTask(
-            task_id,
-            list(info.stores),
-            self._store_builders,
-            self._config,
-            self._metrics,
-            self._state_directory,
-            self._wall_clock,
-        )
+        def new_standby() -> Any:
+            return StandbyTask(
+                task_id,
+                list(info.stores),
+                self._store_builders,
+                self._config,
+                self._metrics,
+                self._state_directory,
+                self._wall_clock,
+            )
+
+        standby = new_standby()
         try:
-            standby.initialize()
+            try:
+                standby.initialize()
+            except CorruptedStoreError as exc:  # damaged local state: replay it from the changelog
+                try:
+                    standby.close(clean=False)
+                except StreamsError:
+                    log.debug("standby task %s: closing stores that never opened", task_id)
+                self._wipe_damaged(task_id, exc)
+                standby = new_standby()
+                standby.initialize()
             self._reader.register(standby.state_manager, standby=True)
         except BaseException:
             try:
@@ -441,9 +497,8 @@ class TaskManager:
         adders = self._adders
         for msg in messages:
             if msg.error() is not None:
-                if is_partition_eof(msg.error()):
-                    continue
-                raise StreamsError(f"consumer error: {msg.error()}")
+                self._consumer_error(msg.error())
+                continue
             topic, partition = msg.topic(), msg.partition()
             add = adders.get((topic, partition))
             if add is not None:  # a record of a partition revoked since the fetch is dropped
@@ -458,6 +513,19 @@ class TaskManager:
                         msg.headers() or (),
                     )
                 )
+
+    def _consumer_error(self, error: Any) -> None:
+        """A consumer event: EOF is skipped; a transient error (broker unreachable, a request
+        timed out: librdkafka retries by itself) is logged at most every 10 s; a fatal one fails
+        the thread."""
+        if is_partition_eof(error):
+            return
+        if error.fatal():
+            raise StreamsError(f"consumer error: {error}")
+        now = time.monotonic()
+        if now - self._consumer_errors_logged >= 10.0:
+            self._consumer_errors_logged = now
+            log.warning("consumer error (retried by the client): %s", error)
 
     def process(self, now_ms: int) -> int:
         """Process every buffered record of every processable task; return how many (0 in the
@@ -535,7 +603,7 @@ class TaskManager:
         for task in tasks:
             task.commit()
         # Step 2
-        self._collector.wait_for_acks()
+        self._collector.wait_for_acks(self._task_timeout_ms)
         # Step 3
         offsets = []
         committed = self._committed
@@ -545,7 +613,7 @@ class TaskManager:
                     committed[tp] = offset
                     offsets.append(TopicPartition(tp[0], tp[1], offset + 1))
         if offsets:
-            self._consumer.commit(offsets=offsets, asynchronous=False)
+            self._commit_offsets(offsets)
         # Step 4
         written = self._collector.changelog_offsets
         for task in tasks:
@@ -556,6 +624,23 @@ class TaskManager:
                     state_manager.update_changelog_offsets(mine)
                 state_manager.checkpoint()
         return len(offsets)
+
+    def _commit_offsets(self, offsets: list[Any]) -> None:
+        """Step 3, retried through an outage for up to ``task_timeout_ms`` (a retriable error,
+        or a timeout, is not the end: the offsets are committed again once the broker answers)."""
+        deadline = time.monotonic() + self._task_timeout_ms / 1000
+        while True:
+            try:
+                self._consumer.commit(offsets=offsets, asynchronous=False)
+                return
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.fatal() or not _transient(err) or time.monotonic() >= deadline:
+                    raise StreamsError(
+                        f"committing input offsets failed: {err} (task_timeout_ms={self._task_timeout_ms})"
+                    ) from exc
+                log.warning("committing input offsets failed (%s); retrying", err)
+                time.sleep(0.5)
 
     def _commit_transactions(self, tasks: list[StreamTask]) -> int:
         """Exactly-once commit (module docstring): one transaction per task. Step 1 runs for every
@@ -578,7 +663,9 @@ class TaskManager:
             offsets = [TopicPartition(tp[0], tp[1], o + 1) for tp, o in consumed]
             pending.append((task, consumed, offsets))
         # Steps 2-4
-        outcomes = self._collector.commit_all([(t.id, offsets, group_metadata) for t, _, offsets in pending])
+        outcomes = self._collector.commit_all(
+            [(t.id, offsets, group_metadata) for t, _, offsets in pending], self._task_timeout_ms
+        )
         count = 0
         failure = None
         for (task, consumed, _), outcome in zip(pending, outcomes, strict=True):
@@ -601,3 +688,23 @@ class TaskManager:
         if failure is not None:
             raise failure
         return count
+
+
+#: offset-commit errors an outage causes; anything else (e.g. the member was fenced) fails at once
+_TRANSIENT_COMMIT_ERRORS = frozenset(
+    {
+        KafkaError._TIMED_OUT,  # noqa: SLF001
+        KafkaError._TRANSPORT,  # noqa: SLF001
+        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
+        KafkaError._WAIT_COORD,  # noqa: SLF001
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.NETWORK_EXCEPTION,
+    }
+)
+
+
+def _transient(err: Any) -> bool:
+    return err.retriable() or err.code() in _TRANSIENT_COMMIT_ERRORS

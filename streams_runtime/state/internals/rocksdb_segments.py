@@ -23,12 +23,13 @@ from typing import Any
 
 from rocksdict import Options, Rdict, WriteBatch
 
-from streams_runtime.errors import ProcessorStateError
+from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
 from streams_runtime.state.internals.rocksdb_store import (
     decode_offset,
     encode_offset,
     scan_raw_iterator,
     shared_db_options,
+    verify_readable,
 )
 
 __all__ = ["RocksDBSegments"]
@@ -77,9 +78,15 @@ class RocksDBSegments:
                 if name.startswith(_PREFIX)
             }
         except Exception as exc:
-            raise ProcessorStateError(
+            raise CorruptedStoreError(
                 f"could not open RocksDB store {store_name} at {self._path}: {exc}"
             ) from exc
+        try:
+            for view in (self._db, *self._views.values()):
+                verify_readable(view, f"{store_name} at {self._path}")
+        except CorruptedStoreError:
+            self.close()
+            raise
 
     def close(self) -> None:
         views, offsets, db = list(self._views.values()), self._offsets, self._db
