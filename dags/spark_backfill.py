@@ -15,13 +15,31 @@ changed result is published again in full, in a new transaction. A failed suite 
 publishes nothing, and leaves the validation report under the output directory
 (`_validation/<interval>/`), whose path the task log prints.
 
-**Scheduled**: one run per daily data interval `[data_interval_start, data_interval_end)`.
-**Triggered for a range**: set *range_start* and *range_end* (ISO date-times); the range is cut
-into *chunk_hours* intervals, one mapped task each, so every interval's output is the same
-whether it was backfilled by a schedule or by a range.
+**Running a range**: Airflow's own backfill is the way: the UI's "Run Backfill" on this DAG, or
+`airflow backfill create --dag-id streams_spark_backfill --from-date 2026-01-01 --to-date
+2026-01-07` (one run per daily data interval, each one mapped task). A manual trigger can also
+set *range_start* and *range_end*; the range is cut into *chunk_hours* intervals, and every
+*intervals_per_task* of them are one mapped task (named by its span in the UI) that backfills
+them in one Spark session from one read of the topic; each interval is still validated, written
+and published on its own, so its output is the same whichever way it ran. Mapped tasks run two
+at a time (the pool's slots).
+`scripts/trigger_backfill.py` does the latter through the REST API and prints each failing
+task's reason.
+
+**Outcomes per interval**: no input record: the task is **skipped** with that message; a failed
+suite: the task **fails**, its log lists the failing expectations and the report path, and its
+"Data Docs" link opens the report; intervals ending in the future are **rejected** when planned
+(left out, logged). **Scheduled**: daily, `catchup=False`, so unpausing starts at most the run for
+the last complete day, which is skipped when that day has no data instead of failing.
+
+Spark tasks run in the pool `streams_spark` (create it: `airflow pools set streams_spark 2
+"Spark sessions"`; the demo does) with an execution timeout; failures go to the pluggable
+notifier of `streams_ops.notifications.failure`. Outputs are assets: the Parquet root
+(`streams.payments_spend.parquet`) and the publish topic (`kafka://streams_kafka/<topic>`, the
+Kafka provider's URI scheme); each event's extra names the interval, path and Data Docs.
 
 The job is `spark_jobs.payments_backfill.main:run_backfill`; Spark is imported by the task only.
-Connection: `streams_kafka`, see `plugins/streams_ops/hooks/kafka_admin.py`.
+Connection: `streams_kafka` (the Kafka provider's `kafka` type, extra `bootstrap.servers`).
 """
 
 from __future__ import annotations
@@ -29,10 +47,16 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 
 import pendulum
-from airflow.sdk import CronDataIntervalTimetable, Param, dag, task
-from streams_ops.operators.spark_backfill import SparkBackfillOperator
+from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
+from streams_ops.notifications.failure import failure_callbacks
+from streams_ops.operators.spark_backfill_batch import SparkBackfillBatchOperator
 
 MAX_INTERVALS = 400
+PUBLISH_TOPIC = "demo-payments-spend-backfill"
+PARQUET_ASSET = Asset(
+    name="streams.payments_spend.parquet", uri="file:///streams-runtime/backfill/payments_spend"
+)
+TOPIC_ASSET = Asset(name=f"kafka.{PUBLISH_TOPIC}", uri=f"kafka://streams_kafka/{PUBLISH_TOPIC}")
 
 
 @dag(
@@ -42,7 +66,12 @@ MAX_INTERVALS = 400
     catchup=False,
     doc_md=__doc__,
     tags=["streams", "spark", "backfill", "great-expectations"],
-    default_args={"owner": "streams-platform", "retries": 1, "retry_delay": timedelta(minutes=2)},
+    default_args={
+        "owner": "streams-platform",
+        "retries": 1,
+        "retry_delay": timedelta(minutes=2),
+        "on_failure_callback": failure_callbacks(),
+    },
     render_template_as_native_obj=True,
     max_active_runs=2,
     params={
@@ -55,19 +84,32 @@ MAX_INTERVALS = 400
         ),
         "range_end": Param(None, type=["null", "string"], format="date-time", title="Range end (exclusive)"),
         "chunk_hours": Param(24, type="integer", minimum=1, title="Hours per interval (range runs)"),
+        "intervals_per_task": Param(
+            1,
+            type="integer",
+            minimum=1,
+            maximum=MAX_INTERVALS,
+            title="Intervals per task",
+            description="Range runs: intervals one task backfills in one Spark session and one read.",
+        ),
         "topic": Param("demo-payments", type="string", minLength=1, title="Input topic"),
         "output_dir": Param(
-            "",
-            type="string",
+            None,
+            type=["null", "string"],
             title="Parquet output root",
             description="Empty: <STREAMS_RUNTIME_HOME>/backfill/payments_spend.",
         ),
-        "publish_topic": Param(
-            "",
+        "publish": Param(
+            "none",
             type="string",
-            title="Publish topic",
-            description="Empty: validate and write, publish nothing.",
+            enum=["none", "publish"],
+            values_display={
+                "none": "none: validate and write Parquet, publish nothing",
+                "publish": "publish the validated rows to the publish topic",
+            },
+            title="Publish",
         ),
+        "publish_topic": Param(PUBLISH_TOPIC, type="string", minLength=1, title="Publish topic"),
         "window_ms": Param(3_600_000, type="integer", minimum=1000, title="Window size (ms)"),
         "kafka_conn_id": Param("streams_kafka", type="string", title="Kafka connection id"),
     },
@@ -94,12 +136,33 @@ def streams_spark_backfill():
             raise ValueError(f"empty interval: [{begin}, {stop})")
         if (stop - begin) / step > MAX_INTERVALS:
             raise ValueError(f"more than {MAX_INTERVALS} intervals; raise chunk_hours or shorten the range")
-        intervals, cursor = [], begin
+        now = datetime.now(UTC)
+        intervals, rejected, cursor = [], [], begin
         while cursor < stop:
             upper = min(cursor + step, stop)
-            intervals.append({"interval_start": cursor.isoformat(), "interval_end": upper.isoformat()})
+            item = {"interval_start": cursor.isoformat(), "interval_end": upper.isoformat()}
+            (rejected if upper > now else intervals).append(item)
             cursor = upper
-        return intervals
+        for item in rejected:
+            print(f"REJECTED [{item['interval_start']}, {item['interval_end']}): ends in the future")
+        if not intervals:
+            from airflow.sdk.exceptions import AirflowSkipException
+
+            raise AirflowSkipException(f"all {len(rejected)} interval(s) end in the future: nothing to do")
+        size = int(params.get("intervals_per_task") or 1)
+        batches = [
+            {
+                "intervals": intervals[i : i + size],
+                "interval_start": intervals[i]["interval_start"],
+                "interval_end": intervals[min(i + size, len(intervals)) - 1]["interval_end"],
+            }
+            for i in range(0, len(intervals), size)
+        ]
+        print(
+            f"planned {len(intervals)} interval(s) in {len(batches)} task(s), "
+            f"rejected {len(rejected)} in the future"
+        )
+        return batches
 
     @task
     def output_dir(params=None) -> str:
@@ -110,14 +173,18 @@ def streams_spark_backfill():
 
         return str(runtime_home() / "backfill" / "payments_spend")
 
-    SparkBackfillOperator.partial(
+    SparkBackfillBatchOperator.partial(
         task_id="backfill",
         topic="{{ params.topic }}",
         output_dir=output_dir(),
-        publish_topic="{{ params.publish_topic }}",
+        publish_topic="{{ params.publish_topic if params.publish == 'publish' else 'none' }}",
         window_ms="{{ params.window_ms }}",
         kafka_conn_id="{{ params.kafka_conn_id }}",
-        max_active_tis_per_dagrun=1,
+        pool="streams_spark",
+        execution_timeout=timedelta(hours=1),
+        max_active_tis_per_dagrun=2,
+        map_index_template="{{ task.interval_start }} to {{ task.interval_end }}",
+        outlets=[PARQUET_ASSET, TOPIC_ASSET],
     ).expand_kwargs(plan_intervals())
 
 

@@ -22,8 +22,17 @@ mismatch; the report is also the run's XCom (`rebuild`, and `report` on success)
 
 **Params**: *application* is `package.module:function` (the worker's `--app`) or a bare
 application id (restore mode only); *workers* lists the workers' endpoints (`http://host:port`) or
-Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_1`); *token* is the
-workers' `application_server_token` when endpoints are given as URLs.
+Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_1`). The workers'
+`application_server_token` is never a Param (it would land in the run's conf): endpoints given as
+URLs take it from the password of the Connection *token_conn_id* (type `streams_worker`, default
+`streams_worker`; none: no token), Connection ids carry their own.
+
+**Gate**: in recompute mode a `ConsumerLagSensor` (deferrable) first waits until the
+application's consumer group lags at most *max_input_lag* records on its input topic (default 0),
+so the recomputation reads to offsets the application has really committed.
+
+Failures go to the pluggable notifier of `streams_ops.notifications.failure`; the Spark
+recomputation runs in the pool `streams_spark` with an execution timeout.
 
 Connections: `streams_kafka` (recompute mode), see `plugins/streams_ops/hooks/kafka_admin.py`;
 worker Connections, see `plugins/streams_ops/hooks/streams_worker.py`.
@@ -35,7 +44,9 @@ from datetime import timedelta
 
 import pendulum
 from airflow.sdk import Param, dag, task
+from streams_ops.notifications.failure import failure_callbacks
 from streams_ops.operators.state_rebuild import RebuildStateStoreOperator
+from streams_ops.sensors.consumer_lag import ConsumerLagSensor
 
 DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_payment_totals"
 
@@ -47,7 +58,12 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
     catchup=False,
     doc_md=__doc__,
     tags=["streams", "state", "rebuild", "spark"],
-    default_args={"owner": "streams-platform", "retries": 1, "retry_delay": timedelta(seconds=30)},
+    default_args={
+        "owner": "streams-platform",
+        "retries": 1,
+        "retry_delay": timedelta(seconds=30),
+        "on_failure_callback": failure_callbacks(),
+    },
     render_template_as_native_obj=True,
     max_active_runs=1,
     params={
@@ -67,12 +83,12 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
             description="restore: from the changelog; recompute: rewrite the changelog from Spark first.",
         ),
         "workers": Param(
-            ["http://127.0.0.1:7070"],
+            ["streams_worker"],
             type="array",
             items={"type": "string"},
             minItems=1,
             title="Workers",
-            description="Worker endpoints (http://host:port) or Airflow Connection ids of them.",
+            description="Airflow Connection ids of the workers (type streams_worker) or their URLs.",
         ),
         "tasks": Param(
             [],
@@ -81,12 +97,24 @@ DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_
             title="Tasks",
             description='Only these task ids (e.g. "0_1"); empty: every task owning the store.',
         ),
-        "token": Param("", type="string", title="Worker token", description="For endpoints given as URLs."),
+        "token_conn_id": Param(
+            "streams_worker",
+            type=["null", "string"],
+            title="Token connection",
+            description="Connection whose password is the workers' token (for endpoints given as URLs).",
+        ),
         "rebuild_timeout": Param(300, type="integer", minimum=1, title="Restore timeout per worker (s)"),
+        "max_input_lag": Param(
+            0,
+            type="integer",
+            minimum=0,
+            title="Input lag allowed before recomputing",
+            description="Recompute mode waits (deferred) until the app's lag on its input is this low.",
+        ),
         "recompute_job": Param(DEFAULT_RECOMPUTE_JOB, type="string", title="Recompute job (recompute mode)"),
         "output_dir": Param(
-            "",
-            type="string",
+            None,
+            type=["null", "string"],
             title="Recompute output directory",
             description="Empty: <STREAMS_RUNTIME_HOME>/state_rebuild/<application id>/<store>.",
         ),
@@ -113,13 +141,13 @@ def streams_state_rebuild():
 
     @task.branch
     def choose_mode(info: dict) -> str:
-        return "recompute" if info["mode"] == "recompute" else "restore_only"
+        return "wait_for_input_consumed" if info["mode"] == "recompute" else "restore_only"
 
     @task
     def restore_only() -> str:
         return "restore mode: the changelog is used as it is"
 
-    @task
+    @task(pool="streams_spark", execution_timeout=timedelta(hours=2))
     def recompute(info: dict, params=None, run_id=None) -> dict:
         """Spark recomputation up to the committed input offsets, validated by its suite."""
         import importlib
@@ -199,7 +227,7 @@ def streams_state_rebuild():
         store="{{ params.store }}",
         workers="{{ params.workers }}",
         tasks="{{ params.tasks }}",
-        token="{{ params.token }}",
+        token_conn_id="{{ params.token_conn_id }}",
         rebuild_timeout="{{ params.rebuild_timeout }}",
         input_offsets="{{ (ti.xcom_pull(task_ids='recompute') or {}).get('input_offsets') }}",
         recomputed_keys="{{ (ti.xcom_pull(task_ids='recompute') or {}).get('keys_per_partition') }}",
@@ -250,7 +278,19 @@ def streams_state_rebuild():
     restore_path = restore_only()
     recomputed = recompute(info)
     rewritten = rewrite_changelog(info, recomputed)
-    branch >> [recomputed, restore_path]
+    # recompute mode: the application must have consumed its input first (its committed offsets are
+    # where the recomputation reads to, and records still in flight would be processed twice)
+    caught_up = ConsumerLagSensor(
+        task_id="wait_for_input_consumed",
+        group_id="{{ ti.xcom_pull(task_ids='resolve')['application_id'] }}",
+        topic="{{ ti.xcom_pull(task_ids='resolve')['source_topics'][0] }}",
+        max_lag="{{ params.max_input_lag }}",
+        kafka_conn_id="{{ params.kafka_conn_id }}",
+        poke_interval=5,
+        timeout=900,
+    )
+    branch >> [caught_up, restore_path]
+    caught_up >> recomputed
     [rewritten, restore_path] >> rebuild
     report(info, rebuild.output)
 

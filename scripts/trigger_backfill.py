@@ -5,8 +5,14 @@ Works against any running Airflow 3 with the repo's DAGs (``make demo ARGS="--wi
 --keep-running"`` starts one): logs in at ``/auth/token``, unpauses ``streams_spark_backfill``
 (``PATCH /api/v2/dags/{dag_id}``), triggers a run with the range as its Params
 (``POST /api/v2/dags/{dag_id}/dagRuns``), polls until it is ``success`` or ``failed`` and prints
-the state of every task (each backfilled interval is one mapped ``backfill`` task) and, for
-finished intervals, their row counts and output paths.
+the state of every task (each backfilled interval is one mapped ``backfill`` task, named by its
+interval), for finished intervals their row counts, output paths and Data Docs, for skipped ones
+that they held no input, and for failed ones the reason (the failing expectations and the
+report, from the task's XCom ``failure``).
+
+Airflow's own backfill is the other way to run a range (one run per daily data interval):
+``airflow backfill create --dag-id streams_spark_backfill --from-date ... --to-date ...`` or
+"Run Backfill" in the UI.
 
     .venv/bin/python scripts/trigger_backfill.py --url http://127.0.0.1:PORT --user admin \\
         --password PASSWORD --start 2024-01-01T00:00:00Z --end 2024-01-02T00:00:00Z
@@ -23,6 +29,7 @@ import json
 import sys
 import time
 import urllib.parse
+from typing import Any
 
 from streams_runtime.demo.airflow_standalone import (
     BACKFILL_DAG_ID,
@@ -50,8 +57,52 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--publish-topic", default=None, help="publish validated rows to this topic")
     parser.add_argument("--window-ms", type=int, default=None, help="window size in ms (DAG default 1 h)")
     parser.add_argument("--dag-id", default=BACKFILL_DAG_ID)
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait (default 600)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait (default 3600)")
     return parser.parse_args(argv)
+
+
+def xcom(client: AirflowClient, dag_id: str, run_id: str, task_id: str, map_index: int, key: str) -> Any:
+    """A task instance's XCom value, or ``None`` when it has none."""
+    path = (
+        f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}"
+        f"/taskInstances/{task_id}/xcomEntries/{key}?map_index={map_index}"
+    )
+    try:
+        value = client.request("GET", path).get("value")
+    except (AirflowError, AttributeError):
+        return None
+    if isinstance(value, str):  # the API may hand back the JSON text of the value
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def report(client: AirflowClient, dag_id: str, run_id: str) -> None:
+    """One line per task instance: state, interval, and what happened (rows, skip, failure reason)."""
+    quoted = urllib.parse.quote(run_id, safe="")
+    answer = client.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances?limit=1000")
+    for ti in sorted(answer.get("task_instances", []), key=lambda t: (t["task_id"], t.get("map_index", -1))):
+        task_id, index, state = ti["task_id"], ti.get("map_index", -1), ti.get("state")
+        name = task_id if index < 0 else f"{task_id}[{index}]"
+        label = ti.get("rendered_map_index") or ""
+        line = f"  task {name}: {state}" + (f"  ({label})" if label else "")
+        if state == "success" and task_id == "backfill":
+            value = xcom(client, dag_id, run_id, task_id, index, "return_value") or {}
+            for one in value.get("intervals", []):
+                line += f"\n    {one.get('interval_id')}: {one.get('status')}"
+                if one.get("status") == "passed":
+                    line += (
+                        f", {one.get('source_records')} records -> {one.get('rows')} rows, "
+                        f"{one.get('output_path')}; Data Docs {one.get('data_docs_url')}"
+                    )
+        elif state == "skipped" and task_id == "backfill":
+            line += "  no input records in this interval: skipped"
+        elif state in ("failed", "upstream_failed"):
+            reason = xcom(client, dag_id, run_id, task_id, index, "failure")
+            line += f"\n    reason: {reason or 'see the task log: ' + str(ti.get('log_url') or '')}"
+        print(line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,11 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("chunk_hours", "topic", "output_dir", "publish_topic", "window_ms"):
         if getattr(args, key) is not None:
             conf[key] = getattr(args, key)
+    conf["publish"] = "publish" if args.publish_topic else "none"
 
     client = AirflowClient(args.url, args.user, password)
     started = time.monotonic()
     try:
         client.wait_for_dag(args.dag_id, timeout=60)
+        client.ensure_pool()
         client.unpause(args.dag_id)
         run_id = client.trigger(args.dag_id, conf)
         print(f"triggered {args.dag_id} run {run_id} with conf {json.dumps(conf)}", flush=True)
@@ -82,25 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             args.timeout,
             on_change=lambda s: print(f"  {time.monotonic() - started:6.1f}s  run state: {s}", flush=True),
         )
-        tasks = client.task_states(args.dag_id, run_id)
-        for task, task_state in sorted(tasks.items()):
-            print(f"  task {task}: {task_state}")
-        for task, task_state in sorted(tasks.items()):
-            if task.startswith("backfill[") and task_state == "success":
-                index = task[len("backfill[") : -1]
-                path = (
-                    f"/api/v2/dags/{args.dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}"
-                    f"/taskInstances/backfill/xcomEntries/return_value?map_index={index}"
-                )
-                try:
-                    value = client.request("GET", path).get("value")
-                    value = json.loads(value) if isinstance(value, str) else value
-                    print(
-                        f"  {task}: {value.get('interval_id')} {value.get('source_records')} records -> "
-                        f"{value.get('result_rows')} rows, {value.get('output_path')}"
-                    )
-                except (AirflowError, AttributeError, ValueError):
-                    pass
+        report(client, args.dag_id, run_id)
     except (AirflowError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,6 +1,6 @@
 """Spark jobs of the operations layer: one folder per job, and the Kafka data source they share.
 
-Layout (docs/decisions/0006-spark-python-data-source.md):
+Layout:
 
 * :mod:`spark_jobs.kafka_source` -- a PySpark Python Data Source (``kafka_range``) that reads a
   topic's offset ranges with confluent-kafka through :mod:`streams_runtime.kafka.clients`;

@@ -7,7 +7,10 @@ Owned by whoever calls :func:`local_session` (stop it when done). Settings, and 
 * the UI is off and shuffles use few partitions: backfill results are small (users x windows);
 * the session time zone is UTC, so window starts print as the epoch-aligned instants they are;
 * py4j logs at WARNING: its INFO lines (one per closed gateway connection) are noise, and at
-  interpreter exit they go to streams that are already closed.
+  interpreter exit they go to streams that are already closed;
+* the driver JVM logs through ``spark_jobs/log4j2.properties``: WARN and above
+  (``STREAMS_SPARK_LOG_LEVEL`` to change it) to stdout, so a task log does not show Spark's
+  start-up lines as errors (the JVM itself still prints one incubator-module notice to stderr).
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from spark_jobs.kafka_source import register
 
 __all__ = ["local_session", "session_or_local"]
+
+LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
 def local_session(
@@ -40,6 +46,7 @@ def local_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")

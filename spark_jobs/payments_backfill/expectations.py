@@ -16,14 +16,17 @@ expectation                                 why
 row count >= 1                              an interval with no data is an error, not a success
 ==========================================  =====================================================
 
-The report goes to ``report_dir``: ``validation.json`` (GX's result plus the run's metadata) and
-``summary.md`` (one line per expectation, for humans and the Airflow task log). Both are
-rewritten on every run of the interval and left in place when the suite fails.
+The report goes to ``report_dir``: ``validation.json`` (GX's result plus the run's metadata),
+``summary.md`` (one line per expectation, for humans and the Airflow task log) and GX's Data Docs
+(``data_docs/index.html`` and the validation's own page, built by a checkpoint's
+``UpdateDataDocsAction`` for this run). All are rewritten on every run of the interval and left in
+place when the suite fails. GX logs at WARNING unless ``STREAMS_GX_LOG_LEVEL`` says otherwise.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,10 +34,17 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
-
-import great_expectations as gx  # noqa: E402 -- analytics are switched off before the import
-import great_expectations.expectations as gxe  # noqa: E402
-from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+GX_LOG_LEVEL = os.environ.get("STREAMS_GX_LOG_LEVEL", "WARNING").upper()
+# GX logs ~200 INFO lines while importing (some of its modules set their loggers to INFO): the
+# import runs with INFO switched off, then every GX logger is set to GX_LOG_LEVEL.
+logging.disable(logging.INFO if logging.getLevelName(GX_LOG_LEVEL) > logging.INFO else logging.NOTSET)
+try:
+    import great_expectations as gx  # noqa: E402 -- analytics are switched off before the import
+    import great_expectations.expectations as gxe  # noqa: E402
+    from great_expectations.checkpoint import UpdateDataDocsAction  # noqa: E402
+    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
+finally:
+    logging.disable(logging.NOTSET)
 from pyspark.sql import DataFrame  # noqa: E402
 
 __all__ = [
@@ -49,6 +59,17 @@ __all__ = [
 SUITE_NAME = "payments_windowed_spend"
 REPORT_JSON = "validation.json"
 REPORT_SUMMARY = "summary.md"
+DATA_DOCS = "data_docs"
+
+
+def quiet_gx() -> None:
+    """Every ``great_expectations`` logger at ``STREAMS_GX_LOG_LEVEL`` (default WARNING)."""
+    for name in ["great_expectations", *logging.root.manager.loggerDict]:
+        if name.startswith("great_expectations"):
+            logging.getLogger(name).setLevel(GX_LOG_LEVEL)
+
+
+quiet_gx()
 
 
 @dataclass(frozen=True)
@@ -61,6 +82,7 @@ class ValidationReport:
     report_json: Path
     report_summary: Path
     results: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    data_docs_url: str | None = None
 
 
 def build_suite(source_count: int) -> gx.ExpectationSuite:
@@ -138,19 +160,44 @@ def validate_windowed_spend(
     :param report_dir: where ``validation.json`` and ``summary.md`` go (created if missing).
     :param run_meta: what to record about the run (topic, interval, offsets, ...), JSON-friendly.
     """
+    quiet_gx()  # loggers GX created lazily since the import
     context = gx.get_context(mode="ephemeral")
+    quiet_gx()
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    docs_dir = Path(report_dir) / DATA_DOCS
+    context.add_data_docs_site(
+        site_name="run",
+        site_config={
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        },
+    )
     batch_definition = (
         context.data_sources.add_spark(name="spark")
         .add_dataframe_asset(name="windowed_spend")
         .add_batch_definition_whole_dataframe(name="result")
     )
     suite = context.suites.add(build_suite(source_count))
-    outcome = batch_definition.get_batch(batch_parameters={"dataframe": result}).validate(suite)
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=SUITE_NAME, data=batch_definition, suite=suite)
+    )
+    checkpoint = context.checkpoints.add(
+        gx.Checkpoint(
+            name=SUITE_NAME,
+            validation_definitions=[definition],
+            actions=[UpdateDataDocsAction(name="data_docs", site_names=["run"])],
+            result_format="SUMMARY",
+        )
+    )
+    run = checkpoint.run(batch_parameters={"dataframe": result})
+    [outcome] = run.run_results.values()
     document = outcome.to_json_dict()
     results = list(document.get("results", []))
     statistics = dict(document.get("statistics", {}))
     success = bool(document.get("success"))
     json_path, md_path = _write_report(Path(report_dir), success, results, statistics, run_meta or {})
     failed = [_describe(r.get("expectation_config") or {}) for r in results if not r.get("success")]
-    return ValidationReport(success, failed, statistics, json_path, md_path, results)
+    pages = sorted((docs_dir / "validations").rglob("*.html"), key=lambda p: p.stat().st_mtime)
+    page = pages[-1] if pages else docs_dir / "index.html"
+    return ValidationReport(success, failed, statistics, json_path, md_path, results, page.as_uri())

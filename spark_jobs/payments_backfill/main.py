@@ -7,10 +7,13 @@ creates); owns the consumer of the read, the producer of the publish and the rep
 Steps of :func:`run_backfill`, in order -- nothing leaves the job before the suite passed:
 
   1. resolve the interval ``[start, end)`` and its id; check the publish topic exists (fail fast);
-  2. plan the offset ranges once and pin them, so every Spark action reads the same snapshot
-     (Tansu has no ``offsets_for_times``, docs/decisions/0001-embedded-broker.md: the whole topic range is
-     read and the records outside the interval are dropped on the executors);
-  3. parse the payments in the interval and count them (the source count);
+  2. plan the offset ranges once and pin them, so every Spark action reads the same snapshot:
+     by timestamp where the broker answers ``offsets_for_times`` (Apache Kafka), else the whole
+     partition up to its true end, the records outside the interval dropped on the executors
+     (:mod:`spark_jobs.kafka_source.by_time`); a batch of intervals passes its ``source`` (read
+     once, :mod:`spark_jobs.payments_backfill.batch`) and skips this step;
+  3. parse the payments in the interval and count them (the source count); an interval without
+     a record ends here with ``status: "empty"`` (nothing validated, written or published);
   4. compute the per-user windowed spend;
   5. validate it with the Great Expectations suite and write the report; a failure raises
      :class:`BackfillValidationError` here, so nothing is written and nothing is published;
@@ -43,7 +46,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs.kafka_source import FORMAT, pinned_offsets, plan_ranges
+from spark_jobs.kafka_source import FORMAT, OffsetRange, pinned_offsets
+from spark_jobs.kafka_source.by_time import plan_ranges_for_times
 from spark_jobs.payments_backfill.expectations import ValidationReport, validate_windowed_spend
 from spark_jobs.payments_backfill.publish import (
     publish_transactionally,
@@ -75,6 +79,7 @@ class BackfillValidationError(RuntimeError):
         self.failed = report.failed
         self.report_json = str(report.report_json)
         self.report_summary = str(report.report_summary)
+        self.data_docs_url = report.data_docs_url
 
 
 def to_epoch_ms(value: datetime | str | int) -> int:
@@ -166,6 +171,28 @@ def _publish(
     }
 
 
+def read_ranges(
+    spark: SparkSession,
+    bootstrap_servers: str,
+    topic: str,
+    ranges: list[OffsetRange],
+    start_ms: int,
+    end_ms: int,
+) -> DataFrame:
+    """The raw records of the pinned ``ranges`` with a timestamp in ``[start_ms, end_ms)``."""
+    starting, ending = pinned_offsets(ranges)
+    return (
+        spark.read.format(FORMAT)
+        .option("bootstrap_servers", bootstrap_servers)
+        .option("topic", topic)
+        .option("starting_offsets", starting)
+        .option("ending_offsets", ending)
+        .option("starting_timestamp", str(start_ms))
+        .option("ending_timestamp", str(end_ms))
+        .load()
+    )
+
+
 class _StepClock:
     """Seconds spent per step, for the log and the result (what a slow backfill spent its time on)."""
 
@@ -192,6 +219,7 @@ def run_backfill(
     window_ms: int = HOUR_MS,
     spark: SparkSession | None = None,
     force_publish: bool = False,
+    source: tuple[DataFrame, list[OffsetRange]] | None = None,
 ) -> dict[str, Any]:
     """Recompute, validate, write and (optionally) publish one interval (steps in the module docstring).
 
@@ -202,6 +230,8 @@ def run_backfill(
     :param window_ms: the tumbling window size.
     :param spark: the session to use; default the active one, else a new local one.
     :param force_publish: publish even when the marker says this exact result is on the topic.
+    :param source: parsed payments already read (covering the interval) and the ranges they came
+        from; given by a batch of intervals sharing one read.
     :returns: a JSON-friendly summary of the run (counts, paths, validation and publish outcome).
     :raises BackfillValidationError: when the suite failed (the report is on disk).
     :raises PublishError: the publish transaction failed and was aborted (``PublishFencedError``: a
@@ -223,24 +253,28 @@ def run_backfill(
     spark = spark or session_or_local()
     clock.lap("1-session")
     # Step 2
-    ranges = plan_ranges(bootstrap_servers, topic)
-    starting, ending = pinned_offsets(ranges)
-    raw = (
-        spark.read.format(FORMAT)
-        .option("bootstrap_servers", bootstrap_servers)
-        .option("topic", topic)
-        .option("starting_offsets", starting)
-        .option("ending_offsets", ending)
-        .option("starting_timestamp", str(start_ms))
-        .option("ending_timestamp", str(end_ms))
-        .load()
-    )
+    if source is None:
+        ranges, _ = plan_ranges_for_times(bootstrap_servers, topic, start_ms, end_ms)
+        parsed = parse_payments(read_ranges(spark, bootstrap_servers, topic, ranges, start_ms, end_ms))
+    else:
+        parsed, ranges = source
     # Step 3
-    payments: DataFrame = in_interval(parse_payments(raw), start_ms, end_ms).cache()
+    payments: DataFrame = in_interval(parsed, start_ms, end_ms).cache()
     result: DataFrame | None = None
     try:
         source_count = payments.count()
         clock.lap("2,3-read")
+        if source_count == 0:
+            return {
+                "status": "empty",
+                "topic": topic,
+                "interval_id": ident,
+                "interval_start_ms": start_ms,
+                "interval_end_ms": end_ms,
+                "source_records": 0,
+                "source_offsets": {str(r.partition): [r.start, r.end] for r in ranges},
+                "timings_s": clock.timings,
+            }
         # Step 4
         result = windowed_spend(payments, window_ms).cache()
         rows = result.count()
@@ -300,6 +334,7 @@ def run_backfill(
         "output_path": str(output_dir / f"{PARTITION_COLUMN}={ident}"),
         "report_json": str(report.report_json),
         "report_summary": str(report.report_summary),
+        "data_docs_url": report.data_docs_url,
         "publish_topic": publish_topic,
         **publish,
         "timings_s": clock.timings,
@@ -349,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                     "failed": exc.failed,
                     "report_json": exc.report_json,
                     "report_summary": exc.report_summary,
+                    "data_docs_url": exc.data_docs_url,
                 },
                 indent=2,
             )

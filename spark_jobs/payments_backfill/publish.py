@@ -30,8 +30,7 @@ The contract, for readers of the published topic and for whoever re-runs an inte
   the whole new result in a new transaction, appended after the old one; the published rows are
   keyed by user and carry their window, so keyed consumers (and a compacted topic) keep the latest
   row per ``(user, window_start)``. ``force=True`` publishes again regardless. The digest, not the
-  input offsets, is the key: the job reads the whole input topic (docs/decisions/0001-embedded-broker.md: no
-  ``offsets_for_times``), so
+  input offsets, is the key: the job reads the whole input topic (Tansu has no ``offsets_for_times``), so
   the input offsets move whenever anything is appended to the topic, even outside the interval.
 
 Steps of :func:`publish_transactionally`:

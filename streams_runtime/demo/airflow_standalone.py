@@ -12,8 +12,11 @@ triggerer; LocalExecutor on SQLite) in its own process group with:
 - the API server bound to 127.0.0.1 on a free (or the given) port, the execution-API URL
   matching it, one API worker, ``AIRFLOW__CORE__PARALLELISM`` low (4), no example DAGs; the
   scheduler's and triggerer's log servers on free ports (Airflow binds those to all interfaces);
-- DAGs from ``<repo>/dags``, plugins from ``<repo>/plugins``;
-- the ``streams_kafka`` connection (``AIRFLOW_CONN_STREAMS_KAFKA``) pointing at the broker.
+- DAGs from ``<repo>/dags``; the operators, hooks and sensors come from the installed provider
+  ``streams_ops`` (no plugins folder);
+- the ``streams_kafka`` connection (``AIRFLOW_CONN_STREAMS_KAFKA``, the Kafka provider's ``kafka``
+  type) pointing at the broker; once ready, :meth:`AirflowClient.ensure_pool` creates the
+  ``streams_spark`` pool the Spark tasks run in.
 
 The login is ``admin`` with the password ``airflow standalone`` generates into
 ``$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated`` (kept across runs).
@@ -46,6 +49,8 @@ from streams_runtime.kafka.broker import runtime_home
 REPO = Path(__file__).resolve().parents[2]
 PROVISION_DAG_ID = "streams_provision_topics"
 BACKFILL_DAG_ID = "streams_spark_backfill"
+SPARK_POOL = "streams_spark"
+SPARK_POOL_SLOTS = 2
 FINISHED_STATES = {"success", "failed"}
 PASSWORD_FILE = "simple_auth_manager_passwords.json.generated"
 
@@ -134,6 +139,13 @@ class AirflowClient:
                 )
             time.sleep(1.0)
 
+    def ensure_pool(self, name: str = SPARK_POOL, slots: int = SPARK_POOL_SLOTS) -> None:
+        """Create the pool if it is missing (the Spark tasks of the DAGs run in ``streams_spark``)."""
+        status, _ = self._raw("GET", f"/api/v2/pools/{name}", token=self.token())
+        if status == 404:
+            body = {"name": name, "slots": slots, "description": "Spark sessions of the streams DAGs"}
+            self.request("POST", "/api/v2/pools", body, ok=(200, 201, 409))
+
     # -- DAG runs ---------------------------------------------------------------------------
     def unpause(self, dag_id: str) -> None:
         self.request("PATCH", f"/api/v2/dags/{dag_id}?update_mask=is_paused", {"is_paused": False})
@@ -194,7 +206,6 @@ class AirflowStandalone:
         log_file: Path | str | None = None,
         parallelism: int = 4,
         dags_folder: Path | str = REPO / "dags",
-        plugins_folder: Path | str = REPO / "plugins",
         extra_env: dict[str, str] | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
@@ -203,7 +214,6 @@ class AirflowStandalone:
         self.log_file = Path(log_file) if log_file else runtime_home() / "logs" / "airflow.log"
         self.parallelism = parallelism
         self.dags_folder = Path(dags_folder)
-        self.plugins_folder = Path(plugins_folder)
         self.extra_env = dict(extra_env or {})
         self.process: subprocess.Popen[bytes] | None = None
         self.username = "admin"
@@ -222,13 +232,12 @@ class AirflowStandalone:
         env = dict(os.environ)
         bin_dir = str(Path(sys.executable).parent)  # standalone runs its components as `airflow ...`
         env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-        conn = {"conn_type": "kafka", "extra": {"bootstrap_servers": self.bootstrap_servers}}
+        conn = {"conn_type": "kafka", "extra": {"bootstrap.servers": self.bootstrap_servers}}
         env.update(
             {
                 "AIRFLOW_HOME": str(self.home),
                 "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
                 "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
-                "AIRFLOW__CORE__PLUGINS_FOLDER": str(self.plugins_folder),
                 "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
                 "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
@@ -311,6 +320,7 @@ class AirflowStandalone:
                 if all(p == "healthy" for p in parts):
                     client.timeout = 30.0
                     client.token()
+                    client.ensure_pool()
                     return client
             if time.monotonic() > deadline:
                 raise AirflowError(

@@ -5,8 +5,8 @@ it is first imported, so the ``airflow_env`` session fixture sets the environmen
 imports it (test modules here import Airflow inside tests and fixtures only):
 
 - ``AIRFLOW_HOME`` a temporary directory (SQLite DB, logs), ``LOAD_EXAMPLES=False``;
-- the DAGs folder is the repo's ``dags/``, the plugins folder its ``plugins/`` (also put on
-  ``sys.path`` at once, so ``streams_ops`` imports as the DAG files and triggers import it).
+- the DAGs folder is the repo's ``dags/``; ``streams_ops`` is imported as the installed provider
+  it is (no plugins folder on ``sys.path``).
 
 ``airflow_db`` migrates the DB once per session (~3 s); the first ``dag.test()`` of a session
 takes ~5 s more (the in-process execution API starts), later ones well under a second.
@@ -24,10 +24,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
-PLUGINS = REPO / "plugins"
-
-if str(PLUGINS) not in sys.path:  # streams_ops, as the DAG files and the triggerer import it
-    sys.path.insert(0, str(PLUGINS))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -42,7 +38,6 @@ def airflow_environ(home: Path) -> dict[str, str]:
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
         "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
     }
@@ -50,7 +45,7 @@ def airflow_environ(home: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session", autouse=True)
 def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """Point Airflow at a temporary home and the repo's dags/ and plugins/ (before it is imported)."""
+    """Point Airflow at a temporary home and the repo's dags/ (before it is imported)."""
     home = tmp_path_factory.mktemp("airflow_home")
     if "airflow.configuration" in sys.modules:
         pytest.fail(
@@ -116,7 +111,7 @@ class DagRunResult:
     def task_states(self) -> dict[str, str]:
         return {_ti_key(ti): str(ti.state) for ti in self.dag_run.get_task_instances()}
 
-    def xcom(self, task_id: str, map_index: int = -1) -> Any:
+    def xcom(self, task_id: str, map_index: int = -1, key: str = "return_value") -> Any:
         from airflow.models.xcom import XComModel
         from airflow.utils.session import create_session
 
@@ -128,7 +123,7 @@ class DagRunResult:
                     run_id=self.dag_run.run_id,
                     task_id=task_id,
                     map_index=map_index,
-                    key="return_value",
+                    key=key,
                 )
                 .one_or_none()
             )

@@ -1,4 +1,4 @@
-"""The import fence: ``airflow`` only in dags/ and plugins/ (see docs/decisions/0005-airflow-ops-layer.md).
+"""The import fence: ``airflow`` only in dags/ and plugins/.
 
 The import-linter contracts in pyproject.toml cover the ``streams_runtime`` package only, so this
 test reads the sources: no module of ``streams_runtime`` or ``spark_jobs`` imports ``airflow``, and

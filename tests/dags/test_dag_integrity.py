@@ -53,7 +53,7 @@ def test_every_dag_file_is_found() -> None:
 
 @pytest.mark.parametrize("dag_file", DAG_FILES, ids=ids)
 def test_dag_file_imports_nothing_heavy_in_a_fresh_interpreter(dag_file: Path, tmp_path: Path) -> None:
-    env = {**os.environ, **airflow_environ(tmp_path), "PYTHONPATH": str(DAGS.parent / "plugins")}
+    env = {**os.environ, **airflow_environ(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-c", FRESH_IMPORT, str(dag_file)],
         env=env,

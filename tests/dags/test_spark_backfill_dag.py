@@ -11,6 +11,7 @@ import json
 import random
 from collections import defaultdict
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,7 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
         chunk_hours=1,
         topic=topic,
         output_dir=str(out),
+        publish="publish",
         publish_topic=spend,
     )
 
@@ -124,7 +126,14 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
         "backfill[0]": "success",
         "backfill[1]": "failed",
     }
-    result, want = run.xcom("backfill", map_index=0), known_answer(records, T0, T0 + H)
+    assert "expect_column_values_to_be_between(column=total_amount" in run.xcom(
+        "backfill", map_index=1, key="failure"
+    )
+    assert run.xcom("backfill", map_index=1, key="data_docs_url").startswith("file://")
+    docs = run.xcom("backfill", map_index=0, key="data_docs_url")
+    assert docs.startswith("file://") and Path(docs[len("file://") :]).is_file(), docs
+    batch, want = run.xcom("backfill", map_index=0), known_answer(records, T0, T0 + H)
+    [result] = batch["intervals"]
     assert result["status"] == "passed"
     assert (result["interval_start_ms"], result["interval_end_ms"]) == (T0, T0 + H)
     assert result["source_records"] == sum(count for count, _ in want.values())
@@ -141,3 +150,51 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
     assert written == {f"interval_id={result['interval_id']}"}, "the failing interval wrote nothing"
     reports = [json.loads(p.read_text()) for p in (out / "_validation").rglob("validation.json")]
     assert sorted(r["success"] for r in reports) == [False, True], "the failed report is left for the user"
+
+
+def test_empty_intervals_are_skipped_and_future_ones_rejected(
+    spark, run_dag, kafka_conn, bootstrap_servers, unique_name, tmp_path
+) -> None:
+    """A range from an hour with no data to the day after tomorrow: the past intervals hold no
+    record and are skipped, the one ending in the future is left out of the plan; the run succeeds."""
+    import math
+    from datetime import timedelta
+
+    topic = unique_name("sparse")
+    seed(bootstrap_servers, topic, payments())  # data around T0 only
+    start_ms, end = T0 + 5 * H, datetime.now(UTC) + timedelta(days=2)
+    chunk = math.ceil((end.timestamp() * 1000 - start_ms) / H / 3)  # three intervals, the last in the future
+    run = run_dag(
+        DAG_ID,
+        range_start=iso(start_ms),
+        range_end=end.isoformat(),
+        chunk_hours=chunk,
+        topic=topic,
+        output_dir=str(tmp_path / "out"),
+    )
+    assert run.state == "success"
+    states = run.task_states()
+    assert states == {
+        "output_dir": "success",
+        "plan_intervals": "success",
+        "backfill[0]": "skipped",
+        "backfill[1]": "skipped",
+    }, states
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("interval_id=*"))
+
+
+def test_a_range_in_the_future_is_rejected_when_planned(run_dag, kafka_conn, unique_name, tmp_path) -> None:
+    """Intervals ending after now are left out of the plan; with none left the run skips, not fails."""
+    from datetime import timedelta
+
+    start = datetime.now(UTC) + timedelta(days=2)
+    run = run_dag(
+        DAG_ID,
+        range_start=start.isoformat(),
+        range_end=(start + timedelta(days=1)).isoformat(),
+        topic=unique_name("future"),
+        output_dir=str(tmp_path / "out"),
+    )
+    assert run.state == "success"
+    states = run.task_states()
+    assert states["plan_intervals"] == "skipped" and states["backfill"] == "skipped", states

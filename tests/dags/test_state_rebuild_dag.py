@@ -28,6 +28,16 @@ DAG_ID = "streams_state_rebuild"
 APP = "tests.dags.rebuild_app:app"
 STORE = "payment-totals"
 TOKEN = "rebuild-token"
+
+
+@pytest.fixture(autouse=True)
+def worker_token_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' token comes from the ``streams_worker`` Connection, never from the run's Params."""
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_STREAMS_WORKER", json.dumps({"conn_type": "streams_worker", "password": TOKEN})
+    )
+
+
 USERS = [f"user-{i}" for i in range(12)]
 
 
@@ -148,13 +158,15 @@ def start_worker(bootstrap_servers, unique_name, tmp_path, monkeypatch):
         worker.stop()
 
 
-def test_restore_mode_rebuilds_every_owning_task_and_matches_the_changelog(run_dag, kafka_conn, start_worker):
+def test_restore_mode_rebuilds_every_owning_task_and_matches_the_changelog(
+    run_dag, kafka_conn, start_worker, monkeypatch
+):
     records = payments()
     worker = start_worker(records)
     users = {u for u, _, _ in records}
     before = worker.store_values()
 
-    run = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], token=TOKEN, rebuild_timeout=60)
+    run = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], rebuild_timeout=60)
     assert run.state == "success", run.task_states()
     assert run.task_states()["recompute"] == "skipped" and run.task_states()["rewrite_changelog"] == "skipped"
     report = run.xcom("report")
@@ -167,15 +179,20 @@ def test_restore_mode_rebuilds_every_owning_task_and_matches_the_changelog(run_d
     assert sum(t["store_key_count"] for t in report["tasks"]) == len(users)
     assert worker.store_values() == before  # the restored stores hold what they held
 
-    one = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], token=TOKEN, tasks=["0_1"])
+    one = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], tasks=["0_1"])
     assert one.state == "success", one.task_states()
     assert [t["task_id"] for t in one.xcom("rebuild")["tasks"]] == ["0_1"]
 
-    nobody = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], token=TOKEN, tasks=["0_7"])
+    nobody = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], tasks=["0_7"])
     assert nobody.task_states()["rebuild"] == "failed"
-    wrong_token = run_dag(DAG_ID, application=APP, store=STORE, workers=[worker.url], token="nope")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_WRONG_WORKER", json.dumps({"conn_type": "streams_worker", "password": "nope"})
+    )
+    wrong_token = run_dag(
+        DAG_ID, application=APP, store=STORE, workers=[worker.url], token_conn_id="wrong_worker"
+    )
     assert wrong_token.task_states()["rebuild"] == "failed"
-    no_store = run_dag(DAG_ID, application=APP, store="nope", workers=[worker.url], token=TOKEN)
+    no_store = run_dag(DAG_ID, application=APP, store="nope", workers=[worker.url])
     assert no_store.task_states()["resolve"] == "failed"
 
 
@@ -209,7 +226,6 @@ def test_recompute_mode_rewrites_the_changelog_from_spark_and_rebuilds_the_right
         application=APP,
         store=STORE,
         workers=[worker.url],
-        token=TOKEN,
         mode="recompute",
         output_dir=str(tmp_path / "recompute"),
         rebuild_timeout=60,
@@ -247,7 +263,6 @@ def test_recompute_mode_rewrites_the_changelog_from_spark_and_rebuilds_the_right
         application=APP,
         store=STORE,
         workers=[worker.url],
-        token=TOKEN,
         mode="recompute",
         output_dir=str(tmp_path / "recompute-bad"),
     )

@@ -11,7 +11,14 @@ import json
 
 import pytest
 
-from tests.dags.test_state_rebuild_dag import APP, DAG_ID, STORE, TOKEN, free_port
+from tests.dags.test_state_rebuild_dag import (  # noqa: F401 - the autouse token connection
+    APP,
+    DAG_ID,
+    STORE,
+    TOKEN,
+    free_port,
+    worker_token_connection,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -80,7 +87,7 @@ def two_workers(bootstrap_servers, unique_name, tmp_path, monkeypatch):
 
 
 def test_each_worker_rebuilds_only_its_own_tasks(run_dag, two_workers) -> None:
-    run = run_dag(DAG_ID, application=APP, store=STORE, workers=two_workers, token=TOKEN, rebuild_timeout=60)
+    run = run_dag(DAG_ID, application=APP, store=STORE, workers=two_workers, rebuild_timeout=60)
     assert run.state == "success", run.task_states()
     tasks = run.xcom("report")["tasks"]
     assert sorted(t["task_id"] for t in tasks) == [f"0_{p}" for p in range(PARTITIONS)]
@@ -88,7 +95,7 @@ def test_each_worker_rebuilds_only_its_own_tasks(run_dag, two_workers) -> None:
     by_worker = {url: sorted(t["task_id"] for t in tasks if t["endpoint"] == url) for url in two_workers}
     assert [len(ids) for ids in by_worker.values()] == [2, 2]
 
-    one = run_dag(DAG_ID, application=APP, store=STORE, workers=two_workers, token=TOKEN, tasks=["0_3"])
+    one = run_dag(DAG_ID, application=APP, store=STORE, workers=two_workers, tasks=["0_3"])
     assert one.state == "success", one.task_states()
     [row] = one.xcom("rebuild")["tasks"]
     owner = next(url for url, ids in by_worker.items() if "0_3" in ids)

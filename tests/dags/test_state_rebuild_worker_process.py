@@ -15,7 +15,14 @@ import threading
 import pytest
 
 from tests.dags.conftest import REPO
-from tests.dags.test_state_rebuild_dag import APP, DAG_ID, STORE, TOKEN, free_port
+from tests.dags.test_state_rebuild_dag import (  # noqa: F401 - the autouse token connection
+    APP,
+    DAG_ID,
+    STORE,
+    TOKEN,
+    free_port,
+    worker_token_connection,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -82,7 +89,7 @@ def worker_process(bootstrap_servers, unique_name, tmp_path, monkeypatch):
 
 def test_dag_rebuilds_the_tasks_of_a_worker_process_over_its_http_api(run_dag, worker_process) -> None:
     url, process, lines = worker_process
-    run = run_dag(DAG_ID, application=APP, store=STORE, workers=[url], token=TOKEN, rebuild_timeout=60)
+    run = run_dag(DAG_ID, application=APP, store=STORE, workers=[url], rebuild_timeout=60)
     assert run.state == "success", (run.task_states(), lines[-20:])
     tasks = run.xcom("report")["tasks"]
     assert [t["task_id"] for t in tasks] == ["0_0", "0_1"]

@@ -3,8 +3,7 @@
 No Spark here: :func:`publish_transactionally` is driven directly, with a records iterator that
 can pause (to look at the broker while the transaction is open) or fail after N records.
 
-On Tansu (docs/decisions/0001-embedded-broker.md) aborted records stay visible to read_committed readers, so
-the Tansu tests identify
+On Tansu aborted records stay visible to read_committed readers, so the Tansu tests identify
 each attempt by its ``backfill.publish_id`` header and assert what Tansu does enforce: nothing is
 visible to read_committed while a transaction is open (the last stable offset blocks), a failed
 attempt aborts (the LSO moves past it), a retry with the same transactional.id fences the attempt
@@ -28,13 +27,13 @@ from spark_jobs.payments_backfill.publish import (
     transactional_id,
 )
 from streams_runtime.kafka.clients import (
+    PARTITION_EOF,
     TopicPartition,
     TopicSpec,
     create_admin,
     create_consumer,
     create_topics,
 )
-from streams_runtime.kafka.offsets import is_partition_eof
 
 pytestmark = pytest.mark.kafka
 
@@ -65,7 +64,7 @@ def read_to_end(bootstrap: str, topic: str, *, committed: bool, timeout: float =
             for msg in consumer.consume(1000, 0.2):
                 if msg.error() is None:
                     out.append(msg)
-                elif is_partition_eof(msg.error()):
+                elif msg.error().code() == PARTITION_EOF:
                     return out
     finally:
         consumer.close()

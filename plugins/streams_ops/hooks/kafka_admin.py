@@ -1,8 +1,11 @@
 """KafkaAdminHook: an Airflow Connection turned into Kafka clients with the project's profile.
 
-Every client is built by ``streams_runtime.kafka.clients``, so the shared client profile of
-docs/decisions/0001-embedded-broker.md (no topic auto-creation, short fetch backoff, ...) applies to the
-clients Airflow tasks use, exactly as to the stream workers' own.
+Every client is built by ``streams_runtime.kafka.clients``, so the project's shared client profile
+(no topic auto-creation, short fetch backoff, ...) applies to the clients Airflow tasks use,
+exactly as to the stream workers' own. The connection type is the official Kafka provider's
+``kafka`` (its UI form: a "Config Dict" extra holding ``bootstrap.servers``); its own admin hook is
+not used because it builds clients without that profile and imports ``confluent_kafka`` when its
+module is imported, which DAG parsing must not do.
 
 Where the bootstrap servers come from, first match wins:
   1. the connection's extra ``bootstrap_servers`` (or the Kafka provider's ``bootstrap.servers``);
@@ -11,7 +14,7 @@ Where the bootstrap servers come from, first match wins:
 Other librdkafka properties can be given in the extra as ``client_config`` (a dict); they win
 over the profile. Example, as an environment variable::
 
-    AIRFLOW_CONN_STREAMS_KAFKA='{"conn_type": "kafka", "extra": {"bootstrap_servers": "127.0.0.1:9092"}}'
+    AIRFLOW_CONN_STREAMS_KAFKA='{"conn_type": "kafka", "extra": {"bootstrap.servers": "127.0.0.1:9092"}}'
 
 ``confluent_kafka`` is imported only when a client is asked for, never at DAG parse time.
 """

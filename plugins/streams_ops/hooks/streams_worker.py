@@ -1,7 +1,7 @@
 """StreamsWorkerHook: JSON over HTTP to a stream worker's endpoint (interactive queries, admin).
 
-The endpoint is served by the worker (``streams_runtime.server``); this hook only knows how to reach it: the
-base URL comes from an Airflow Connection, every call has a timeout, and every failure raises
+The endpoint is the worker HTTP API (``streams_runtime.server``); this hook reaches it: the base URL
+comes from an Airflow Connection, every call has a timeout, and every failure raises
 :class:`StreamsWorkerError` naming the method, the URL and what went wrong (status and the start of
 the body, a timeout, a refused connection, a body that is not JSON).
 

@@ -6,8 +6,17 @@ a DAG never imports ``pyspark`` or ``great_expectations``. The job reads the int
 from Kafka (the cluster of ``kafka_conn_id``), recomputes, validates with its Great Expectations
 suite, writes Parquet idempotently and publishes only when the suite passed.
 
-A failed suite fails the task without retries (the same data fails the same way) and logs where
-the validation report was left.
+Outcomes, as the task shows them:
+
+- an interval without input records is **skipped** (``AirflowSkipException``, the message says
+  so): nothing validated, written or published;
+- a failed suite **fails** the task without retries (the same data fails the same way); the log
+  lists the failing expectations and the report's path, the "Data Docs" link opens the report,
+  and XCom ``failure`` holds the reason (what ``scripts/trigger_backfill.py`` prints);
+- a passed suite returns the job's result; the link opens the run's Data Docs and every outlet
+  asset gets an event whose extra names the interval, the Parquet path and the Data Docs URL.
+
+``publish_topic`` ``None``, empty or ``"none"`` publishes nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +28,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from streams_ops.links.data_docs import XCOM_KEY as DATA_DOCS_KEY
+from streams_ops.links.data_docs import DataDocsLink
 
 DEFAULT_ENTRY_POINT = "spark_jobs.payments_backfill.main:run_backfill"
+NO_PUBLISH = ("", "none")
+
+
+def publish_target(value: Any) -> str | None:
+    """The topic to publish to, or ``None`` for "publish nothing" (``None``, ``""``, ``"none"``)."""
+    text = "" if value is None else str(value).strip()
+    return None if text.lower() in NO_PUBLISH else text
 
 
 class SparkBackfillOperator(BaseOperator):
@@ -50,6 +69,7 @@ class SparkBackfillOperator(BaseOperator):
         "kafka_conn_id",
     )
     ui_color = "#fbe9d9"
+    operator_extra_links = (DataDocsLink(),)
 
     def __init__(
         self,
@@ -85,6 +105,7 @@ class SparkBackfillOperator(BaseOperator):
         run = getattr(module, function)
         validation_error = getattr(module, "BackfillValidationError", None)
         bootstrap = KafkaAdminHook(kafka_conn_id=self.kafka_conn_id).bootstrap_servers
+        publish = publish_target(self.publish_topic)
         self.log.info(
             "backfill %s [%s, %s) from %s -> %s (publish: %s)",
             self.topic,
@@ -92,8 +113,9 @@ class SparkBackfillOperator(BaseOperator):
             self.interval_end,
             bootstrap,
             self.output_dir,
-            self.publish_topic or "no",
+            publish or "none",
         )
+        ti = context["ti"]
         try:
             result = run(
                 bootstrap_servers=bootstrap,
@@ -101,19 +123,66 @@ class SparkBackfillOperator(BaseOperator):
                 output_dir=self.output_dir,
                 interval_start=self.interval_start,
                 interval_end=self.interval_end,
-                publish_topic=self.publish_topic or None,
+                publish_topic=publish,
                 report_dir=self.report_dir or None,
                 window_ms=int(self.window_ms),
             )
         except Exception as exc:
             if validation_error is None or not isinstance(exc, validation_error):
+                ti.xcom_push(key="failure", value=f"{type(exc).__name__}: {exc}")
                 raise
-            summary = getattr(exc, "report_summary", "")
-            where = getattr(exc, "report_json", None)
-            self.log.error("validation failed, nothing written or published; report: %s\n%s", where, summary)
-            raise AirflowFailException(
-                f"backfill validation failed ({', '.join(getattr(exc, 'failed', []) or [])}); "
-                f"nothing was published; report at {where}"
-            ) from exc
-        self.log.info("backfill passed: %s", result.get("report_summary", result))
+            self._fail_validation(ti, exc)
+        if result.get("status") == "empty":
+            message = (
+                f"interval [{self.interval_start}, {self.interval_end}) of {self.topic} has no input "
+                "records: skipped (nothing validated, written or published)"
+            )
+            self.log.warning("%s", message)
+            raise AirflowSkipException(message)
+        if result.get("data_docs_url"):
+            ti.xcom_push(key=DATA_DOCS_KEY, value=result["data_docs_url"])
+        self._asset_events(context, result)
+        self.log.info(
+            "backfill passed: %s rows from %s records -> %s; Data Docs %s",
+            result.get("rows"),
+            result.get("source_records"),
+            result.get("output_path"),
+            result.get("data_docs_url"),
+        )
         return result
+
+    def _fail_validation(self, ti: Any, exc: Exception) -> None:
+        failed = list(getattr(exc, "failed", []) or [])
+        where = getattr(exc, "report_json", None)
+        docs = getattr(exc, "data_docs_url", None)
+        summary_path = getattr(exc, "report_summary", "")
+        try:
+            with open(summary_path) as handle:
+                summary = handle.read()
+        except OSError:
+            summary = "(no summary file)"
+        self.log.error(
+            "validation FAILED, nothing written or published.\nfailing expectations:\n  %s\n"
+            "report: %s\nData Docs: %s\n%s",
+            "\n  ".join(failed),
+            where,
+            docs,
+            summary,
+        )
+        reason = f"validation failed: {'; '.join(failed)}; report {where}; Data Docs {docs}"
+        if docs:
+            ti.xcom_push(key=DATA_DOCS_KEY, value=docs)
+        ti.xcom_push(key="failure", value=reason)
+        raise AirflowFailException(f"backfill {reason}; nothing was published") from exc
+
+    def _asset_events(self, context: Any, result: dict[str, Any]) -> None:
+        """Every outlet gets an event naming the interval, its Parquet path and its Data Docs."""
+        events = context.get("outlet_events")
+        if events is None:
+            return
+        extra = {
+            k: result.get(k)
+            for k in ("interval_id", "rows", "source_records", "output_path", "data_docs_url", "published")
+        }
+        for outlet in self.outlets or []:
+            events[outlet].extra = extra

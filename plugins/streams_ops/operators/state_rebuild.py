@@ -30,7 +30,8 @@ class RebuildStateStoreOperator(BaseOperator):
     :param workers: worker endpoints: base URLs (``http://host:port``, ``host:port``) or Airflow
         Connection ids of their HTTP endpoints (list or comma-separated string).
     :param tasks: task ids (``"0_1"``) to rebuild; empty: every task owning the store.
-    :param token: the workers' ``application_server_token`` for URLs (Connections carry their own).
+    :param token_conn_id: Connection whose password is the workers' ``application_server_token``,
+        used for endpoints given as URLs (Connection ids carry their own); a missing one: no token.
     :param rebuild_timeout: seconds each worker may take to restore its tasks.
     :param input_offsets: recompute mode: ``"topic:partition" -> offset`` the recomputation read to.
     :param recomputed_keys: recompute mode: partition -> number of recomputed keys.
@@ -41,7 +42,7 @@ class RebuildStateStoreOperator(BaseOperator):
         "store",
         "workers",
         "tasks",
-        "token",
+        "token_conn_id",
         "rebuild_timeout",
         "input_offsets",
         "recomputed_keys",
@@ -54,7 +55,7 @@ class RebuildStateStoreOperator(BaseOperator):
         store: str,
         workers: Any,
         tasks: Any = None,
-        token: str | None = None,
+        token_conn_id: str | None = "streams_worker",
         rebuild_timeout: Any = 120.0,
         input_offsets: Any = None,
         recomputed_keys: Any = None,
@@ -65,17 +66,30 @@ class RebuildStateStoreOperator(BaseOperator):
         self.store = store
         self.workers = workers
         self.tasks = tasks
-        self.token = token
+        self.token_conn_id = token_conn_id
         self.rebuild_timeout = rebuild_timeout
         self.input_offsets = input_offsets
         self.recomputed_keys = recomputed_keys
         self.http_timeout = http_timeout
 
+    def _token(self) -> str | None:
+        """The password of ``token_conn_id`` (``None`` when unset or the Connection does not exist)."""
+        from airflow.sdk import BaseHook
+        from airflow.sdk.exceptions import AirflowNotFoundException
+
+        if not self.token_conn_id:
+            return None
+        try:
+            return BaseHook.get_connection(self.token_conn_id).password or None
+        except AirflowNotFoundException:
+            self.log.warning("no connection %r: calling the workers without a token", self.token_conn_id)
+            return None
+
     def hook_for(self, worker: str) -> Any:
         from streams_ops.hooks.streams_worker import StreamsWorkerHook
 
         if ":" in worker or "/" in worker:
-            return StreamsWorkerHook(timeout=self.http_timeout, base_url=worker, token=self.token or None)
+            return StreamsWorkerHook(timeout=self.http_timeout, base_url=worker, token=self._token())
         return StreamsWorkerHook(worker_conn_id=worker, timeout=self.http_timeout)
 
     def execute(self, context: Any) -> dict[str, Any]:

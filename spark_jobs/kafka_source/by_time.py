@@ -1,0 +1,64 @@
+"""Offset ranges for a time range: what a backfill of ``[start_ms, end_ms)`` has to read.
+
+Two ways, chosen per cluster:
+
+- **offsets by timestamp** (Apache Kafka): ``offsets_for_times`` gives, per partition, the first
+  offset whose timestamp is at or after ``start_ms`` and the first at or after ``end_ms``; the
+  range between them is read (an answer of -1, "no such record", means the true end). Records
+  are still filtered by timestamp on the executors, so the result is exact for the records in the
+  range; like Spark's own Kafka source, a record whose timestamp is earlier than one before it in
+  the log (producer-set CreateTime out of order) and lies outside that offset range is not seen.
+- **bounded scan** (Tansu, which has no ``offsets_for_times``): the whole partition up to its true
+  end (:func:`~spark_jobs.kafka_source.offsets.plan_ranges`, never the reported watermark), filtered
+  by timestamp on the executors. A backfill covering many intervals reads it once per task run
+  (:mod:`spark_jobs.payments_backfill.batch`), not once per interval.
+
+The way is decided by the cluster id (Tansu's contains ``tansu``) and falls back to the scan if
+the broker refuses the request.
+"""
+
+from __future__ import annotations
+
+from spark_jobs.kafka_source.offsets import PLANNER_GROUP, OffsetRange, clamp_offset, plan_ranges
+from streams_runtime.kafka.clients import KafkaException, TopicPartition, create_admin, create_consumer
+
+__all__ = ["BY_TIMESTAMP", "SCAN", "plan_ranges_for_times", "supports_offsets_for_times"]
+
+BY_TIMESTAMP = "offsets_for_times"
+SCAN = "bounded_scan"
+
+
+def supports_offsets_for_times(bootstrap_servers: str, timeout: float = 10.0) -> bool:
+    """Whether the cluster answers ``offsets_for_times`` (not Tansu)."""
+    cluster_id = create_admin(bootstrap_servers).list_topics(timeout=timeout).cluster_id or ""
+    return "tansu" not in cluster_id.lower()
+
+
+def plan_ranges_for_times(
+    bootstrap_servers: str, topic: str, start_ms: int, end_ms: int, *, timeout: float = 30.0
+) -> tuple[list[OffsetRange], str]:
+    """The ranges of ``topic`` that hold ``[start_ms, end_ms)``, and which way they were found."""
+    ranges = plan_ranges(bootstrap_servers, topic, timeout=timeout)
+    if not supports_offsets_for_times(bootstrap_servers, timeout):
+        return ranges, SCAN
+    consumer = create_consumer(bootstrap_servers, PLANNER_GROUP, {"enable.auto.commit": False})
+    try:
+        firsts = consumer.offsets_for_times(
+            [TopicPartition(topic, r.partition, start_ms) for r in ranges], timeout=timeout
+        )
+        afters = consumer.offsets_for_times(
+            [TopicPartition(topic, r.partition, end_ms) for r in ranges], timeout=timeout
+        )
+    except KafkaException:
+        return ranges, SCAN
+    finally:
+        consumer.close()
+    planned = []
+    for r, first, after in zip(ranges, firsts, afters, strict=True):
+        if first.error is not None or after.error is not None:
+            return ranges, SCAN
+        low = r.start
+        start = clamp_offset(first.offset if first.offset >= 0 else r.end, r.end, low, r.end)
+        stop = clamp_offset(after.offset if after.offset >= 0 else r.end, r.end, low, r.end)
+        planned.append(OffsetRange(topic, r.partition, start, max(start, stop)))
+    return planned, BY_TIMESTAMP

@@ -1,0 +1,55 @@
+"""Several intervals in one Spark session and one read (the backfill task's job), and the offset
+planning by time it uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_jobs.kafka_source import plan_ranges
+from spark_jobs.kafka_source.by_time import BY_TIMESTAMP, SCAN, plan_ranges_for_times
+from spark_jobs.payments_backfill.batch import run_backfill_intervals
+from spark_jobs.payments_backfill.main import run_backfill
+from tests.spark_jobs.conftest import Record
+from tests.spark_jobs.test_payments_backfill import T0, H, as_tuples, expected, payments
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka]
+
+
+def test_a_batch_gives_each_interval_what_running_it_alone_gives(
+    spark, make_topic, bootstrap_servers, tmp_path
+) -> None:
+    records = payments()  # T0 - 1h .. T0 + 7h
+    bad = Record(0, b"mallory", {"payment_id": 999, "user": "mallory", "amount": -5.0}, T0 + 2 * H + 1)
+    topic = make_topic("batch", 3, [*records, bad])
+    intervals = [(T0 + i * H, T0 + (i + 1) * H) for i in range(3)] + [(T0 + 20 * H, T0 + 21 * H)]
+
+    batch = run_backfill_intervals(bootstrap_servers, topic, tmp_path / "batch", intervals, spark=spark)
+
+    statuses = [o["status"] for o in batch["intervals"]]
+    assert statuses == ["passed", "passed", "failed", "empty"], statuses
+    assert batch["read"]["way"] in (SCAN, BY_TIMESTAMP)
+    assert batch["read"]["records_in_span"] == sum(T0 <= r.timestamp < T0 + 21 * H for r in records) + 1
+    failed = batch["intervals"][2]
+    assert any("total_amount" in f for f in failed["failed"]) and failed["data_docs_url"].startswith(
+        "file://"
+    )
+    for (start, end), outcome in zip(intervals[:2], batch["intervals"], strict=False):
+        written = spark.read.parquet(outcome["output_path"])
+        assert as_tuples(written) == expected(records, start, end)
+    alone = run_backfill(bootstrap_servers, topic, tmp_path / "alone", *intervals[0], spark=spark)
+    first = batch["intervals"][0]
+    assert (first["rows"], first["source_records"]) == (alone["rows"], alone["source_records"])
+
+
+def test_planning_by_time_reads_only_the_span_where_the_broker_can(make_topic, bootstrap_servers) -> None:
+    """Apache Kafka: offsets_for_times narrows the ranges; Tansu: the whole partition to its true end."""
+    records = payments()
+    topic = make_topic("bytime", 3, records)
+    whole = plan_ranges(bootstrap_servers, topic)
+    planned, way = plan_ranges_for_times(bootstrap_servers, topic, T0 + H, T0 + 2 * H)
+    assert sum(r.size for r in whole) == len(records)
+    if way == SCAN:
+        assert planned == whole
+    else:
+        inside = sum(T0 + H <= r.timestamp < T0 + 2 * H for r in records)
+        assert sum(r.size for r in planned) == inside  # timestamps rise within each partition
