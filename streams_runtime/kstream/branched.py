@@ -55,15 +55,14 @@ class BranchedKStream:
             raise RuntimeError("this split() is complete: default_branch()/no_default_branch() was called")
 
     def _create_branch(self, branched: Branched, index: int) -> None:
-        from streams_runtime.kstream.kstream import KStream
-
         child_name = self._name + (branched.name if branched.name is not None else str(index))
         self._child_names.append(child_name)
         self._internal.new_processor_name(child_name)  # burns an index, as Kafka Streams does
         node = ProcessorGraphNode(child_name, sp.PassThrough)
         self._internal.add_graph_node(self._splitter, node)
         src = self._source
-        branch = KStream(self._internal, node, src.key_serde, src.value_serde, src.repartition_required)
+        # a branch is a stream of its source's class (KStream imports this module, not the reverse)
+        branch = type(src)(self._internal, node, src.key_serde, src.value_serde, src.repartition_required)
         if branched.function is not None:
             result = branched.function(branch)
             if result is not None:

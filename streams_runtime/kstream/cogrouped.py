@@ -24,6 +24,8 @@ from streams_runtime.kstream.internals import window_aggregate as wa
 from streams_runtime.kstream.internals.cogroup import AGGREGATE_NAME, CogroupAggregateBuilder
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
+from streams_runtime.kstream.ktable import KTable
+from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
 
@@ -35,14 +37,14 @@ class CogroupedKStream:
 
     def __init__(self, grouped: Any) -> None:
         self._internal = grouped._internal  # noqa: SLF001
+        #: KGroupedStream, the class of the stream that started this cogroup (it imports this module)
+        self._grouped_type = type(grouped)
         self._patterns: list[tuple[Any, Callable[..., Any]]] = []
         self._builder = CogroupAggregateBuilder(self._internal)
 
     def cogroup(self, grouped: Any, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
         """Add ``grouped`` (a KGroupedStream) with its ``aggregator(key, value, aggregate)``."""
-        from streams_runtime.kstream.grouped import KGroupedStream
-
-        if not isinstance(grouped, KGroupedStream):
+        if not isinstance(grouped, self._grouped_type):
             raise TypeError(f"cogroup takes a KGroupedStream, got {grouped!r}")
         check_callable(aggregator, "aggregator")
         for i, (existing, _) in enumerate(self._patterns):
@@ -59,8 +61,6 @@ class CogroupedKStream:
         self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
     ) -> Any:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
-        from streams_runtime.kstream.ktable import KTable
-
         check_callable(initializer, "initializer")
         internal = self._internal
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._key_serde())
@@ -94,9 +94,6 @@ class _WindowedCogroup:
     def _build(
         self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
     ) -> Any:
-        from streams_runtime.kstream.ktable import KTable
-        from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
-
         internal, windows = self._internal, self.windows
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
         store_factory = _WindowStoreFactory(mat, windows)

@@ -16,17 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
-from streams_runtime.kstream.kstream import (
+from streams_runtime.kstream.internals.repartition import (
     REPARTITION_TOPIC_SUFFIX,
     SINK_NAME,
     SOURCE_NAME,
     create_repartitioned_source,
 )
+from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.options import Materialized
+from streams_runtime.kstream.windowed_streams import windowed_by
 from streams_runtime.serdes import Serdes
 
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
@@ -69,8 +72,6 @@ class KGroupedStream:
         return self._repartition_node
 
     def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
-        from streams_runtime.kstream.ktable import KTable
-
         supplier = ap.AggregateSupplier(mat.store_name, factory)
         parent = self._repartitioned_parent(mat.store_name)
         node = ProcessorGraphNode(func_name, supplier, materialized=mat)
@@ -126,15 +127,11 @@ class KGroupedStream:
 
     def windowed_by(self, windows: Any) -> Any:
         """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
-        from streams_runtime.kstream.windowed_streams import windowed_by
-
         return windowed_by(self, windows)
 
     # ------------------------------------------------------------------ cogroup (KIP-150)
     def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> Any:
         """Start a cogroup with this stream's ``aggregator(key, value, aggregate)``; see cogrouped."""
-        from streams_runtime.kstream.cogrouped import CogroupedKStream
-
         check_callable(aggregator, "aggregator")
         return CogroupedKStream(self).cogroup(self, aggregator)
 
@@ -153,8 +150,6 @@ class KGroupedTable:
     def _build(
         self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
     ) -> Any:
-        from streams_runtime.kstream.ktable import KTable
-
         internal = self._internal
         sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
         source = internal.suffix_or_generate(name, "-source", SOURCE_NAME)

@@ -12,22 +12,28 @@ actions take ``(key, value)``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.kstream.branched import BranchedKStream
+from streams_runtime.kstream.grouped import KGroupedStream
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.functions import check_callable, with_key
-from streams_runtime.kstream.internals.graph import (
-    GraphNode,
-    ProcessorGraphNode,
-    RepartitionNode,
-    StreamSinkNode,
+from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSinkNode
+from streams_runtime.kstream.internals.join_builders import (
+    stream_global_table_join,
+    stream_stream_join,
+    stream_table_join,
 )
+from streams_runtime.kstream.internals.printing import print_supplier
+from streams_runtime.kstream.internals.repartition import FILTER_NAME, SINK_NAME, create_repartitioned_source
 from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
+from streams_runtime.kstream.join_options import Joined, StreamJoined
+from streams_runtime.kstream.ktable import GlobalKTable, KTable
 from streams_runtime.kstream.options import Grouped, Materialized, Produced, Repartitioned
+from streams_runtime.kstream.printed import Printed
+from streams_runtime.kstream.windows import JoinWindows
 
-FILTER_NAME = "KSTREAM-FILTER-"
 PEEK_NAME = "KSTREAM-PEEK-"
 FOREACH_NAME = "KSTREAM-FOREACH-"
 MAP_NAME = "KSTREAM-MAP-"
@@ -37,49 +43,11 @@ FLATMAPVALUES_NAME = "KSTREAM-FLATMAPVALUES-"
 KEY_SELECT_NAME = "KSTREAM-KEY-SELECT-"
 MERGE_NAME = "KSTREAM-MERGE-"
 BRANCH_NAME = "KSTREAM-BRANCH-"
-SINK_NAME = "KSTREAM-SINK-"
-SOURCE_NAME = "KSTREAM-SOURCE-"
 PROCESSOR_NAME = "KSTREAM-PROCESSOR-"
 PROCESSVALUES_NAME = "KSTREAM-PROCESSVALUES-"
 REPARTITION_NAME = "KSTREAM-REPARTITION-"
 TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
 PRINTING_NAME = "KSTREAM-PRINTER-"
-REPARTITION_TOPIC_SUFFIX = "-repartition"
-
-
-def create_repartitioned_source(
-    internal: Any,
-    prefix: str,
-    key_serde: Any,
-    value_serde: Any,
-    *,
-    partitioner: Any = None,
-    number_of_partitions: int | None = None,
-) -> RepartitionNode:
-    """The repartition node of Kafka Streams' createRepartitionedSource (filter -> sink -> source).
-
-    Always burns three indexes (sink, filter, source); generated names are used when the prefix
-    is itself generated, ``<topic>-sink/-filter/-source`` otherwise.
-    """
-    topic = prefix if prefix.endswith(REPARTITION_TOPIC_SUFFIX) else prefix + REPARTITION_TOPIC_SUFFIX
-    gen_sink = internal.new_processor_name(SINK_NAME)
-    gen_filter = internal.new_processor_name(FILTER_NAME)
-    gen_source = internal.new_processor_name(SOURCE_NAME)
-    if re.fullmatch(r"KSTREAM.*-[0-9]{10}", prefix):
-        sink, source, filter_name = gen_sink, gen_source, gen_filter
-    else:
-        sink, source, filter_name = topic + "-sink", topic + "-source", topic + "-filter"
-    return RepartitionNode(
-        source,
-        sink,
-        filter_name,
-        topic,
-        key_serde,
-        value_serde,
-        partitioner=partitioner,
-        number_of_partitions=number_of_partitions,
-        filter_supplier=sp.PassThrough,
-    )
 
 
 class KStream:
@@ -164,8 +132,6 @@ class KStream:
 
     def split(self, *, name: str | None = None) -> Any:
         """Branch by predicates: ``split().branch(p1).branch(p2).default_branch()`` -> dict."""
-        from streams_runtime.kstream.branched import BranchedKStream
-
         return BranchedKStream(self, self._internal.name_or_generate(name, BRANCH_NAME))
 
     # ------------------------------------------------------------------ Processor API inside the DSL
@@ -224,8 +190,6 @@ class KStream:
 
     def to_table(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
         """This stream as a changelog: each record upserts (a None value deletes) its key."""
-        from streams_runtime.kstream.ktable import KTable
-
         internal = self._internal
         node_name = internal.name_or_generate(name, TO_KTABLE_NAME)
         mat = internal.materialize(
@@ -243,8 +207,6 @@ class KStream:
 
     # ------------------------------------------------------------------ grouping
     def group_by_key(self, grouped: Grouped | None = None) -> Any:
-        from streams_runtime.kstream.grouped import KGroupedStream
-
         g = grouped or Grouped()
         key_serde = g.key_serde if g.key_serde is not None else self.key_serde
         value_serde = g.value_serde if g.value_serde is not None else self.value_serde
@@ -253,8 +215,6 @@ class KStream:
         )
 
     def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
-        from streams_runtime.kstream.grouped import KGroupedStream
-
         check_callable(selector, "key selector")
         g = grouped or Grouped()
         node = self._processor(KEY_SELECT_NAME, g.name, lambda: sp.KStreamSelectKey(selector))
@@ -267,28 +227,19 @@ class KStream:
     def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
         """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
         ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""
-        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
-
         return dispatch_stream_join(self, other, args, kwargs, "inner")
 
     def left_join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
-        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
-
         return dispatch_stream_join(self, other, args, kwargs, "left")
 
     def outer_join(self, other: KStream, *args: Any, **kwargs: Any) -> KStream:
         """Outer join with a KStream ``(joiner, JoinWindows[, StreamJoined])``."""
-        from streams_runtime.kstream.internals.join_builders import dispatch_stream_join
-
         return dispatch_stream_join(self, other, args, kwargs, "outer")
 
     # ------------------------------------------------------------------ print
     def print(self, printed: Any = None) -> None:
         """Print each record as ``[label]: key, value`` (``Printed.to_sys_out()`` by default)."""
-        from streams_runtime.kstream.internals.printing import print_supplier
-        from streams_runtime.kstream.printed import Printed
-
         p = printed if printed is not None else Printed.to_sys_out()
         if not isinstance(p, Printed):
             raise TypeError(f"print takes a Printed, got {printed!r}")
@@ -298,3 +249,58 @@ class KStream:
 
     def __repr__(self) -> str:
         return f"KStream({self.name})"
+
+
+# ------------------------------------------------------------------ joins (see internals/join_builders)
+def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kind: str) -> Any:
+    """``KStream.join/left_join/outer_join(other, ...)``: pick the join by the type of ``other``.
+
+    * KStream: ``(joiner, windows[, stream_joined])`` (or ``windows=``, ``stream_joined=``);
+    * KTable: ``(joiner[, joined])`` (or ``joined=``); not for outer joins;
+    * GlobalKTable: ``(key_selector, joiner)``; not for outer joins.
+    ``name=`` names the join (StreamJoined / Joined name).
+    """
+    name = kwargs.pop("name", None)
+    if isinstance(other, KStream):
+        joiner = args[0] if args else kwargs.pop("joiner")
+        windows = kwargs.pop("windows", None)
+        opts = kwargs.pop("stream_joined", None)
+        for arg in args[1:]:
+            if isinstance(arg, JoinWindows):
+                windows = arg
+            elif isinstance(arg, StreamJoined):
+                opts = arg
+            else:
+                raise TypeError(f"unexpected argument {arg!r} for a stream-stream join")
+        _no_more(kwargs)
+        if not isinstance(windows, JoinWindows):
+            raise TypeError("a stream-stream join needs JoinWindows (windows=JoinWindows.of_...)")
+        if name is not None:
+            opts = (opts or StreamJoined()).with_name(name)
+        return stream_stream_join(
+            stream, other, joiner, windows, opts, kind in ("left", "outer"), kind == "outer"
+        )
+    if kind == "outer":
+        raise TypeError("outer_join is only defined between two KStreams (or two KTables)")
+    if isinstance(other, KTable):
+        joiner = args[0] if args else kwargs.pop("joiner")
+        joined = kwargs.pop("joined", None)
+        for arg in args[1:]:
+            if not isinstance(arg, Joined):
+                raise TypeError(f"unexpected argument {arg!r} for a stream-table join")
+            joined = arg
+        _no_more(kwargs)
+        if name is not None:
+            joined = (joined or Joined()).with_name(name)
+        return stream_table_join(stream, other, joiner, joined, kind == "left")
+    if isinstance(other, GlobalKTable):
+        key_selector = args[0] if args else kwargs.pop("key_selector")
+        joiner = args[1] if len(args) > 1 else kwargs.pop("joiner")
+        _no_more(kwargs)
+        return stream_global_table_join(stream, other, key_selector, joiner, kind == "left", name)
+    raise TypeError(f"cannot join a KStream with {other!r}")
+
+
+def _no_more(kwargs: dict) -> None:
+    if kwargs:
+        raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")

@@ -16,8 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals import table_processors as tp
+from streams_runtime.kstream.internals import transform_values as tv
+from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.internals.join_builders import table_table_join
+from streams_runtime.kstream.internals.suppress import suppress
 from streams_runtime.kstream.options import Grouped, Materialized
 
 FILTER_NAME = "KTABLE-FILTER-"
@@ -127,17 +131,14 @@ class KTable:
 
     def to_stream(self, mapper: Callable[[Any, Any], Any] | None = None, *, name: str | None = None) -> Any:
         """The table's update stream; with ``mapper(key, value)`` the key is re-selected."""
-        from streams_runtime.kstream.kstream import KStream
-
         node = ProcessorGraphNode(self._internal.name_or_generate(name, TOSTREAM_NAME), tp.KTableToStream)
         self._internal.add_graph_node(self._node, node)
-        stream = KStream(self._internal, node, self.key_serde, self.value_serde, False)
+        # KStream sits above KTable in the DSL's layers: the StreamsBuilder hands its class in
+        stream = self._internal.stream_type(self._internal, node, self.key_serde, self.value_serde, False)
         return stream.select_key(mapper) if mapper is not None else stream
 
     def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
         """Re-key the table: ``selector(key, value) -> (new_key, new_value)``; then aggregate."""
-        from streams_runtime.kstream.grouped import KGroupedTable
-
         check_callable(selector, "selector")
         g = grouped or Grouped()
         select_name = self._internal.name_or_generate(g.name, SELECT_NAME)
@@ -145,7 +146,7 @@ class KTable:
         node = ProcessorGraphNode(select_name, supplier)
         self._internal.add_graph_node(self._node, node)
         self.enable_sending_old_values(True)
-        return KGroupedTable(self._internal, node, g.key_serde, g.value_serde, g.name)
+        return self._internal.grouped_table_type(self._internal, node, g.key_serde, g.value_serde, g.name)
 
     # ------------------------------------------------------------------ joins, suppress
     def join(
@@ -163,8 +164,6 @@ class KTable:
         foreign-key join: the extractor maps this table's ``value`` (or ``key, value``) to
         ``other``'s key.
         """
-        from streams_runtime.kstream.internals.join_builders import table_table_join
-
         if _foreign_key_call(materialized):
             return _foreign_key_join(self, other, joiner, materialized, False, args, name, kwargs)
         _no_extra(args, kwargs)
@@ -181,8 +180,6 @@ class KTable:
     ) -> KTable:
         """Left table-table join; ``left_join(other, foreign_key_extractor, joiner, ...)`` is a
         foreign-key left join."""
-        from streams_runtime.kstream.internals.join_builders import table_table_join
-
         if _foreign_key_call(materialized):
             return _foreign_key_join(self, other, joiner, materialized, True, args, name, kwargs)
         _no_extra(args, kwargs)
@@ -196,14 +193,10 @@ class KTable:
         *,
         name: str | None = None,
     ) -> KTable:
-        from streams_runtime.kstream.internals.join_builders import table_table_join
-
         return table_table_join(self, other, joiner, "outer", name, materialized)
 
     def suppress(self, suppressed: Any) -> KTable:
         """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
-        from streams_runtime.kstream.internals.suppress import suppress
-
         return suppress(self, suppressed)
 
     # ------------------------------------------------------------------ transform_values
@@ -216,8 +209,6 @@ class KTable:
     ) -> KTable:
         """Transform each value with a stateful transformer (``transform(key, value)``, optional
         ``init(context)``/``close()``) that may read ``store_names``; see internals/transform_values."""
-        from streams_runtime.kstream.internals import transform_values as tv
-
         check_callable(transformer_supplier, "transformer supplier")
         internal = self._internal
         mat = None
@@ -255,8 +246,6 @@ def _no_extra(args: tuple, kwargs: dict) -> None:
 def _foreign_key_join(
     table: KTable, other: Any, extractor: Any, joiner: Any, left: bool, args: tuple, name: Any, kwargs: dict
 ) -> KTable:
-    from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
-
     if name is not None:
         kwargs = {**kwargs, "name": name}
     return foreign_key_join(table, other, extractor, joiner, left, args, kwargs)

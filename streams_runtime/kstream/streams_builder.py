@@ -17,10 +17,11 @@ from typing import Any
 
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.grouped import KGroupedTable
 from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 from streams_runtime.kstream.internals.graph import GraphNode, StreamSourceNode, TableSourceNode
+from streams_runtime.kstream.internals.repartition import SOURCE_NAME as KSTREAM_SOURCE_NAME
 from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
-from streams_runtime.kstream.kstream import SOURCE_NAME as KSTREAM_SOURCE_NAME
 from streams_runtime.kstream.kstream import KStream
 from streams_runtime.kstream.ktable import SOURCE_NAME as KTABLE_SOURCE_NAME
 from streams_runtime.kstream.ktable import GlobalKTable, KTable
@@ -79,7 +80,7 @@ class StreamsBuilder:
 
     def __init__(self, config: StreamsConfig | Mapping[str, Any] | None = None) -> None:
         self.config = config
-        self._internal = InternalStreamsBuilder()
+        self._internal = InternalStreamsBuilder(stream_type=KStream, grouped_table_type=KGroupedTable)
         self._built: Topology | None = None
 
     # ------------------------------------------------------------------ sources

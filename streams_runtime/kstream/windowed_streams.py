@@ -31,8 +31,10 @@ from streams_runtime.kstream.internals import window_aggregate as wa
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.serdes import Serdes
+from streams_runtime.state import Stores
 from streams_runtime.windowed import WindowedSerdes
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
@@ -54,8 +56,6 @@ class _WindowStoreFactory:
         return self.build(store_type == "in_memory")
 
     def build(self, in_memory: bool) -> Any:
-        from streams_runtime.state import Stores
-
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
         if isinstance(windows, SlidingWindows):
             return self._build_sliding(in_memory)
@@ -102,8 +102,6 @@ class _WindowStoreFactory:
         right window), hence the larger minimum retention. As in Kafka Streams, the minimum is only
         enforced when the DSL creates the store (no store supplier given).
         """
-        from streams_runtime.state import Stores
-
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
         diff = windows.time_difference_ms
         supplier = m.store_supplier
@@ -135,8 +133,6 @@ class _WindowedKStream:
         raise NotImplementedError
 
     def _build(self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]) -> Any:
-        from streams_runtime.kstream.ktable import KTable
-
         internal = self._internal
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows

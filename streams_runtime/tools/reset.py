@@ -40,7 +40,7 @@ from pathlib import Path
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
-from streams_runtime.kafka.membership import describe_application_members
+from streams_runtime.processor.internals.group_member import describe_application_members
 
 INTERNAL_SUFFIXES = ("-repartition", "-changelog")
 _DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")

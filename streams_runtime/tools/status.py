@@ -26,8 +26,8 @@ from rich.console import Console
 from rich.table import Table
 
 from streams_runtime.kafka import clients
-from streams_runtime.kafka.membership import describe_application_members
 from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
+from streams_runtime.processor.internals.group_member import describe_application_members
 
 TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics, partition_counts
-from streams_runtime.kafka.membership import GroupMember, TaskChange, coordination_group_id
+from streams_runtime.kafka.membership import coordination_group_id
 from streams_runtime.processor.internals.assignment import (
     AssignmentInfo,
     AssignorConfig,
@@ -27,6 +27,7 @@ from streams_runtime.processor.internals.assignment import (
     SubtopologySources,
     TaskId,
 )
+from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 
 SESSION_MS = 2_000
 STAGE_TIMEOUT = 25.0

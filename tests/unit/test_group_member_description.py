@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
-from streams_runtime.kafka.membership import member_description
 from streams_runtime.processor.internals.assignment import SubscriptionInfo
+from streams_runtime.processor.internals.group_member import member_description
 
 PROCESS = "20416f83-48fc-44cf-8a7c-8928461a5cea"
 MEMBER = f"app-coordination-{PROCESS}-12859b12-917f-449b-b707-a22e5712ddc9"

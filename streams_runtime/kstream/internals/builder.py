@@ -21,6 +21,7 @@ from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamSourceNode
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+from streams_runtime.state import Stores
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -51,8 +52,6 @@ class BuildContext:
         self.internal = internal
 
     def store_builder(self, m: MaterializedInternal) -> Any:
-        from streams_runtime.state import Stores
-
         mat = m.materialized
         supplier = mat.store_supplier
         if getattr(supplier, "history_retention_ms", None) is not None:  # a versioned store
@@ -79,8 +78,6 @@ class BuildContext:
 
 def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
     """A table's store on a versioned supplier (``Materialized.as_(Stores.*_versioned_...)``)."""
-    from streams_runtime.state import Stores
-
     builder = Stores.versioned_key_value_store_builder(supplier, m.key_serde, m.value_serde)
     mat = m.materialized
     if mat.logging_enabled:
@@ -91,7 +88,11 @@ def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
 class InternalStreamsBuilder:
     """See the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, stream_type: Any = None, grouped_table_type: Any = None) -> None:
+        #: the KStream and KGroupedTable classes, given by the StreamsBuilder: a KTable makes its
+        #: update stream and its regrouping with them, as KTable sits below both in the DSL's layers
+        self.stream_type = stream_type
+        self.grouped_table_type = grouped_table_type
         self.index = 0
         self.root = RootNode()
         self.nodes: list[GraphNode] = []

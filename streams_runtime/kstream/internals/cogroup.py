@@ -21,7 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.internals.repartition import create_repartitioned_source
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.internals.table_joins import StoreValueGetter, ValueGetterSupplier
 from streams_runtime.processor.api import Processor, Record
 
 AGGREGATE_NAME = "COGROUPKSTREAM-AGGREGATE-"
@@ -48,8 +50,6 @@ class CogroupPassThroughSupplier:
         return True
 
     def value_getter_supplier(self) -> Any:
-        from streams_runtime.kstream.internals.table_joins import StoreValueGetter, ValueGetterSupplier
-
         name = self.store_name
         return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
 
@@ -73,8 +73,6 @@ class CogroupAggregateBuilder:
         self.parent_nodes: dict[int, GraphNode] = {}
 
     def _parents(self, patterns: list[tuple[Any, Callable[..., Any]]], store_name: str) -> list[GraphNode]:
-        from streams_runtime.kstream.kstream import create_repartitioned_source
-
         parents: list[GraphNode] = []
         for grouped, _ in patterns:
             key = id(grouped)

@@ -28,10 +28,13 @@ from streams_runtime.kstream.internals.fk_join_wire import (
 )
 from streams_runtime.kstream.internals.functions import check_callable, positional_arity
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSourceNode
+from streams_runtime.kstream.internals.join_builders import with_key_joiner
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.options import Consumed, Materialized, Produced
 from streams_runtime.kstream.table_joined import TableJoined
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
+from streams_runtime.serdes import Serdes
+from streams_runtime.state import Stores
 
 FK_JOIN = "KTABLE-FK-JOIN-"
 STATE_STORE = FK_JOIN + "SUBSCRIPTION-STATE-STORE-"
@@ -94,9 +97,6 @@ def foreign_key_join(
     args: tuple = (),
     kwargs: dict | None = None,
 ) -> Any:
-    from streams_runtime.kstream.internals.join_builders import with_key_joiner
-    from streams_runtime.kstream.ktable import KTable
-
     check_callable(extractor, "foreign key extractor")
     if positional_arity(extractor) != 2:  # extractor(value); Kafka 4's (key, value) form otherwise
         value_only = extractor
@@ -144,9 +144,6 @@ def foreign_key_join(
     store_name = named("-subscription-store", STATE_STORE)
 
     def subscription_store(ctx: Any) -> Any:
-        from streams_runtime.serdes import Serdes
-        from streams_runtime.state import Stores
-
         config = ctx.config
         in_memory = (config.get("default_dsl_store") if config else None) == "in_memory"
         supplier = (
@@ -211,4 +208,4 @@ def foreign_key_join(
     supplier = tp.KTableSourceSupplier(mat.store_name, mat.queryable_store_name)
     result = ProcessorGraphNode(result_name, supplier, materialized=mat, materialize_if=supplier.materialized)
     internal.add_graph_node(resolver, result)
-    return KTable(internal, result, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+    return type(this)(internal, result, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)

@@ -1,7 +1,9 @@
 """Join wiring: DSL join calls -> graph nodes, repartition topics, stores and co-partitioning.
 
 Owner: the DSL. ``KStream.join/left_join/outer_join`` and ``KTable.join/...``
-delegate here. Naming, index burning and repartitioning follow Kafka Streams:
+delegate here. The builders never import those classes: a result is made with the class of
+its input (``type(stream)``, ``type(table)``), so the classes import the builders, not the other
+way round. Naming, index burning and repartitioning follow Kafka Streams:
 
 * stream-stream: a side whose key changed upstream is repartitioned first through
   ``<name>-left-repartition`` / ``<name>-right-repartition`` (StreamJoined name) or
@@ -25,9 +27,13 @@ from streams_runtime.kstream.internals import stream_joins as sj
 from streams_runtime.kstream.internals import table_joins as tj
 from streams_runtime.kstream.internals.functions import check_callable, positional_arity
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
-from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.internals.repartition import create_repartitioned_source
+from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode, source_node_names
+from streams_runtime.kstream.internals.stream_processors import PassThrough
+from streams_runtime.kstream.internals.stream_table_grace_wiring import grace_join_node
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.options import Materialized
+from streams_runtime.state import Stores
 
 
 def with_key_joiner(joiner: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
@@ -43,8 +49,6 @@ def _reversed(joiner: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any
 
 
 def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde: Any) -> Any:
-    from streams_runtime.kstream.kstream import KStream, create_repartitioned_source
-
     internal = stream._internal
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
@@ -58,7 +62,7 @@ def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde:
         internal.add_graph_node(stream._node, node)
         if prefix == stream.name:
             cache[id(stream._node)] = node
-    return KStream(internal, node, key_serde, value_serde, False)
+    return type(stream)(internal, node, key_serde, value_serde, False)
 
 
 class _StreamStreamJoinNode(GraphNode):
@@ -86,9 +90,6 @@ class _StreamStreamJoinNode(GraphNode):
         self.inputs = inputs
 
     def write(self, builder: Any, ctx: Any) -> None:
-        from streams_runtime.kstream.internals.stateful_nodes import source_node_names
-        from streams_runtime.kstream.internals.stream_processors import PassThrough
-
         builder.add_processor(self.this_name, self.this_supplier, [self.this_windowed])
         builder.add_processor(self.other_name, self.other_supplier, [self.other_windowed])
         builder.add_processor(self.name, PassThrough, [self.this_name, self.other_name])
@@ -116,9 +117,7 @@ def stream_stream_join(
     left_outer: bool,
     right_outer: bool,
 ) -> Any:
-    from streams_runtime.kstream.kstream import KStream
-    from streams_runtime.state import Stores
-
+    stream_type = type(left)
     joiner3 = with_key_joiner(joiner)
     sj_opts = stream_joined or StreamJoined()
     internal = left._internal
@@ -217,14 +216,12 @@ def stream_stream_join(
         [left._node, right._node],
     )
     internal.add_graph_node([this_node, other_node], node)
-    return KStream(internal, node, key_serde, None, False)
+    return stream_type(internal, node, key_serde, None, False)
 
 
 def stream_table_join(
     stream: Any, table: Any, joiner: Callable[..., Any], joined: Joined | None, left: bool
 ) -> Any:
-    from streams_runtime.kstream.kstream import KStream
-
     joiner3 = with_key_joiner(joiner)
     j = joined or Joined()
     internal = stream._internal
@@ -235,8 +232,6 @@ def stream_table_join(
     name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = tj.value_getter_supplier(table._supplier)
     if j.grace_period_ms is not None:
-        from streams_runtime.kstream.internals.stream_table_grace_wiring import grace_join_node
-
         node = grace_join_node(stream, table, name, getter, joiner3, left, j)
     else:
         node = StatefulProcessorNode(
@@ -246,7 +241,7 @@ def stream_table_join(
         )
     node.copartition_inputs = [stream._node, table._node]
     internal.add_graph_node(stream._node, node)
-    return KStream(internal, node, stream.key_serde, None, False)
+    return type(stream)(internal, node, stream.key_serde, None, False)
 
 
 def stream_global_table_join(
@@ -257,8 +252,6 @@ def stream_global_table_join(
     left: bool,
     name: str | None,
 ) -> Any:
-    from streams_runtime.kstream.kstream import KStream
-
     check_callable(key_selector, "key selector")
     joiner3 = with_key_joiner(joiner)
     internal = stream._internal
@@ -267,7 +260,7 @@ def stream_global_table_join(
     getter = tj.ValueGetterSupplier(lambda: tj.StoreValueGetter(store), [])
     node = ProcessorGraphNode(node_name, lambda: tj.KStreamKTableJoin(getter, joiner3, left, key_selector))
     internal.add_graph_node(stream._node, node)
-    return KStream(internal, node, stream.key_serde, None, stream.repartition_required)
+    return type(stream)(internal, node, stream.key_serde, None, stream.repartition_required)
 
 
 def table_table_join(
@@ -278,8 +271,6 @@ def table_table_join(
     name: str | None,
     materialized: Materialized | None,
 ) -> Any:
-    from streams_runtime.kstream.ktable import KTable
-
     joiner3 = with_key_joiner(joiner)
     internal = this._internal
     mat = None
@@ -317,62 +308,4 @@ def table_table_join(
     internal.add_graph_node([this_node, other_node], merge_node)
     key_serde = mat.key_serde if mat is not None else this.key_serde
     value_serde = mat.value_serde if mat is not None else None
-    return KTable(internal, merge_node, key_serde, value_serde, merger, store_name)
-
-
-def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kind: str) -> Any:
-    """``KStream.join/left_join/outer_join(other, ...)``: pick the join by the type of ``other``.
-
-    * KStream: ``(joiner, windows[, stream_joined])`` (or ``windows=``, ``stream_joined=``);
-    * KTable: ``(joiner[, joined])`` (or ``joined=``); not for outer joins;
-    * GlobalKTable: ``(key_selector, joiner)``; not for outer joins.
-    ``name=`` names the join (StreamJoined / Joined name).
-    """
-    from streams_runtime.kstream.kstream import KStream
-    from streams_runtime.kstream.ktable import GlobalKTable, KTable
-    from streams_runtime.kstream.windows import JoinWindows
-
-    name = kwargs.pop("name", None)
-    if isinstance(other, KStream):
-        joiner = args[0] if args else kwargs.pop("joiner")
-        windows = kwargs.pop("windows", None)
-        opts = kwargs.pop("stream_joined", None)
-        for arg in args[1:]:
-            if isinstance(arg, JoinWindows):
-                windows = arg
-            elif isinstance(arg, StreamJoined):
-                opts = arg
-            else:
-                raise TypeError(f"unexpected argument {arg!r} for a stream-stream join")
-        _no_more(kwargs)
-        if not isinstance(windows, JoinWindows):
-            raise TypeError("a stream-stream join needs JoinWindows (windows=JoinWindows.of_...)")
-        if name is not None:
-            opts = (opts or StreamJoined()).with_name(name)
-        return stream_stream_join(
-            stream, other, joiner, windows, opts, kind in ("left", "outer"), kind == "outer"
-        )
-    if kind == "outer":
-        raise TypeError("outer_join is only defined between two KStreams (or two KTables)")
-    if isinstance(other, KTable):
-        joiner = args[0] if args else kwargs.pop("joiner")
-        joined = kwargs.pop("joined", None)
-        for arg in args[1:]:
-            if not isinstance(arg, Joined):
-                raise TypeError(f"unexpected argument {arg!r} for a stream-table join")
-            joined = arg
-        _no_more(kwargs)
-        if name is not None:
-            joined = (joined or Joined()).with_name(name)
-        return stream_table_join(stream, other, joiner, joined, kind == "left")
-    if isinstance(other, GlobalKTable):
-        key_selector = args[0] if args else kwargs.pop("key_selector")
-        joiner = args[1] if len(args) > 1 else kwargs.pop("joiner")
-        _no_more(kwargs)
-        return stream_global_table_join(stream, other, key_selector, joiner, kind == "left", name)
-    raise TypeError(f"cannot join a KStream with {other!r}")
-
-
-def _no_more(kwargs: dict) -> None:
-    if kwargs:
-        raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")
+    return type(this)(internal, merge_node, key_serde, value_serde, merger, store_name)

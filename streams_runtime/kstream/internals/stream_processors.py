@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.processor.api import Processor, Record
+from streams_runtime.processor.api import FixedKeyRecord, Processor, Record
+from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
 
 
 class _Forwarding(Processor):
@@ -132,15 +133,11 @@ class FixedKeyProcessorAdapter(Processor):
         self.inner = inner
 
     def init(self, context: Any) -> None:
-        from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
-
         init = getattr(self.inner, "init", None)
         if init is not None:
             init(FixedKeyProcessorContext(context))
 
     def process(self, record: Record) -> None:
-        from streams_runtime.processor.api import FixedKeyRecord
-
         self.inner.process(FixedKeyRecord(record.key, record.value, record.timestamp, record.headers))
 
     def close(self) -> None:

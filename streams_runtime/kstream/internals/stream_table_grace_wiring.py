@@ -11,6 +11,7 @@ from typing import Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals import table_joins as tj
+from streams_runtime.kstream.internals.builder import BuildContext
 from streams_runtime.kstream.internals.graph import TableSourceNode
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.stream_table_grace import (
@@ -18,6 +19,8 @@ from streams_runtime.kstream.internals.stream_table_grace import (
     KStreamKTableJoinWithGrace,
     check_versioned_store,
 )
+from streams_runtime.serdes import Serdes
+from streams_runtime.state import Stores
 
 
 class _GraceJoinNode(StatefulProcessorNode):
@@ -44,10 +47,6 @@ def _direct_supplier(node: Any) -> Any:
 def grace_join_node(
     stream: Any, table: Any, name: str, getter: Any, joiner3: Any, left: bool, joined: Any
 ) -> Any:
-    from streams_runtime.kstream.internals.builder import BuildContext
-    from streams_runtime.serdes import Serdes
-    from streams_runtime.state import Stores
-
     node = table._node
     if isinstance(node, TableSourceNode) or getattr(node, "materialized", None) is not None:
         supplier = _direct_supplier(node)

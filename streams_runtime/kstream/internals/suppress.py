@@ -24,9 +24,12 @@ from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.graph import GraphNode
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
+from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier, value_getter_supplier
 from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
 from streams_runtime.kstream.suppressed import SHUT_DOWN, Suppressed
 from streams_runtime.processor.api import Processor, Record
+from streams_runtime.state import ValueAndTimestamp
+from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyValueBufferBuilder
 from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 SUPPRESS_NAME = "KTABLE-SUPPRESS-"
@@ -52,9 +55,6 @@ class KTableSuppressSupplier:
         """What a join sees of the suppressed table: the value downstream last saw (the buffered
         key's prior value), else the upstream table's value. The timestamp is the upstream
         value's (the buffer does not expose the prior value's own timestamp)."""
-        from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier, value_getter_supplier
-        from streams_runtime.state import ValueAndTimestamp
-
         parent = value_getter_supplier(self.parent)
         store_name = self.store_name
 
@@ -160,9 +160,6 @@ def _windows_upstream(node: GraphNode) -> Any:
 
 def suppress(table: Any, suppressed: Suppressed) -> Any:
     """Add the suppress node after ``table``; returns the suppressed KTable."""
-    from streams_runtime.kstream.ktable import KTable
-    from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyValueBufferBuilder
-
     if not isinstance(suppressed, Suppressed):
         raise TypeError(f"suppress takes a Suppressed, got {suppressed!r}")
     internal = table._internal
@@ -195,4 +192,4 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
 
     node = StatefulProcessorNode(name, supplier, store_factories=(buffer_builder,))
     internal.add_graph_node(table._node, node)
-    return KTable(internal, node, table.key_serde, table.value_serde, supplier, None)
+    return type(table)(internal, node, table.key_serde, table.value_serde, supplier, None)

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
@@ -79,8 +80,6 @@ class ValueGetterSupplier:
 
 def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
     """The value getter of the KTable produced by ``table_supplier`` (see the module docstring)."""
-    from streams_runtime.kstream.internals import table_processors as tp
-
     own = getattr(table_supplier, "value_getter_supplier", None)
     if callable(own):
         return own()

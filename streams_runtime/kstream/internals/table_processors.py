@@ -18,6 +18,10 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
+from streams_runtime.state.internals.versioned_store import (
+    PUT_RETURN_CODE_NOT_PUT,
+    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+)
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -161,11 +165,6 @@ class KTableSourceProcessor(Processor):
     def _put_versioned(self, record: Record, old: Any) -> None:
         """A versioned table: a put outside history retention is dropped; an out-of-order put
         (not the latest version) is forwarded with ``is_latest=False``, which joins ignore."""
-        from streams_runtime.state.internals.versioned_store import (
-            PUT_RETURN_CODE_NOT_PUT,
-            PUT_RETURN_CODE_VALID_TO_UNDEFINED,
-        )
-
         code = self.store.put(record.key, record.value, record.timestamp)
         if code == PUT_RETURN_CODE_NOT_PUT:
             return

@@ -19,6 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.table_joins import (
+    StoreValueGetter,
+    ValueGetterSupplier,
+    value_getter_supplier,
+)
 from streams_runtime.kstream.internals.table_processors import KTableProcessorSupplier, TupleForwarder
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -47,12 +52,6 @@ class KTableTransformValuesSupplier(KTableProcessorSupplier):
             self.stores = provided
 
     def value_getter_supplier(self) -> Any:
-        from streams_runtime.kstream.internals.table_joins import (
-            StoreValueGetter,
-            ValueGetterSupplier,
-            value_getter_supplier,
-        )
-
         if self.queryable_name is not None:
             name = self.queryable_name
             return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])

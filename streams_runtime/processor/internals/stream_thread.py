@@ -50,7 +50,7 @@ from typing import Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
 from streams_runtime.kafka.clients import create_consumer
-from streams_runtime.kafka.membership import GroupMember, TaskChange
+from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.record_collector import create_record_collector
 from streams_runtime.processor.internals.task_manager import TaskManager

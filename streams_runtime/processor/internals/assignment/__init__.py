@@ -2,7 +2,7 @@
 
 Pure logic (no client library). The leader's entry point is :class:`StreamsAssignor`; members
 exchange :class:`SubscriptionInfo` and :class:`AssignmentInfo` as group-protocol user data
-(see ``streams_runtime.kafka.membership``). ``TaskId`` is the project's one task id type
+(see ``streams_runtime.processor.internals.group_member``). ``TaskId`` is the project's one task id type
 (:mod:`streams_runtime.processor.task_id`), re-exported here for convenience.
 """
 

@@ -1,8 +1,9 @@
 """SubscriptionInfo: what one group member tells the leader when it joins.
 
-Created by the member (``GroupMember`` in :mod:`streams_runtime.kafka.membership`) at every
-JoinGroup and carried as the consumer-protocol subscription's user data; decoded by the leader's
-assignor. Kafka Streams' SubscriptionInfo carries the same facts.
+Created by the member (``GroupMember`` in
+:mod:`streams_runtime.processor.internals.group_member`) at every JoinGroup and carried as
+the consumer-protocol subscription's user data; decoded by the leader's assignor. Kafka Streams'
+SubscriptionInfo carries the same facts.
 
 Fields:
   - ``process_id``: the instance (process) the member belongs to. Members with the same process id
