@@ -4,7 +4,8 @@
   aggregates; an instance restarted on an empty state directory restores the store from the
   changelog (the query answers before any new record) and keeps aggregating from there.
 * ``builder.stream(re.compile(...))``: tasks for every matching topic that exists at start (not
-  the others), records of each flowing through.
+  the others), records of each flowing through; a matching topic created while the app runs is
+  read without a restart (the count store keeps its earlier counts), a non-matching one never.
 """
 
 from __future__ import annotations
@@ -161,6 +162,60 @@ def test_pattern_source_reads_every_matching_topic(bootstrap_servers, unique_nam
         want = {"k0": 3, "k1": 2}
         got = latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda latest: latest == want)
         assert got == want
+    finally:
+        closed = client.close(timeout=30)
+    assert closed and not client.errors
+
+
+def _partitions_read(client: KafkaStreams) -> set[tuple[str, int]]:
+    return {
+        tp
+        for thread in client.metadata_for_local_threads()
+        for task in thread.active_tasks
+        for tp in task.topic_partitions
+    }
+
+
+def test_pattern_source_picks_up_a_matching_topic_created_while_running(
+    bootstrap_servers, unique_name, tmp_path
+):
+    base = unique_name("orders")
+    eu, us, other, sink = f"{base}-eu", f"{base}-us", f"{base}x-other", unique_name("out")
+    make_topics(bootstrap_servers, **{eu: PARTITIONS, sink: PARTITIONS})
+    builder = StreamsBuilder()
+    (
+        builder.stream(re.compile(re.escape(base) + r"-[a-z]+"), Consumed.with_(S, S))
+        .group_by_key()
+        .count(Materialized.as_("orders-per-key"))
+        .to_stream()
+        .to(sink, Produced.with_(S, Serdes.Long()))
+    )
+    config = streams_config(bootstrap_servers, unique_name("regex-new"), tmp_path, metadata_max_age_ms=500)
+    client = KafkaStreams(builder.build(), config)
+    try:
+        client.start()
+        wait_running(client, timeout=30)
+        produce(bootstrap_servers, eu, _records(["k0", "k1", "k0"]))
+        want = {"k0": 2, "k1": 1}
+        assert latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda got: got == want) == want
+        assert {t for t, _ in _partitions_read(client)} == {eu}
+        make_topics(bootstrap_servers, **{us: PARTITIONS, other: PARTITIONS})
+        wait_until(
+            lambda: {t for t, _ in _partitions_read(client)} == {eu, us},
+            30,
+            lambda: f"partitions read: {sorted(_partitions_read(client))}",
+        )
+        produce(bootstrap_servers, us, _records(["k0", "k1", "k2"]))
+        produce(bootstrap_servers, other, _records(["k0", "k0", "k0"]))  # does not match: never read
+        want = {"k0": 3, "k1": 2, "k2": 1}  # counted on top of the store's earlier counts
+        got = latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda latest: latest == want)
+        assert got == want
+        produce(bootstrap_servers, us, _records(["k3"]))  # after the non-matching records
+        want = {**want, "k3": 1}
+        got = latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda latest: "k3" in latest)
+        assert got == want
+        assert client.state is KafkaStreamsState.RUNNING
+        assert other not in {t for t, _ in _partitions_read(client)}
     finally:
         closed = client.close(timeout=30)
     assert closed and not client.errors

@@ -8,6 +8,8 @@ instances. The StateDirectory is the one shared mutable piece (it is thread-safe
 from __future__ import annotations
 
 import pathlib
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,10 @@ class RuntimeSetup:
     global_topics: dict[str, int] = field(default_factory=dict)  # global source topic -> partitions
     global_stores: dict[str, Any] = field(default_factory=dict)  # set once the GlobalStreamThread restored
     end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
+    #: bumped each time a source by topic pattern gained topics (threads compare it to theirs)
+    pattern_version: int = 0
+    _pattern_lock: threading.Lock = field(default_factory=threading.Lock)
+    _patterns_listed_at: float = field(default_factory=time.monotonic)
 
     @property
     def client_id(self) -> str:
@@ -72,16 +78,7 @@ class RuntimeSetup:
         _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
-        infos = {i.id: i for i in topology_info.sub_topologies(builder)}
-        sources = [
-            SubtopologySources(
-                i.id,
-                tuple(i.source_topics),
-                tuple(tuple(g) for g in i.copartition_groups),
-                stateful=bool(i.stores),
-            )
-            for i in infos.values()
-        ]
+        infos, sources = _subtopologies(builder)
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
         overrides = config.client_configs("consumer.")
         member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
@@ -110,6 +107,40 @@ class RuntimeSetup:
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
         return setup
+
+    # ------------------------------------------------------------------ sources by topic pattern
+    def refresh_pattern_sources(self) -> int:
+        """Every ``metadata_max_age_ms``: bind new topics matching a pattern source (see
+        pattern_sources) and recompute the sub-topologies and partition counts; returns
+        :attr:`pattern_version`. Called by every stream thread each loop; one of them lists."""
+        from streams_runtime.processor.internals.pattern_sources import (
+            add_new_pattern_topics,
+            pattern_sources,
+        )
+
+        if not pattern_sources(self.builder):
+            return self.pattern_version
+        now = time.monotonic()
+        if now - self._patterns_listed_at < self.config["metadata_max_age_ms"] / 1000:
+            return self.pattern_version
+        if not self._pattern_lock.acquire(blocking=False):  # another thread is listing
+            return self.pattern_version
+        try:
+            from streams_runtime.kafka.clients import existing_topics, partition_counts
+
+            admin = create_admin(self.bootstrap_servers, self.config.client_configs("admin."))
+            added = add_new_pattern_topics(self.builder, existing_topics(admin))
+            if added:
+                counts = partition_counts(admin, added)
+                infos, sources = _subtopologies(self.builder)
+                # replaced, never changed in place: a thread reads the old ones until it rebinds
+                self.partition_counts = {**self.partition_counts, **counts}
+                self.subtopologies, self.subtopology_sources = infos, sources
+                self.pattern_version += 1
+            self._patterns_listed_at = time.monotonic()
+        finally:
+            self._pattern_lock.release()
+        return self.pattern_version
 
     # ------------------------------------------------------------------ per-thread factories
     def new_cache(self) -> Any:
@@ -151,6 +182,20 @@ class RuntimeSetup:
         self.state_directory.close()
         if self.end_offset_sums is not None:
             self.end_offset_sums.close()
+
+
+def _subtopologies(builder: Any) -> tuple[dict[int, SubtopologyInfo], list[SubtopologySources]]:
+    infos = {i.id: i for i in topology_info.sub_topologies(builder)}
+    sources = [
+        SubtopologySources(
+            i.id,
+            tuple(i.source_topics),
+            tuple(tuple(g) for g in i.copartition_groups),
+            stateful=bool(i.stores),
+        )
+        for i in infos.values()
+    ]
+    return infos, sources
 
 
 def _high_availability_settings(config: Any) -> dict[str, Any]:
