@@ -3,6 +3,8 @@
 * A cogroup of two topics into one RocksDB store with a changelog: the interactive query reads the
   aggregates; an instance restarted on an empty state directory restores the store from the
   changelog (the query answers before any new record) and keeps aggregating from there.
+* The cogroup store with ``num_standby_replicas=1`` on two instances: the instance holding the
+  standby answers queries with ``allow_stale`` from what it replicated from the changelog.
 * ``builder.stream(re.compile(...))``: tasks for every matching topic that exists at start (not
   the others), records of each flowing through; a matching topic created while the app runs is
   read without a restart (the count store keeps its earlier counts), a non-matching one never.
@@ -97,6 +99,49 @@ def _run_cogroup(
         closed = client.close(timeout=30)
     assert closed and client.state is KafkaStreamsState.NOT_RUNNING and not client.errors
     return restored
+
+
+def test_cogroup_store_standby_answers_stale_queries(bootstrap_servers, unique_name, tmp_path):
+    clicks, purchases, sink = (unique_name(n) for n in ("clicks", "purchases", "activity-out"))
+    make_topics(bootstrap_servers, **{clicks: 1, purchases: 1, sink: 1})
+    produce(bootstrap_servers, clicks, _records(["ann", "bob", "ann"]))
+    produce(bootstrap_servers, purchases, _records(["ann"]))
+    want = {"ann": 102, "bob": 1}
+    app = unique_name("cogroup-standby")
+    clients = [
+        KafkaStreams(
+            cogroup_app(clicks, purchases, sink),
+            streams_config(bootstrap_servers, app, tmp_path / f"i{i}", num_standby_replicas=1),
+        )
+        for i in range(2)
+    ]
+
+    def standby_holder() -> KafkaStreams | None:
+        for client in clients:
+            threads = client.metadata_for_local_threads()
+            if any(t.standby_tasks for t in threads) and not any(t.active_tasks for t in threads):
+                return client
+        return None
+
+    def stale(client: KafkaStreams) -> dict:
+        try:
+            view = client.store("activity", allow_stale=True)
+            return {k: getattr(view.get(k), "value", view.get(k)) for k in want}
+        except Exception:  # noqa: BLE001 - not yet replicated or still assigning
+            return {}
+
+    try:
+        for client in clients:
+            client.start()
+        wait_running(*clients, timeout=60)
+        wait_until(lambda: standby_holder() is not None, 60, "a standby task to be assigned")
+        holder = standby_holder()
+        assert holder is not None
+        wait_until(lambda: stale(holder) == want, 60, lambda: f"standby answers {stale(holder)}")
+        assert not any(t.active_tasks for t in holder.metadata_for_local_threads())
+    finally:
+        closed = [client.close(timeout=30) for client in clients]
+    assert all(closed) and not any(client.errors for client in clients)
 
 
 def _safe_query(client: KafkaStreams, key: str) -> Any:
