@@ -16,6 +16,8 @@ import re
 import struct
 from typing import Any
 
+import pytest
+
 from streams_runtime import (
     Consumed,
     KafkaStreams,
@@ -212,43 +214,51 @@ def test_pattern_source_reads_every_matching_topic(bootstrap_servers, unique_nam
     assert closed and not client.errors
 
 
-def _partitions_read(client: KafkaStreams) -> set[tuple[str, int]]:
+def _partitions_read(*clients: KafkaStreams) -> set[tuple[str, int]]:
     return {
         tp
+        for client in clients
         for thread in client.metadata_for_local_threads()
         for task in thread.active_tasks
         for tp in task.topic_partitions
     }
 
 
+@pytest.mark.parametrize(("instances", "threads"), [(1, 2), (2, 1)])
 def test_pattern_source_picks_up_a_matching_topic_created_while_running(
-    bootstrap_servers, unique_name, tmp_path
+    bootstrap_servers, unique_name, tmp_path, instances, threads
 ):
     base = unique_name("orders")
     eu, us, other, sink = f"{base}-eu", f"{base}-us", f"{base}x-other", unique_name("out")
     make_topics(bootstrap_servers, **{eu: PARTITIONS, sink: PARTITIONS})
-    builder = StreamsBuilder()
-    (
-        builder.stream(re.compile(re.escape(base) + r"-[a-z]+"), Consumed.with_(S, S))
-        .group_by_key()
-        .count(Materialized.as_("orders-per-key"))
-        .to_stream()
-        .to(sink, Produced.with_(S, Serdes.Long()))
-    )
-    config = streams_config(bootstrap_servers, unique_name("regex-new"), tmp_path, metadata_max_age_ms=500)
-    client = KafkaStreams(builder.build(), config)
+    app = unique_name("regex-new")
+    clients = []
+    for i in range(instances):
+        builder = StreamsBuilder()
+        (
+            builder.stream(re.compile(re.escape(base) + r"-[a-z]+"), Consumed.with_(S, S))
+            .group_by_key()
+            .count(Materialized.as_("orders-per-key"))
+            .to_stream()
+            .to(sink, Produced.with_(S, Serdes.Long()))
+        )
+        config = streams_config(
+            bootstrap_servers, app, tmp_path / f"i{i}", metadata_max_age_ms=500, num_stream_threads=threads
+        )
+        clients.append(KafkaStreams(builder.build(), config))
     try:
-        client.start()
-        wait_running(client, timeout=30)
+        for client in clients:
+            client.start()
+        wait_running(*clients, timeout=60)
         produce(bootstrap_servers, eu, _records(["k0", "k1", "k0"]))
         want = {"k0": 2, "k1": 1}
         assert latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda got: got == want) == want
-        assert {t for t, _ in _partitions_read(client)} == {eu}
+        assert {t for t, _ in _partitions_read(*clients)} == {eu}
         make_topics(bootstrap_servers, **{us: PARTITIONS, other: PARTITIONS})
         wait_until(
-            lambda: {t for t, _ in _partitions_read(client)} == {eu, us},
-            30,
-            lambda: f"partitions read: {sorted(_partitions_read(client))}",
+            lambda: _partitions_read(*clients) == {(t, p) for t in (eu, us) for p in range(PARTITIONS)},
+            60,
+            lambda: f"partitions read: {sorted(_partitions_read(*clients))}",
         )
         produce(bootstrap_servers, us, _records(["k0", "k1", "k2"]))
         produce(bootstrap_servers, other, _records(["k0", "k0", "k0"]))  # does not match: never read
@@ -259,8 +269,8 @@ def test_pattern_source_picks_up_a_matching_topic_created_while_running(
         want = {**want, "k3": 1}
         got = latest_until(bootstrap_servers, sink, PARTITIONS, decode_long, lambda latest: "k3" in latest)
         assert got == want
-        assert client.state is KafkaStreamsState.RUNNING
-        assert other not in {t for t, _ in _partitions_read(client)}
+        assert all(client.state is KafkaStreamsState.RUNNING for client in clients)
+        assert other not in {t for t, _ in _partitions_read(*clients)}
     finally:
-        closed = client.close(timeout=30)
-    assert closed and not client.errors
+        closed = [client.close(timeout=30) for client in clients]
+    assert all(closed) and not any(client.errors for client in clients)
