@@ -83,7 +83,7 @@ def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[s
         if not matched:
             raise MissingSourceTopicError(
                 f"no topic matches the pattern {pattern.pattern} of source {name}; create a matching "
-                f"topic before starting (topics created later are read after the next start)"
+                f"topic before starting (matching topics created later join while running)"
             )
         builder.nodes[name].topics = matched
         for topic in matched:

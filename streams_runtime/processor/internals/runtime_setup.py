@@ -46,6 +46,7 @@ class RuntimeSetup:
     end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
     #: bumped each time a source by topic pattern gained topics (threads compare it to theirs)
     pattern_version: int = 0
+    has_pattern_sources: bool = False  # set by prepare(); the stream loop checks it every iteration
     _pattern_lock: threading.Lock = field(default_factory=threading.Lock)
     _patterns_listed_at: float = field(default_factory=time.monotonic)
 
@@ -96,6 +97,7 @@ class RuntimeSetup:
             member,
             global_topics=global_topics,
         )
+        setup.has_pattern_sources = _has_pattern_sources(builder)
         # the leader's lags are against the true changelog ends (docs/decisions/0001-embedded-broker.md)
         if setup.stateful:
             from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
@@ -113,12 +115,7 @@ class RuntimeSetup:
         """Every ``metadata_max_age_ms``: bind new topics matching a pattern source (see
         pattern_sources) and recompute the sub-topologies and partition counts; returns
         :attr:`pattern_version`. Called by every stream thread each loop; one of them lists."""
-        from streams_runtime.processor.internals.pattern_sources import (
-            add_new_pattern_topics,
-            pattern_sources,
-        )
-
-        if not pattern_sources(self.builder):
+        if not self.has_pattern_sources:
             return self.pattern_version
         now = time.monotonic()
         if now - self._patterns_listed_at < self.config["metadata_max_age_ms"] / 1000:
@@ -127,6 +124,7 @@ class RuntimeSetup:
             return self.pattern_version
         try:
             from streams_runtime.kafka.clients import existing_topics, partition_counts
+            from streams_runtime.processor.internals.pattern_sources import add_new_pattern_topics
 
             admin = create_admin(self.bootstrap_servers, self.config.client_configs("admin."))
             added = add_new_pattern_topics(self.builder, existing_topics(admin))
@@ -228,6 +226,12 @@ def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
             f"exist: {missing}; create them before starting"
         )
     return {t: found[t] for t in wanted}
+
+
+def _has_pattern_sources(builder: Any) -> bool:
+    from streams_runtime.processor.internals.pattern_sources import pattern_sources
+
+    return bool(pattern_sources(builder))
 
 
 def _bind_pattern_sources(admin: Any, builder: Any) -> None:
