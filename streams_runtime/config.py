@@ -200,6 +200,14 @@ _define(
     "How often a rebalance probes whether warm-ups caught up (Kafka's minimum is 60000; "
     "shorter values are allowed here for tests).",
 )
+_define(
+    "metadata_max_age_ms",
+    30_000,
+    int_at_least(100),
+    "How often a client with sources by topic pattern lists the cluster's topics; a new matching "
+    "topic is read from the next rebalance, which a change of the matching set triggers "
+    "(Kafka's consumer refreshes its metadata every 300000 ms).",
+)
 _define("application_server", "", _host_port)
 _define(
     "application_server_bind",

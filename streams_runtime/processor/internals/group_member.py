@@ -165,6 +165,7 @@ class GroupMember:
         self._pending: tuple[int, AssignmentInfo] | None = None
         self._rejoin_requested = False
         self._rejoin_deadline: float | None = None
+        self._new_subtopologies: tuple[SubtopologySources, ...] | None = None
         self._driver: threading.Thread | None = None
         self._stopping = threading.Event()
         self._session_timeout_ms = session_timeout_ms
@@ -266,8 +267,27 @@ class GroupMember:
             raise MissingSourceTopicError(f"source topics of {self.group_id} do not exist: {missing}")
         self._consumer.subscribe(self.source_topics)
 
+    def update_subtopologies(self, subtopologies: Sequence[SubtopologySources]) -> None:
+        """The source topics changed (a source by topic pattern gained topics): at the next poll,
+        subscribe to them, assign with them when leading, and rejoin so the group rebalances."""
+        with self._lock:
+            self._new_subtopologies = tuple(subtopologies)
+
+    def _apply_new_subtopologies(self) -> None:
+        with self._lock:
+            new, self._new_subtopologies = self._new_subtopologies, None
+        if new is None:
+            return
+        self.subtopologies = new
+        self.source_topics = sorted(all_source_topics(new))
+        self.streams_assignor.subtopologies = tuple(sorted(new, key=lambda s: s.subtopology))
+        self._consumer.subscribe(self.source_topics)
+        self._consumer.topics()  # refreshes the metadata: the leader sees the new partition counts
+        self._rejoin_requested = True
+
     def poll(self, timeout_ms: int = 100) -> TaskChange | None:
         """Drive the group protocol once; deliver a pending assignment change (Steps 4 and 5)."""
+        self._apply_new_subtopologies()
         if self._rejoin_requested or (
             self._rejoin_deadline is not None and time.monotonic() >= self._rejoin_deadline
         ):

@@ -4,9 +4,12 @@ A pattern source reads every topic whose whole name matches its pattern (Java's
 ``Matcher.matches``, i.e. ``re.fullmatch``), internal topics excepted. Which topics those are is
 only known against a cluster (or the test driver). The runtime binds each pattern to the
 matching topics that exist when an instance starts (``bind_pattern_topics``): it then creates
-tasks, subscribes and assigns exactly as for named topics; a matching topic created later is read
-once the instances restart (Kafka Streams picks it up at the next rebalance; not yet here). In the
-TopologyTestDriver a record piped to any matching topic flows in.
+tasks, subscribes and assigns exactly as for named topics. While running, every stream thread
+lists the topics again every ``metadata_max_age_ms`` (``add_new_pattern_topics``); a new matching
+topic joins its source, and the thread recreates the affected tasks (same task ids, so their
+stores stay) and rejoins the group so the leader assigns the new partitions (as Kafka Streams does
+at the rebalance its consumer's metadata refresh triggers). A topic deleted while running stays
+bound until the next start. In the TopologyTestDriver a record piped to any matching topic flows in.
 """
 
 from __future__ import annotations
@@ -80,10 +83,25 @@ def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[s
         if not matched:
             raise MissingSourceTopicError(
                 f"no topic matches the pattern {pattern.pattern} of source {name}; create a matching "
-                f"topic before starting (topics created later are read after the next start)"
+                f"topic before starting (matching topics created later join while running)"
             )
         builder.nodes[name].topics = matched
         for topic in matched:
             builder.topic_to_source[topic] = name
         bound[name] = matched
     return bound
+
+
+def add_new_pattern_topics(builder: Any, topics: Iterable[str]) -> list[str]:
+    """Bind matching topics among ``topics`` that no source reads yet (the runtime, while running).
+
+    Returns the topics added (empty: nothing changed). Topics already bound stay bound.
+    """
+    added: list[str] = []
+    for name, new in matching_topics(builder, topics).items():
+        if new:
+            builder.nodes[name].topics = sorted({*builder.nodes[name].topics, *new})
+            for topic in new:
+                builder.topic_to_source[topic] = name
+            added.extend(new)
+    return sorted(added)

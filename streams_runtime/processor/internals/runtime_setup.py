@@ -8,6 +8,8 @@ instances. The StateDirectory is the one shared mutable piece (it is thread-safe
 from __future__ import annotations
 
 import pathlib
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,11 @@ class RuntimeSetup:
     global_topics: dict[str, int] = field(default_factory=dict)  # global source topic -> partitions
     global_stores: dict[str, Any] = field(default_factory=dict)  # set once the GlobalStreamThread restored
     end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
+    #: bumped each time a source by topic pattern gained topics (threads compare it to theirs)
+    pattern_version: int = 0
+    has_pattern_sources: bool = False  # set by prepare(); the stream loop checks it every iteration
+    _pattern_lock: threading.Lock = field(default_factory=threading.Lock)
+    _patterns_listed_at: float = field(default_factory=time.monotonic)
 
     @property
     def client_id(self) -> str:
@@ -72,16 +79,7 @@ class RuntimeSetup:
         _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
-        infos = {i.id: i for i in topology_info.sub_topologies(builder)}
-        sources = [
-            SubtopologySources(
-                i.id,
-                tuple(i.source_topics),
-                tuple(tuple(g) for g in i.copartition_groups),
-                stateful=bool(i.stores),
-            )
-            for i in infos.values()
-        ]
+        infos, sources = _subtopologies(builder)
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
         overrides = config.client_configs("consumer.")
         member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
@@ -99,6 +97,7 @@ class RuntimeSetup:
             member,
             global_topics=global_topics,
         )
+        setup.has_pattern_sources = _has_pattern_sources(builder)
         # the leader's lags are against the true changelog ends (docs/decisions/0001-embedded-broker.md)
         if setup.stateful:
             from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
@@ -110,6 +109,36 @@ class RuntimeSetup:
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
         return setup
+
+    # ------------------------------------------------------------------ sources by topic pattern
+    def refresh_pattern_sources(self) -> int:
+        """Every ``metadata_max_age_ms``: bind new topics matching a pattern source (see
+        pattern_sources) and recompute the sub-topologies and partition counts; returns
+        :attr:`pattern_version`. Called by every stream thread each loop; one of them lists."""
+        if not self.has_pattern_sources:
+            return self.pattern_version
+        now = time.monotonic()
+        if now - self._patterns_listed_at < self.config["metadata_max_age_ms"] / 1000:
+            return self.pattern_version
+        if not self._pattern_lock.acquire(blocking=False):  # another thread is listing
+            return self.pattern_version
+        try:
+            from streams_runtime.kafka.clients import existing_topics, partition_counts
+            from streams_runtime.processor.internals.pattern_sources import add_new_pattern_topics
+
+            admin = create_admin(self.bootstrap_servers, self.config.client_configs("admin."))
+            added = add_new_pattern_topics(self.builder, existing_topics(admin))
+            if added:
+                counts = partition_counts(admin, added)
+                infos, sources = _subtopologies(self.builder)
+                # replaced, never changed in place: a thread reads the old ones until it rebinds
+                self.partition_counts = {**self.partition_counts, **counts}
+                self.subtopologies, self.subtopology_sources = infos, sources
+                self.pattern_version += 1
+            self._patterns_listed_at = time.monotonic()
+        finally:
+            self._pattern_lock.release()
+        return self.pattern_version
 
     # ------------------------------------------------------------------ per-thread factories
     def new_cache(self) -> Any:
@@ -153,6 +182,20 @@ class RuntimeSetup:
             self.end_offset_sums.close()
 
 
+def _subtopologies(builder: Any) -> tuple[dict[int, SubtopologyInfo], list[SubtopologySources]]:
+    infos = {i.id: i for i in topology_info.sub_topologies(builder)}
+    sources = [
+        SubtopologySources(
+            i.id,
+            tuple(i.source_topics),
+            tuple(tuple(g) for g in i.copartition_groups),
+            stateful=bool(i.stores),
+        )
+        for i in infos.values()
+    ]
+    return infos, sources
+
+
 def _high_availability_settings(config: Any) -> dict[str, Any]:
     """The GroupMember settings for standbys, warm-ups and probing rebalances."""
     from streams_runtime.processor.internals.assignment import AssignorConfig
@@ -183,6 +226,12 @@ def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
             f"exist: {missing}; create them before starting"
         )
     return {t: found[t] for t in wanted}
+
+
+def _has_pattern_sources(builder: Any) -> bool:
+    from streams_runtime.processor.internals.pattern_sources import pattern_sources
+
+    return bool(pattern_sources(builder))
 
 
 def _bind_pattern_sources(admin: Any, builder: Any) -> None:

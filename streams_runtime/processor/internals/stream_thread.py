@@ -261,7 +261,11 @@ class StreamThread(threading.Thread):
         last_commit = _wall_clock_ms()
         query_lock, requests = self.query_lock, self._requests
         metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
+        runtime, pattern_version = self._runtime, self._runtime.pattern_version
         while not self._stop_requested.is_set():
+            if runtime.refresh_pattern_sources() != pattern_version:  # a pattern source gained topics
+                with query_lock:
+                    pattern_version = self._rebind_sources()
             with query_lock:
                 while changes:  # Step 1
                     change, applied = changes.popleft()
@@ -301,6 +305,16 @@ class StreamThread(threading.Thread):
                     metrics.record_commit(perf_counter() - committing)
                     last_commit = now
                 metrics.maybe_refresh_lag(now, consumer, consumer.assignment)
+
+    def _rebind_sources(self) -> int:
+        """Recreate the tasks whose source topics changed and rejoin the group (see pattern_sources)."""
+        rt = self._runtime
+        version, subtopologies = rt.pattern_version, rt.subtopologies
+        log.info("stream thread %s: sources by topic pattern gained topics; rebalancing", self.name)
+        self._tasks.rebind_sources(subtopologies, rt.partition_counts)
+        self._member.update_subtopologies(rt.subtopology_sources)
+        self._publish_tasks()
+        return version
 
     def _request_shutdown_if_asked(self, exc: BaseException) -> None:
         """Apply the client's policy; on SHUTDOWN_APPLICATION tell the group before leaving it."""

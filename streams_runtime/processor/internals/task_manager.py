@@ -135,6 +135,22 @@ class TaskManager:
         info = self._subtopologies[task_id.subtopology]
         return [(t, task_id.partition) for t in info.source_topics if task_id.partition < self._counts[t]]
 
+    def rebind_sources(
+        self, subtopologies: Mapping[int, SubtopologyInfo], partition_counts: Mapping[str, int]
+    ) -> None:
+        """A source by topic pattern gained topics: close (committed) the active tasks whose
+        sub-topology's source topics changed and create them again, reading the new partitions
+        too (the task ids, and so their state directories and stores, stay the same)."""
+        changed = {
+            i
+            for i, info in subtopologies.items()
+            if i not in self._subtopologies or info.source_topics != self._subtopologies[i].source_topics
+        }
+        affected = sorted({t for t in (*self.tasks, *self._awaiting_lock) if t.subtopology in changed})
+        self.handle_assignment(affected, (), clean=True)
+        self._subtopologies, self._counts = subtopologies, partition_counts
+        self.handle_assignment((), affected, clean=True)
+
     # -- read by interactive queries and metrics (on other threads, under StreamThread.query_lock)
     def is_restoring(self, task_id: TaskId) -> bool:
         """The task is assigned here but not RUNNING yet (restoring, or waiting for its lock)."""

@@ -79,3 +79,28 @@ def test_a_pattern_stream_aggregates_across_its_topics(make_config):
         driver.create_input_topic("orders-eu", S, S).pipe_input("bob", "3", 3)
         counts = driver.create_output_topic("counts", S, Serdes.Long()).read_key_values_to_list()
     assert [(kv.key, kv.value) for kv in counts] == [("alice", 1), ("alice", 2), ("bob", 1)]
+
+
+def test_binding_new_topics_adds_only_unbound_matching_user_topics():
+    """What a running instance binds when it lists the topics again: new matching topics only (not
+    an internal topic of the application, not a non-matching one), the earlier ones kept."""
+    from streams_runtime.processor.internals import topology_info
+    from streams_runtime.processor.internals.pattern_sources import (
+        add_new_pattern_topics,
+        bind_pattern_topics,
+    )
+
+    builder = StreamsBuilder()
+    builder.stream(re.compile(".*orders-.*"))  # matches the changelog too.to("output", Produced.with_(S, S))
+    builder.stream("named").to("output", Produced.with_(S, S))
+    internal = builder.build().internal_builder
+    internal.application_id = "app"
+    bind_pattern_topics(internal, ["orders-eu", "named", "output"])
+    assert add_new_pattern_topics(internal, ["orders-eu", "named", "output"]) == []
+    added = add_new_pattern_topics(
+        internal, ["orders-eu", "orders-us", "named", "app-orders-x-changelog", "other"]
+    )
+    assert added == ["orders-us"]
+    sources = [sorted(i.source_topics) for i in topology_info.sub_topologies(internal)]
+    assert ["orders-eu", "orders-us"] in sources
+    assert ["named"] in sources
