@@ -4,6 +4,8 @@
   topics and the subscription store's changelog are created with the partition counts Kafka
   would give them, results are correct, and after a restart on a fresh state directory (state
   restored from the changelogs) a customer update still reaches every subscribed order;
+* an FK join materialized as a queryable store on two clients with one standby: the owner of a
+  key answers it, the other client answers it from its standby (stale reads), updates included;
 * a table on a versioned store: interactive queries for the latest value and as of a past
   timestamp, the same answers after a restart that restores the versions from the changelog.
 """
@@ -335,3 +337,119 @@ def test_fk_join_with_custom_partitioners_across_instances(bootstrap_servers, un
         for client in clients:
             client.close(timeout=30)
     assert got == expected
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _fk_queryable_topology(orders: str, customers: str):
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    builder = StreamsBuilder()
+    order_table = builder.table(orders, strings, Materialized.as_("orders"))
+    customer_table = builder.table(customers, strings, Materialized.as_("customers"))
+    order_table.join(
+        customer_table,
+        lambda order: order.split(":")[0],
+        lambda order, customer: f"{order}/{customer}",
+        TableJoined.as_("by-customer"),
+        # serdes given: the joined value's type is unknown and no default_value_serde is set
+        Materialized.as_("fk-result").with_key_serde(Serdes.String()).with_value_serde(Serdes.String()),
+    )
+    return builder.build()
+
+
+def test_fk_join_result_is_queryable_and_mirrored_by_a_standby(bootstrap_servers, unique_name, tmp_path):
+    """The FK join's materialized result on two clients with one standby each: the owner of a key
+    answers it through ``store("fk-result")``, the other client (which does not own it) answers
+    the same joined value from its standby with ``allow_stale``, and a customer update reaches both."""
+    from streams_runtime.query import partition_for
+
+    orders, customers, app = (unique_name(n) for n in ("orders", "customers", "fk-standby"))
+    make_topics(bootstrap_servers, **{orders: 2, customers: 2})
+    names = {f"c{c}": f"name{c}" for c in range(3)}
+    produce(
+        bootstrap_servers, customers, ((k.encode(), v.encode()) for k, v in names.items()), timestamp=1_000
+    )
+    produce(
+        bootstrap_servers,
+        orders,
+        ((f"o{i}".encode(), f"c{i % 3}:item{i}".encode()) for i in range(10)),
+        timestamp=2_000,
+    )
+    endpoints = [f"127.0.0.1:{_free_port()}" for _ in range(2)]
+    clients = [
+        KafkaStreams(
+            _fk_queryable_topology(orders, customers),
+            streams_config(
+                bootstrap_servers,
+                app,
+                tmp_path / f"i{i}",
+                num_standby_replicas=1,
+                application_server=endpoint,
+            ),
+        )
+        for i, endpoint in enumerate(endpoints)
+    ]
+    keys = [f"o{i}" for i in range(10)]
+
+    def expected() -> dict[str, str]:
+        return {f"o{i}": f"c{i % 3}:item{i}/{names[f'c{i % 3}']}" for i in range(10)}
+
+    def settled() -> bool:  # 4 tasks (2 sub-topologies x 2 partitions): 2 active + 2 standby each
+        counts = [
+            (
+                sum(len(t.active_tasks) for t in c.metadata_for_local_threads()),
+                sum(len(t.standby_tasks) for t in c.metadata_for_local_threads()),
+            )
+            for c in clients
+        ]
+        return counts == [(2, 2), (2, 2)]
+
+    def answers(read) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for key in keys:
+            try:
+                found = read(key)
+            except Exception:  # noqa: BLE001 - still assigning or not replicated yet
+                found = None
+            out[key] = None if found is None else found.value
+        return out
+
+    try:
+        for client in clients:
+            client.start()
+        wait_running(*clients, timeout=60)
+        wait_until(settled, 60, "2 active and 2 standby tasks on each client")
+        owner_of: dict[str, KafkaStreams] = {}
+        other_of: dict[str, KafkaStreams] = {}
+        for key in keys:
+            meta = clients[0].query_metadata_for_key("fk-result", key)
+            assert meta.partition == partition_for(key.encode(), 2)
+            owner = endpoints.index(str(meta.active_host))
+            assert {str(h) for h in meta.standby_hosts} == {endpoints[1 - owner]}
+            owner_of[key], other_of[key] = clients[owner], clients[1 - owner]
+        assert {id(c) for c in owner_of.values()} == {id(c) for c in clients}  # each owns some keys
+
+        def active() -> dict[str, str | None]:
+            return answers(lambda k: owner_of[k].store("fk-result").get(k))
+
+        def stale() -> dict[str, str | None]:
+            return answers(lambda k: other_of[k].store("fk-result", allow_stale=True).get(k))
+
+        wait_until(lambda: active() == expected(), 30, lambda: f"the owners' answers {active()}")
+        wait_until(lambda: stale() == expected(), 30, lambda: f"the standbys' answers {stale()}")
+        # without allow_stale the non-owner refuses: the stale answers really came from its standby
+        assert answers(lambda k: other_of[k].store("fk-result").get(k)) == dict.fromkeys(keys)
+
+        names["c1"] = "renamed1"
+        produce(bootstrap_servers, customers, [(b"c1", b"renamed1")], timestamp=3_000)
+        wait_until(lambda: active() == expected(), 30, lambda: f"the owners' answers {active()}")
+        wait_until(lambda: stale() == expected(), 30, lambda: f"the standbys' answers {stale()}")
+    finally:
+        for client in clients:
+            client.close(timeout=30)
