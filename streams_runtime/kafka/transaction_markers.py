@@ -277,15 +277,24 @@ class AbortedFilter:
         """Forget ``tp`` (its reader seeks elsewhere, or it was unassigned)."""
         self._scans.pop(tp, None)
 
-    def committed(self, tp: TopicPartition, messages: list[Any]) -> list[Any]:
-        """``messages`` (one partition's, in offset order) without those of aborted transactions."""
+    def committed(self, tp: TopicPartition, messages: list[Any], *, drop_open: bool = False) -> list[Any]:
+        """``messages`` (one partition's, in offset order) without those of aborted transactions;
+        with ``drop_open`` also without those of transactions that have no marker yet (a reader
+        of a finished topic: a writer killed mid-transaction and fenced may leave its records
+        unmarked on brokers that do not abort the fenced transaction, and they were never
+        committed)."""
         if not messages:
             return messages
         self.ensure_scanned(tp, messages[0].offset(), messages[-1].offset())
         scan = self._scans[tp]
-        if not scan.aborted_first:
+        dropping_open = drop_open and bool(scan.open)
+        if not scan.aborted_first and not dropping_open:
             return messages
-        kept = [m for m in messages if not scan.is_aborted(m.offset())]
+        kept = [
+            m
+            for m in messages
+            if not scan.is_aborted(m.offset()) and not (dropping_open and scan.open_at(m.offset()))
+        ]
         self.dropped += len(messages) - len(kept)
         return kept
 

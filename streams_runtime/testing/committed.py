@@ -4,7 +4,8 @@ A read_committed consumer trusts the broker to leave out the records of aborted 
 Apache Kafka does (its fetch responses list the aborted transactions); the embedded broker
 (Tansu) does not, so a plain librdkafka reader there sees a fenced writer's aborted outputs as
 duplicates. This reader consumes with ``isolation.level=read_committed`` and then drops every
-record whose transaction the log's own COMMIT/ABORT markers say was aborted
+record whose transaction the log's own COMMIT/ABORT markers say was aborted, or that has no
+marker at all once the topic is read to its end (a fenced writer's abandoned transaction)
 (:class:`~streams_runtime.kafka.transaction_markers.AbortedFilter`), so it returns exactly the
 committed records on both brokers. For tests, the demo and tools; not a hot path.
 """
@@ -56,7 +57,11 @@ def read_committed_topic(
                     at_end.discard(partition)
                 elif is_partition_eof(error):
                     at_end.add(partition)
-        return [m for p in range(partitions) for m in aborted.committed((topic, p), per_partition[p])]
+        return [
+            m
+            for p in range(partitions)
+            for m in aborted.committed((topic, p), per_partition[p], drop_open=True)
+        ]
     finally:
         consumer.close()
         aborted.close()

@@ -24,9 +24,11 @@ from streams_runtime.kafka.clients import (
     create_admin,
     create_consumer,
     create_producer,
+    create_restore_consumer,
     create_topics,
 )
 from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
+from streams_runtime.kafka.offsets import read_to_end as read_partitions_to_end
 from tests.conditions import wait_until  # noqa: F401 (re-exported: the integration tests import it from here)
 
 FAST_CLIENT = {
@@ -258,3 +260,16 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def read_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> list[Any]:
+    """Every record of ``topic`` from the beginning to each partition's true end (its EOF event),
+    whatever their number: with at-least-once duplicates, a count of records read says nothing
+    about which records arrived."""
+    consumer = create_restore_consumer(bootstrap)
+    out: list[Any] = []
+    try:
+        read_partitions_to_end(consumer, {(topic, p): 0 for p in range(partitions)}, out.append, timeout)
+    finally:
+        consumer.close()
+    return out

@@ -26,7 +26,14 @@ from pathlib import Path
 import pytest
 
 from streams_runtime.testing import read_committed_topic
-from tests.integration.streams_support import WorkerProcess, make_topics, produce_to, read_all, wait_until
+from tests.integration.streams_support import (
+    WorkerProcess,
+    make_topics,
+    produce_to,
+    read_all,
+    read_to_end,
+    wait_until,
+)
 
 APP = "tests.integration.chaos_app:app"
 PARTITIONS = 6
@@ -125,7 +132,7 @@ def test_no_input_is_lost_and_exactly_once_stays_exact_under_repeated_kill_9(
             seen: list = []
 
             def ids_arrived() -> bool:
-                seen[:] = read_all(bootstrap_servers, ids, PARTITIONS, len(produced), timeout=10)
+                seen[:] = read_to_end(bootstrap_servers, ids, PARTITIONS, timeout=20)
                 return {m.value().decode() for m in seen} >= all_ids
 
             wait_until(ids_arrived, 90, lambda: f"every input id in {ids}\n" + fleet.logs())
@@ -148,7 +155,14 @@ def test_no_input_is_lost_and_exactly_once_stays_exact_under_repeated_kill_9(
                 latest = {m.key().decode(): struct.unpack(">q", m.value())[0] for m in committed_counts}
                 return latest == dict(expected)
 
-            wait_until(exact, 90, lambda: f"exact committed counts in {counts}\n" + fleet.logs())
+            def count_gaps() -> str:
+                latest = {m.key().decode(): struct.unpack(">q", m.value())[0] for m in committed_counts}
+                off = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k) != n}
+                return f"{len(off)} keys off (committed, produced): {dict(list(off.items())[:10])}"
+
+            wait_until(
+                exact, 90, lambda: f"exact committed counts in {counts}: {count_gaps()}\n" + fleet.logs()
+            )
             recovered_s = time.monotonic() - settled_at
             updates: dict[str, list[int]] = {}
             for m in committed_counts:
