@@ -113,14 +113,14 @@ def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_onc
     from streams_runtime.kafka.clients import create_producer
     from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
     from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
-    from tests.unit.runtime.helpers import _NoOp
+    from tests.fakes import NoOpProcessor
 
     app, source = unique_name("eosends"), unique_name("eosends-in")
     rocks = changelog(app, "rocks")
     make_topics(bootstrap_servers, **{source: 1})
     topology = Topology()
     topology.add_source("src", source, key_serde=Serdes.String(), value_serde=Serdes.String())
-    topology.add_processor("p", _NoOp, "src")
+    topology.add_processor("p", NoOpProcessor, "src")
     store = Stores.persistent_key_value_store("rocks")
     topology.add_state_store(Stores.key_value_store_builder(store, Serdes.String(), Serdes.String()), "p")
     config = as_config(
