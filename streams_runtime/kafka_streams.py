@@ -26,7 +26,13 @@ Client states (the edges in ``_TRANSITIONS``; any other transition raises)::
     | NOT_RUNNING |                                 +---------------+
     +-------------+
 
-Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embedded one);
+Clients: every Kafka client (consumers, producers, admin, the coordination group's consumer) is
+made by the ``client_supplier`` given to the constructor (Kafka Streams' ``KafkaClientSupplier``);
+by default the real ones. A test can give an in-memory supplier
+(:class:`streams_runtime.testing.InMemoryClientSupplier`) and run without a broker.
+
+Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embedded one, unless a
+``client_supplier`` was given: its clients need none);
 2. check source topics, co-partitioning, create/verify internal topics (fails before any thread
 runs); 2b. with global stores: start the GlobalStreamThread and wait until it restored every
 global store to the true end of its topic (fails the start otherwise); 3. start the threads (each
@@ -59,6 +65,7 @@ from typing import Any
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
@@ -116,8 +123,14 @@ class ThreadMetadata:
 class KafkaStreams:
     """See the module docstring. ``KafkaStreams(topology, {"application_id": "app", ...})``."""
 
-    def __init__(self, topology: Any, config: StreamsConfig | Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        topology: Any,
+        config: StreamsConfig | Mapping[str, Any],
+        client_supplier: KafkaClientSupplier | None = None,
+    ) -> None:
         self.config = as_config(config)
+        self._client_supplier = client_supplier
         if not self.config["application_id"]:
             raise StreamsError("config 'application_id' must be set to run a topology")
         self.topology = topology
@@ -198,12 +211,20 @@ class KafkaStreams:
             # Step 1
             given = self.config.originals()
             bootstrap = given.get("bootstrap_servers")
-            if not bootstrap:
+            if not bootstrap and self._client_supplier is not None:
+                bootstrap = "supplied-clients:0"  # the supplier's clients ignore it
+            elif not bootstrap:
                 from streams_runtime.kafka.broker import bootstrap_or_embedded
 
                 bootstrap = stack.enter_context(bootstrap_or_embedded(None))
             # Step 2
-            self._setup = RuntimeSetup.prepare(self.topology, self.config, bootstrap, self.process_id)
+            self._setup = RuntimeSetup.prepare(
+                self.topology,
+                self.config,
+                bootstrap,
+                self.process_id,
+                self._client_supplier or DEFAULT_CLIENT_SUPPLIER,
+            )
             self._restore_progress = RestoreProgress(self._restore_listener)
             self._setup.restore_listener = self._restore_progress
             # Step 2b
@@ -418,7 +439,9 @@ class KafkaStreams:
                     f"rebuild_state() needs a running client; the client is {self._state.name}"
                 )
             threads = [t for t in self._threads if t.is_alive_member()]
-        rebuilder = StateRebuilder(threads, self._setup.subtopologies, self._setup.bootstrap_servers)
+        rebuilder = StateRebuilder(
+            threads, self._setup.subtopologies, self._setup.bootstrap_servers, self._setup.client_supplier
+        )
         return rebuilder.rebuild(store_name, tasks, timeout)
 
     # ------------------------------------------------------------------ interactive queries, metrics

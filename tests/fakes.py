@@ -150,7 +150,13 @@ class FakeStreamsProducer:
     on_call: ClassVar[Callable[[str], None] | None] = None
 
     def __init__(
-        self, bootstrap_servers: str, client_id: str, overrides: Any, on_delivery: Any, errors_only: bool
+        self,
+        bootstrap_servers: str,
+        client_id: str,
+        overrides: Any,
+        on_delivery: Any,
+        errors_only: bool,
+        client_supplier: Any = None,
     ) -> None:
         self.client_id = client_id
         self.config = dict(overrides)

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
 
 __all__ = ["ChangelogEndOffsets"]
@@ -56,8 +57,10 @@ class ChangelogEndOffsets:
         changelog_topics: Mapping[int, Iterable[str]],
         consumer_overrides: Mapping[str, Any] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._bootstrap_servers = bootstrap_servers
+        self._client_supplier = client_supplier
         self._topics = {s: tuple(sorted(t)) for s, t in changelog_topics.items()}
         self._overrides = dict(consumer_overrides or {})
         self._timeout_s = timeout_s
@@ -128,12 +131,14 @@ class ChangelogEndOffsets:
 
     def _consumer_(self) -> Any:
         if self._consumer is None:
-            self._consumer = clients.create_restore_consumer(self._bootstrap_servers, self._overrides)
+            self._consumer = self._client_supplier.get_restore_consumer(
+                self._bootstrap_servers, self._overrides
+            )
         return self._consumer
 
     def _uncommitted_(self) -> Any:
         if self._uncommitted is None:
-            self._uncommitted = clients.create_restore_consumer(
+            self._uncommitted = self._client_supplier.get_restore_consumer(
                 self._bootstrap_servers, {**self._overrides, "isolation.level": "read_uncommitted"}
             )
         return self._uncommitted

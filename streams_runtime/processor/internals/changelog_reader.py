@@ -1,7 +1,8 @@
 """StoreChangelogReader: restores the stores of a thread's tasks from their changelog topics.
 
 Owner: one StreamThread; it owns the restore consumer (created on first need through
-:func:`streams_runtime.kafka.clients.create_restore_consumer`: manual assign, never commits) and
+:meth:`~streams_runtime.kafka.client_supplier.KafkaClientSupplier.get_restore_consumer`: manual
+assign, never commits) and
 borrows each task's ProcessorStateManager from ``register`` until ``unregister``. Called only
 from the thread's loop, so it needs no locks; ``restore`` is step-wise (one poll per call) so a
 thread can process its ready tasks between steps.
@@ -59,6 +60,7 @@ from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.kafka.transaction_markers import AbortedFilter, MarkerScanError
 from streams_runtime.processor.restore_listener import StateRestoreListener
@@ -106,6 +108,7 @@ class StoreChangelogReader:
     :param consumer_overrides: librdkafka settings for the restore consumer.
     :param restore_listener: receives start/batch/end of every changelog restored.
     :param max_batch_records: records polled per step (and at most per store batch).
+    :param client_supplier: makes the restore consumer (the real one by default).
     """
 
     def __init__(
@@ -116,8 +119,10 @@ class StoreChangelogReader:
         restore_listener: StateRestoreListener | None = None,
         max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
         skip_aborted: bool = False,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._bootstrap_servers = bootstrap_servers
+        self._client_supplier = client_supplier
         #: exactly-once: drops the records of aborted transactions (see the module docstring)
         self._aborted = AbortedFilter(bootstrap_servers) if skip_aborted else None
         self._overrides = dict(consumer_overrides or {})
@@ -428,7 +433,9 @@ class StoreChangelogReader:
     # ------------------------------------------------------------------ consumer plumbing
     def _restore_consumer(self) -> Any:
         if self._consumer is None:
-            self._consumer = clients.create_restore_consumer(self._bootstrap_servers, self._overrides)
+            self._consumer = self._client_supplier.get_restore_consumer(
+                self._bootstrap_servers, self._overrides
+            )
         return self._consumer
 
     def _probe_offset(self, changelog: _Changelog) -> int:

@@ -2,7 +2,7 @@
 
 Created and owned by a KafkaStreams client (one per client, only when the topology has global
 stores). It owns one consumer assigned to ALL partitions of every global source topic (manual
-``assign``, created through :func:`streams_runtime.kafka.clients.create_restore_consumer`: it
+``assign``, made by the client supplier's ``get_global_consumer``: it
 never joins a group and never commits offsets) and one global task (the global nodes of the
 topology, as the TopologyTestDriver builds it). The source topic IS the store's changelog: no
 changelog topic is created or written for a global store, as in Kafka Streams.
@@ -64,6 +64,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
@@ -104,7 +105,14 @@ class GlobalRecordCollector:
     and closes the producer.
     """
 
-    def __init__(self, config: Any, bootstrap_servers: str, client_id: str) -> None:
+    def __init__(
+        self,
+        config: Any,
+        bootstrap_servers: str,
+        client_id: str,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+    ) -> None:
+        self._client_supplier = client_supplier
         dead_letter = config["default_deserialization_exception_handler"] == "dead_letter"
         self.dead_letter_topic: str | None = config["dead_letter_topic"] if dead_letter else None
         self._bootstrap_servers = bootstrap_servers
@@ -142,7 +150,12 @@ class GlobalRecordCollector:
                 "global stream thread: creating producer %s for dead-letter topic %s", self._client_id, topic
             )
             self._collector = RecordCollector(
-                self._bootstrap_servers, self._client_id, self._overrides, (), self._continue_on_error
+                self._bootstrap_servers,
+                self._client_id,
+                self._overrides,
+                (),
+                self._continue_on_error,
+                self._client_supplier,
             )
         self._collector.send(topic, key, value, headers, timestamp, None)
 
@@ -195,7 +208,7 @@ class GlobalStreamThread(threading.Thread):
         self._consumer: Any = None
         self._task: StreamTask | None = None
         self._collector = GlobalRecordCollector(
-            self._config, runtime.bootstrap_servers, f"{self.name}-producer"
+            self._config, runtime.bootstrap_servers, f"{self.name}-producer", runtime.client_supplier
         )
         self._locked = False
         self._positions: dict[TopicPartitionKey, int] = {}  # last offset applied per partition
@@ -259,7 +272,7 @@ class GlobalStreamThread(threading.Thread):
         self._task = self._build_task()
         overrides = self._config.client_configs("global_consumer.")
         eos = self._config["processing_guarantee"] == "exactly_once_v2"  # as the main consumer
-        self._consumer = clients.create_restore_consumer(
+        self._consumer = self._runtime.client_supplier.get_global_consumer(
             self._runtime.bootstrap_servers,
             {
                 "client.id": f"{self.name}-consumer",

@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.membership import (
     CoordinationConsumer,
     coordination_group_id,
-    create_coordination_consumer,
     describe_coordination_group,
     is_transient_group_error,
 )
@@ -123,6 +123,8 @@ class GroupMember:
         SyncGroup up to about that late, and a rejoin before then makes the follower's sync fail
         and cost a whole extra round; on Apache Kafka 0 is safe.
     :param overrides: kafka-python settings that win over the shared profile and the defaults.
+    :param client_supplier: makes the coordination consumer (kafka-python's by default; an
+        in-memory group in tests).
     """
 
     def __init__(
@@ -143,6 +145,7 @@ class GroupMember:
         probing_rebalance_interval_ms: int = 600_000,
         handoff_rejoin_delay_ms: int | None = None,
         overrides: Mapping[str, Any] | None = None,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self.group_id = coordination_group_id(application_id)
         self.process_id = process_id
@@ -172,7 +175,7 @@ class GroupMember:
         self.driver_error: BaseException | None = None
         #: reported in every later subscription once :meth:`request_shutdown` was called
         self.shutdown_requested = False
-        self._consumer: CoordinationConsumer = create_coordination_consumer(
+        self._consumer: CoordinationConsumer = client_supplier.get_coordination_consumer(
             bootstrap_servers=bootstrap_servers,
             group_id=self.group_id,
             client_id=f"{self.group_id}-{process_id}",

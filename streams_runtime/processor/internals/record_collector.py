@@ -52,7 +52,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from streams_runtime.errors import ProductionError, StreamsError, TaskMigratedError, TransactionError
-from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer, create_producer
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 
 __all__ = ["ProductionError", "RecordCollector", "TaskRecordCollectors", "TransactionalRecordCollector"]
 
@@ -124,6 +125,7 @@ class StreamsProducer:
         overrides: Mapping[str, Any],
         on_delivery: Any,
         errors_only: bool,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         config = {
             "client.id": client_id,
@@ -136,7 +138,7 @@ class StreamsProducer:
         if errors_only:
             config["delivery.report.only.error"] = True
         config.update(overrides)
-        self.producer: Producer = create_producer(bootstrap_servers, config)
+        self.producer: Producer = client_supplier.get_producer(bootstrap_servers, config)
 
     def produce(
         self,
@@ -195,6 +197,7 @@ class RecordCollector:
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         continue_on_error: bool = False,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._changelog_topics = frozenset(changelog_topics)
         self.changelog_offsets: dict[tuple[str, int], int] = {}
@@ -207,7 +210,12 @@ class RecordCollector:
         #: librdkafka fails a record with _MSG_TIMED_OUT after this long (then the handler decides)
         self.delivery_timeout_ms = delivery_timeout_ms(overrides)
         self.producer = StreamsProducer(
-            bootstrap_servers, client_id, overrides, self._on_delivery, not self._changelog_topics
+            bootstrap_servers,
+            client_id,
+            overrides,
+            self._on_delivery,
+            not self._changelog_topics,
+            client_supplier,
         )
         self._produce = self.producer.produce
 
@@ -359,13 +367,16 @@ class TransactionalRecordCollector(RecordCollector):
         transactional_id: str,
         init_timeout_s: float = 60.0,
         continue_on_error: bool = False,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         config = {
             "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
             **overrides,
             "transactional.id": transactional_id,
         }
-        super().__init__(bootstrap_servers, client_id, config, changelog_topics, continue_on_error)
+        super().__init__(
+            bootstrap_servers, client_id, config, changelog_topics, continue_on_error, client_supplier
+        )
         self.task_id = task_id
         self.transactional_id = transactional_id
         self.in_transaction = False
@@ -568,8 +579,10 @@ class TaskRecordCollectors:
         changelog_topics: Iterable[str],
         application_id: str,
         continue_on_error: bool = False,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._continue_on_error = continue_on_error
+        self._client_supplier = client_supplier
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._bootstrap_servers = bootstrap_servers
         self._client_id = client_id
@@ -592,6 +605,7 @@ class TaskRecordCollectors:
             task_id=task_id,
             transactional_id=self.transactional_id(task_id),
             continue_on_error=self._continue_on_error,
+            client_supplier=self._client_supplier,
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -666,7 +680,11 @@ class TaskRecordCollectors:
 
 
 def create_record_collector(
-    config: Any, bootstrap_servers: str, client_id: str, changelog_topics: Iterable[str]
+    config: Any,
+    bootstrap_servers: str,
+    client_id: str,
+    changelog_topics: Iterable[str],
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
 ) -> RecordCollector | TaskRecordCollectors:
     """The collector of one StreamThread: a shared RecordCollector under at-least-once, one
     transactional collector per task (:class:`TaskRecordCollectors`) under exactly_once_v2."""
@@ -680,5 +698,8 @@ def create_record_collector(
             changelog_topics,
             config["application_id"],
             continue_on_error,
+            client_supplier,
         )
-    return RecordCollector(bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error)
+    return RecordCollector(
+        bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
+    )

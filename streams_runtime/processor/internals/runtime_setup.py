@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.clients import create_admin
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.assignment import SubtopologySources
 from streams_runtime.processor.internals.internal_topic_manager import prepare_topics
@@ -44,6 +44,8 @@ class RuntimeSetup:
     global_topics: dict[str, int] = field(default_factory=dict)  # global source topic -> partitions
     global_stores: dict[str, Any] = field(default_factory=dict)  # set once the GlobalStreamThread restored
     end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
+    #: makes every Kafka client of the client's threads (docs/architecture.md, the client supplier)
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER
     #: bumped each time a source by topic pattern gained topics (threads compare it to theirs)
     pattern_version: int = 0
     has_pattern_sources: bool = False  # set by prepare(); the stream loop checks it every iteration
@@ -63,8 +65,16 @@ class RuntimeSetup:
         return pathlib.Path(config["state_dir"]) / config["application_id"]
 
     @classmethod
-    def prepare(cls, topology: Any, config: Any, bootstrap_servers: str, process_id: str) -> RuntimeSetup:
-        """Validate the topology against the cluster and create its internal topics (see there)."""
+    def prepare(
+        cls,
+        topology: Any,
+        config: Any,
+        bootstrap_servers: str,
+        process_id: str,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+    ) -> RuntimeSetup:
+        """Validate the topology against the cluster and create its internal topics (see there);
+        every client is made by ``client_supplier``."""
         builder = topology.internal_builder
         app_id = config["application_id"]
         if builder.application_id is None:
@@ -75,7 +85,7 @@ class RuntimeSetup:
                 f"the config says {app_id!r}"
             )
         builder.validate()
-        admin = create_admin(bootstrap_servers, config.client_configs("admin."))
+        admin = client_supplier.get_admin(bootstrap_servers, config.client_configs("admin."))
         _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
@@ -96,6 +106,7 @@ class RuntimeSetup:
             StateDirectory(config["state_dir"], app_id),
             member,
             global_topics=global_topics,
+            client_supplier=client_supplier,
         )
         setup.has_pattern_sources = _has_pattern_sources(builder)
         # the leader's lags are against the true changelog ends (docs/decisions/0001-embedded-broker.md)
@@ -106,6 +117,7 @@ class RuntimeSetup:
                 bootstrap_servers,
                 {i.id: i.changelog_topics.values() for i in infos.values()},
                 setup.restore_consumer_overrides(),
+                client_supplier=client_supplier,
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
         return setup
@@ -126,7 +138,9 @@ class RuntimeSetup:
             from streams_runtime.kafka.clients import existing_topics, partition_counts
             from streams_runtime.processor.internals.pattern_sources import add_new_pattern_topics
 
-            admin = create_admin(self.bootstrap_servers, self.config.client_configs("admin."))
+            admin = self.client_supplier.get_admin(
+                self.bootstrap_servers, self.config.client_configs("admin.")
+            )
             added = add_new_pattern_topics(self.builder, existing_topics(admin))
             if added:
                 counts = partition_counts(admin, added)
@@ -171,6 +185,7 @@ class RuntimeSetup:
             restore_listener=self.restore_listener,
             consumer_overrides=self.restore_consumer_overrides(),
             skip_aborted=self.config["processing_guarantee"] == "exactly_once_v2",
+            client_supplier=self.client_supplier,
         )
 
     def task_offset_sums(self) -> dict[Any, int]:

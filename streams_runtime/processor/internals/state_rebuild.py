@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.processor.task_id import TaskId
 
 __all__ = [
@@ -109,17 +110,22 @@ class ChangelogKeyCount:
 
 
 def count_changelog_live_keys(
-    bootstrap_servers: str, topic: str, partition: int, upto: int | None, timeout: float = 60.0
+    bootstrap_servers: str,
+    topic: str,
+    partition: int,
+    upto: int | None,
+    timeout: float = 60.0,
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
 ) -> ChangelogKeyCount:
     """Step 5: read ``topic[partition]`` from its start to EOF; count live keys at offsets <= ``upto``.
 
     :param upto: the last offset to count (``None``: nothing counts, every record is "after").
     :raises StreamsError: when the partition does not report its end within ``timeout`` seconds.
     """
-    from streams_runtime.kafka.clients import TopicPartition, create_consumer
+    from streams_runtime.kafka.clients import TopicPartition
     from streams_runtime.kafka.offsets import EOF_OVERRIDES, PartitionReadError, read_to_end
 
-    consumer = create_consumer(
+    consumer = client_supplier.get_consumer(
         bootstrap_servers,
         f"streams-runtime-rebuild-check-{time.monotonic_ns()}",
         {**EOF_OVERRIDES, "auto.offset.reset": "earliest"},
@@ -179,9 +185,17 @@ class StateRebuilder:
     :param threads: the client's live StreamThreads.
     :param subtopologies: sub-topology id -> SubtopologyInfo (which stores each one has).
     :param bootstrap_servers: the cluster of the changelogs.
+    :param client_supplier: makes the consumer that counts a changelog's keys.
     """
 
-    def __init__(self, threads: Iterable[Any], subtopologies: dict[int, Any], bootstrap_servers: str) -> None:
+    def __init__(
+        self,
+        threads: Iterable[Any],
+        subtopologies: dict[int, Any],
+        bootstrap_servers: str,
+        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+    ) -> None:
+        self._client_supplier = client_supplier
         self._threads = list(threads)
         self._subtopologies = subtopologies
         self._bootstrap = bootstrap_servers
@@ -302,7 +316,12 @@ class StateRebuilder:
             )
             return report
         counted = count_changelog_live_keys(
-            self._bootstrap, changelog[0], changelog[1], snap["restored_to_offset"], timeout
+            self._bootstrap,
+            changelog[0],
+            changelog[1],
+            snap["restored_to_offset"],
+            timeout,
+            self._client_supplier,
         )
         report.changelog_live_keys = counted.live_keys
         report.changelog_records = counted.records

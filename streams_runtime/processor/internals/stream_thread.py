@@ -49,7 +49,6 @@ from concurrent.futures import Future
 from typing import Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
-from streams_runtime.kafka.clients import create_consumer
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.record_collector import create_record_collector
@@ -197,7 +196,8 @@ class StreamThread(threading.Thread):
     def _setup(self) -> None:
         rt = self._runtime
         config = rt.config
-        self._consumer = create_consumer(
+        supplier = rt.client_supplier
+        self._consumer = supplier.get_consumer(
             rt.bootstrap_servers,
             config["application_id"],
             {
@@ -209,7 +209,7 @@ class StreamThread(threading.Thread):
         )
         # at-least-once: one shared producer; exactly-once: one transactional producer per task
         self._collector = create_record_collector(
-            config, rt.bootstrap_servers, f"{self.name}-producer", rt.changelog_topics
+            config, rt.bootstrap_servers, f"{self.name}-producer", rt.changelog_topics, supplier
         )
         self._reader = rt.new_changelog_reader()
         self._tasks = TaskManager(
@@ -235,6 +235,7 @@ class StreamThread(threading.Thread):
             endpoint=config["application_server"] or None,
             task_offset_sums=rt.task_offset_sums,
             on_change=self._on_change,
+            client_supplier=supplier,
             **rt.member_settings,
         )
         self._tasks.on_task_migrated = self._member.request_rebalance  # exactly-once: fenced task

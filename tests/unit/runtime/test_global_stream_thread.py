@@ -15,6 +15,7 @@ import pytest
 from streams_runtime import Consumed, Materialized, Serdes, StreamsBuilder
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import DeserializationFailedError
+from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals import record_collector
 from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR, GlobalStreamThread
 from streams_runtime.processor.internals.record_collector import ProductionError
@@ -71,6 +72,7 @@ def make_thread(monkeypatch, tmp_path):
             config=StreamsConfig(props),
             client_id="app-client",
             bootstrap_servers="unused:9092",
+            client_supplier=DEFAULT_CLIENT_SUPPLIER,
             global_topics={TOPIC: 1},
             builder=builder.build().internal_builder,
             state_directory=state_directory,
