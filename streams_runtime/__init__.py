@@ -169,6 +169,8 @@ __all__ = [
     "Windowed",
     "WindowedSerdes",
     # the runtime (imported lazily: the test driver needs no client library)
+    "DefaultKafkaClientSupplier",
+    "KafkaClientSupplier",
     "KafkaStreams",
     "KafkaStreamsState",
     "StreamThreadExceptionResponse",
@@ -201,4 +203,8 @@ def __getattr__(name: str):
         from streams_runtime import kafka_streams
 
         return getattr(kafka_streams, _RUNTIME_NAMES[name])
+    if name in ("KafkaClientSupplier", "DefaultKafkaClientSupplier"):
+        from streams_runtime.kafka import client_supplier
+
+        return getattr(client_supplier, name)
     raise AttributeError(f"module 'streams_runtime' has no attribute {name!r}")

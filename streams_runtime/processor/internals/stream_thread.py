@@ -1,6 +1,8 @@
 """StreamThread: one Python thread running poll, restore, process, punctuate, commit.
 
-Created and owned by a KafkaStreams client. Each thread owns one confluent consumer (manual
+Created and owned by a KafkaStreams client. Every Kafka client of the thread is made by the
+client's KafkaClientSupplier (``runtime.client_supplier``: the real clients by default, in-memory
+ones in tests). Each thread owns one consumer (manual
 ``assign()``, ``group.id = application_id`` so input offsets are committed there; read_committed
 under exactly-once), one RecordCollector (its producer; under exactly-once a TaskRecordCollectors:
 one transactional producer per task), one StoreChangelogReader (its restore consumer), one record cache
