@@ -18,7 +18,9 @@ are the reference (a consumer: ``assign``/``incremental_assign``/``incremental_u
 ``consume``, ``commit``, ``committed``, ``position``, ``pause``/``resume``, ``seek``,
 ``get_watermark_offsets``, ``assignment``, ``consumer_group_metadata``, ``close``; a producer:
 ``produce``, ``poll``, ``flush``, ``purge``, the transaction calls, ``close``; an admin client:
-``list_topics``, ``create_topics``, ``describe_configs``). Messages and errors are confluent's
+``list_topics``, ``create_topics``, ``describe_configs``). One more reader of the log is
+supplied: the filter that drops aborted transactions' records under exactly-once
+(:mod:`.transaction_markers`, a workaround for the embedded broker). Messages and errors are confluent's
 shapes too: ``Message``-like records with ``error()``, ``topic()``, ``partition()``,
 ``offset()``, ``timestamp()``, ``key()``, ``value()``, ``headers()``, and ``KafkaException``
 carrying a ``KafkaError`` (both re-exported by :mod:`.clients`, so a fake raises the real types).
@@ -31,6 +33,7 @@ from typing import Any, Protocol, TypeAlias
 
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.membership import GroupAssignor, create_coordination_consumer
+from streams_runtime.kafka.transaction_markers import AbortedFilter
 
 __all__ = [
     "AdminClientLike",
@@ -113,6 +116,13 @@ class KafkaClientSupplier(Protocol):
         """The group member's consumer of the coordination group, running ``assignor``."""
         ...
 
+    def get_aborted_filter(self, bootstrap_servers: str) -> AbortedFilter | None:
+        """What drops the records of aborted transactions that a read_committed restore consumer
+        still delivered (the embedded broker sends no aborted-transaction list; see
+        :mod:`.transaction_markers`), or None when this supplier's read_committed consumers never
+        deliver them (as on Apache Kafka)."""
+        ...
+
 
 class DefaultKafkaClientSupplier:
     """The real clients: confluent-kafka from :mod:`.clients`, kafka-python from :mod:`.membership`."""
@@ -170,6 +180,9 @@ class DefaultKafkaClientSupplier:
             heartbeat_interval_ms=heartbeat_interval_ms,
             overrides=overrides,
         )
+
+    def get_aborted_filter(self, bootstrap_servers: str) -> AbortedFilter | None:
+        return AbortedFilter(bootstrap_servers)
 
 
 #: the supplier every component uses when it is given none

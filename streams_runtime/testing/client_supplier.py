@@ -103,6 +103,10 @@ class InMemoryClientSupplier:
             self.coordination_consumers.append(consumer)
         return consumer
 
+    def get_aborted_filter(self, bootstrap_servers: str) -> None:
+        """None: the in-memory read_committed consumers leave aborted records out themselves."""
+        return None
+
     # ------------------------------------------------------------------ for tests
     def main_consumers(self) -> list[InMemoryConsumer]:
         """The stream threads' main consumers made so far."""

@@ -62,7 +62,7 @@ from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
-from streams_runtime.kafka.transaction_markers import AbortedFilter, MarkerScanError
+from streams_runtime.kafka.transaction_markers import MarkerScanError
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -124,7 +124,7 @@ class StoreChangelogReader:
         self._bootstrap_servers = bootstrap_servers
         self._client_supplier = client_supplier
         #: exactly-once: drops the records of aborted transactions (see the module docstring)
-        self._aborted = AbortedFilter(bootstrap_servers) if skip_aborted else None
+        self._aborted = client_supplier.get_aborted_filter(bootstrap_servers) if skip_aborted else None
         self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records

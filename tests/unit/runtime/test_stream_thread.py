@@ -13,7 +13,7 @@ from streams_runtime.kafka.clients import KafkaError, KafkaException
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.testing import InMemoryClientSupplier
-from streams_runtime.testing.in_memory_cluster import kafka_error
+from streams_runtime.testing.in_memory_cluster import fenced_error, kafka_error
 from tests.conditions import wait_until
 from tests.unit.runtime.stream_thread_harness import (
     APP,
@@ -135,6 +135,36 @@ def test_should_close_a_fenced_task_dirty_rejoin_and_process_its_input_once(tmp_
         assert fenced.transaction_calls.count("commit") == 1  # fenced: it committed nothing after
         assert h.committed() == {(INPUT, 0): 2}
         assert h.thread.state == RUNNING
+    finally:
+        h.stop()
+    assert h.errors == []
+
+
+def test_should_count_exactly_once_when_a_task_is_fenced_while_committing(tmp_path):
+    """The fenced transaction (output a=2 and its changelog write) is aborted by the next owner's
+    init_transactions; the task is created again, its dirty state wiped and restored from the
+    committed changelog (a=1), and the input is counted again, once."""
+    h = start_thread(tmp_path, counting_topology(), processing_guarantee="exactly_once_v2")
+    try:
+        h.wait_tasks(ALL_TASKS)
+        h.send(0, "a", "x")
+        wait_until(
+            lambda: h.outputs(read_committed=True) == [("a", 1)], 10, lambda: f"a=1, have {h.outputs()}"
+        )
+        h.cluster.faults.inject("commit_transaction", fenced_error(f"{APP}-0_0"))
+        h.send(0, "a", "y")
+        wait_until(
+            lambda: h.outputs(read_committed=True) == [("a", 1), ("a", 2)],
+            10,
+            lambda: f"a=1, a=2 committed, have {h.outputs()} (committed {h.outputs(read_committed=True)})",
+        )
+        assert h.outputs() == [("a", 1), ("a", 2), ("a", 2)]  # the fenced attempt's a=2 is aborted
+        changelog = [
+            INTEGER.deserialize(CHANGELOG, r.value)
+            for r in h.cluster.records(CHANGELOG, 0, read_committed=True)
+        ]
+        assert changelog == [1, 2]
+        assert h.committed() == {(INPUT, 0): 2}
     finally:
         h.stop()
     assert h.errors == []
