@@ -51,9 +51,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import (
+    DEFAULT_CLIENT_SUPPLIER,
+    CoordinationClient,
+    KafkaClientSupplier,
+)
 from streams_runtime.kafka.membership import (
-    CoordinationConsumer,
     coordination_group_id,
     describe_coordination_group,
     is_transient_group_error,
@@ -175,7 +178,7 @@ class GroupMember:
         self.driver_error: BaseException | None = None
         #: reported in every later subscription once :meth:`request_shutdown` was called
         self.shutdown_requested = False
-        self._consumer: CoordinationConsumer = client_supplier.get_coordination_consumer(
+        self._consumer: CoordinationClient = client_supplier.get_coordination_consumer(
             bootstrap_servers=bootstrap_servers,
             group_id=self.group_id,
             client_id=f"{self.group_id}-{process_id}",
