@@ -105,6 +105,27 @@ def test_should_commit_and_close_revoked_tasks_and_restore_assigned_ones(tmp_pat
     assert h.errors == []
 
 
+def test_should_close_tasks_dirty_when_the_membership_is_lost_and_process_their_input_again(tmp_path):
+    supplier = InMemoryClientSupplier(auto_assign=False)
+    h = start_thread(tmp_path, upper_topology(), supplier, commit_interval_ms=600_000)
+    try:
+        wait_until(lambda: supplier.group.members, 10, "the thread's member to join the group")
+        supplier.group.assign(0, active=["0_1"])
+        h.wait_tasks({"0_1"})
+        h.send(1, "k", "a")
+        wait_until(lambda: len(h.outputs(value_serde=STRING)) == 1, 10, "the first output")
+        supplier.group.drop(0)  # the session expired: the tasks are lost, not revoked
+        wait_until(lambda: not h.thread.active_tasks, 10, lambda: f"no task, have {h.thread.active_tasks}")
+        assert h.committed() == {}  # a lost task is closed dirty: nothing committed
+        supplier.group.assign(0, active=["0_1"])
+        h.wait_tasks({"0_1"})
+        # its next owner (here the same thread) processes the uncommitted input again
+        wait_until(lambda: h.outputs(value_serde=STRING) == [("k", "A"), ("k", "A")], 10, "the input again")
+    finally:
+        h.stop()
+    assert h.errors == []
+
+
 # ---------------------------------------------------------------------------- task migrated
 def test_should_close_a_fenced_task_dirty_rejoin_and_process_its_input_once(tmp_path):
     h = start_thread(tmp_path, upper_topology(), processing_guarantee="exactly_once_v2")
