@@ -68,6 +68,9 @@ _VALID_TRANSITIONS: dict[State, frozenset[State]] = {
 }
 
 
+_State = State  # the enum, for annotations inside Task (where ``State`` is the class attribute)
+
+
 class Task:
     """The state machine of one task (see the module docstring); ``Task.State`` is :class:`State`."""
 
@@ -78,9 +81,9 @@ class Task:
 
     def __init__(self, task_id: Any) -> None:
         self.id = task_id
-        self.state = State.CREATED
+        self.state: _State = State.CREATED
 
-    def transition_to(self, new: State) -> None:
+    def transition_to(self, new: _State) -> None:
         """Move to ``new``; :class:`IllegalStateError` when the state machine forbids it."""
         if not self.state.is_valid_transition(new):
             raise IllegalStateError(self.id, self.state, new)

@@ -51,7 +51,6 @@ from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.tasks import Tasks
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["TaskExecutor"]
 
@@ -72,7 +71,7 @@ class TaskExecutor:
         registry: Tasks,
         consumer: Any,
         producers: Any,
-        on_migrated: Callable[[Iterable[TaskId]], None],
+        on_migrated: Callable[[Iterable[Any]], None],
         *,
         max_task_idle_ms: int,
         task_timeout_ms: int,
@@ -176,7 +175,7 @@ class TaskExecutor:
         ``post_commit`` (changelog offsets; the checkpoint, unless exactly-once). A fenced task is
         closed dirty and the others still commit; any other error is raised after every task was
         tried. Returns the number of input offsets committed."""
-        migrated: set[TaskId] = set()
+        migrated: set[Any] = set()
         pending = []
         for task in tasks:
             try:

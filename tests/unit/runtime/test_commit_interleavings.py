@@ -15,7 +15,7 @@ from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.metrics import StreamsMetrics
-from streams_runtime.processor.internals.record_collector import SharedRecordCollectors
+from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.task_manager import TaskManager
 from tests.unit.runtime.helpers import T0
 

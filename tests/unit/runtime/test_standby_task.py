@@ -11,7 +11,7 @@ from streams_runtime.config import as_config
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.metrics import StreamsMetrics
-from streams_runtime.processor.internals.record_collector import SharedRecordCollectors
+from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.standby_task import StandbyTask
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.internals.task_manager import TaskManager
