@@ -128,6 +128,7 @@ class TopologyTestDriver:
                 self._task_dir("global"),
             )
             self.global_task.initialize(input_partition=0)
+            self.global_task.complete_restoration()
         if task_nodes:
             topo = build_processor_topology(builder, task_nodes, decorate)
             globals_ = self.global_task.stores if self.global_task else {}
@@ -144,6 +145,7 @@ class TopologyTestDriver:
                 globals_,
             )
             self.task.initialize()
+            self.task.complete_restoration()
         self._task_topics = set(self.task.topology.sources_by_topic) if self.task else set()
         self._global_topics = set(self.global_task.topology.sources_by_topic) if self.global_task else set()
         self._sink_topics = self.task.topology.sink_topics() if self.task else set()

@@ -320,7 +320,9 @@ def test_should_recover_a_task_whose_producer_was_fenced(bootstrap_servers, uniq
 def test_should_hide_aborted_records_from_read_committed_readers(bootstrap_servers, unique_name):
     """An aborted task transaction: read_uncommitted readers see its records, read_committed
     readers never do, and the last stable offset moves past it (later records are visible)."""
-    from streams_runtime.processor.internals.record_collector import TransactionalRecordCollector
+    from streams_runtime.processor.internals.transactional_record_collector import (
+        TransactionalRecordCollector,
+    )
     from streams_runtime.processor.task_id import TaskId
 
     topic = unique_name("out")

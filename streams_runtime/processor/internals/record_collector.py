@@ -1,8 +1,8 @@
 """StreamsProducer and RecordCollector: the producer side of one StreamThread.
 
-Created and owned by a StreamThread; the thread's tasks borrow the collector (their sinks and
-change-logging stores call :meth:`RecordCollector.send`), the TaskManager calls
-:meth:`RecordCollector.wait_for_acks` at commit step 2.
+Created and owned by a StreamThread (:func:`create_record_collector`); each task borrows its own
+collector (its sinks and change-logging stores call ``send``), the TaskManager calls
+``commit_tasks`` for commit steps 2-3.
 
 ``StreamsProducer`` is the one seam around the confluent producer: produce, poll, flush, close.
 Exactly-once adds ``begin/commit/abort_transaction`` and ``send_offsets`` there, and
@@ -27,35 +27,34 @@ Delivery reports come back through one producer-level callback while the produce
     ``{(topic, partition): last offset}`` for the state managers' checkpoints.
 With no changelog topic in the topology, librdkafka reports errors only (no per-record callback).
 
-Exactly-once (``processing_guarantee="exactly_once_v2"``, docs/decisions/0002-membership-and-data-path.md:
-EOS-alpha style): the thread's
-collector is a :class:`TaskRecordCollectors`, which gives every active task its own
-:class:`TransactionalRecordCollector` with ``transactional.id = <application_id>-<task_id>``.
-The id is stable per task and the assignment runs each task on one thread of one instance, so
-``init_transactions()`` at task creation fences any zombie still holding the task. A transaction
-begins lazily before the task's first send after a commit; :meth:`TransactionalRecordCollector.commit`
-flushes, adds the task's input offsets (``send_offsets_to_transaction``, group = application id)
-and commits: outputs, repartition and changelog records and input offsets are one transaction.
-Errors: a fenced producer (``PRODUCER_FENCED``, ``INVALID_PRODUCER_EPOCH``, ...) raises
-:class:`TaskMigratedError` (the TaskManager closes the task dirty and rejoins); any other error
-raises :class:`TransactionError` after aborting the transaction when it is abortable.
+One collector per task: under at-least-once every task's :class:`SharedProducerCollector` sends
+through the thread's one :class:`RecordCollector` (:mod:`.shared_record_collectors`); under
+exactly-once each task has its own transactional producer
+(:mod:`.transactional_record_collector`). Either way the TaskManager sees one interface and one
+commit path; only the producer side knows whether it is transactional (``eos_enabled``).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-import warnings
-from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from streams_runtime.errors import ProductionError, StreamsError, TaskMigratedError, TransactionError
+from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 
-__all__ = ["ProductionError", "RecordCollector", "TaskRecordCollectors", "TransactionalRecordCollector"]
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
+    from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
+
+__all__ = [
+    "ProductionError",
+    "RecordCollector",
+    "StreamsProducer",
+    "create_record_collector",
+]
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -217,7 +216,7 @@ class RecordCollector:
             not self._changelog_topics,
             client_supplier,
         )
-        self._produce = self.producer.produce
+        self._produce: Callable[..., None] = self.producer.produce
 
     def send(
         self,
@@ -272,7 +271,8 @@ class RecordCollector:
 
     def _raise_error(self) -> None:
         error, self._error = self._error, None
-        raise error
+        if error is not None:
+            raise error
 
     def poll(self) -> None:
         """Serve delivery reports (once per thread loop); raise a delivery error if one came."""
@@ -331,363 +331,21 @@ def _kafka_error(exc: BaseException) -> Any:
     return KafkaError(_FATAL, f"fatal producer error ({exc})", fatal=True)
 
 
-#: Commit the transactions of a thread's tasks concurrently (N tasks: about one round trip instead
-#: of N). Off: against Tansu 0.6, concurrent EndTxn of several producers writing the same
-#: partitions now and then leaves a committed transaction "open" for read_committed readers (the
-#: last stable offset stops moving; 5 failures in ~20 runs of the exactly-once tests with it on,
-#: none in 14 runs with it off). Apache Kafka has no such race; measure before turning it on.
-PARALLEL_COMMITS = False
-
-#: Kafka Streams' transaction timeout under exactly-once (librdkafka's default is 60 s): a hung
-#: transaction is aborted by the broker after this long (user ``producer.`` overrides win)
-DEFAULT_TRANSACTION_TIMEOUT_MS = 10_000
-
-
-class TransactionalRecordCollector(RecordCollector):
-    """The collector of one active task under exactly-once (see the module docstring).
-
-    Created by :meth:`TaskRecordCollectors.for_task` when the TaskManager creates the task (the
-    constructor runs ``init_transactions``, fencing any zombie with the same transactional id);
-    released with the task. Not thread-safe: used by the stream thread, or by one thread of the
-    commit pool (:meth:`TaskRecordCollectors.commit_all`) while the stream thread waits.
-
-    Transaction state: ``in_transaction`` is False after a commit or an abort; the next
-    :meth:`send` begins a transaction first (the bound ``_produce`` is swapped, so a send inside a
-    transaction pays nothing extra).
-    """
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        *,
-        task_id: Any,
-        transactional_id: str,
-        init_timeout_s: float = 60.0,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        config = {
-            "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
-            **overrides,
-            "transactional.id": transactional_id,
-        }
-        super().__init__(
-            bootstrap_servers, client_id, config, changelog_topics, continue_on_error, client_supplier
-        )
-        self.task_id = task_id
-        self.transactional_id = transactional_id
-        self.in_transaction = False
-        self.fenced = False  # set once an error says another producer holds the transactional id
-        self._send_in_transaction = self.producer.produce
-        self._produce = self._begin_then_produce
-        self._call(self.producer.init_transactions, "initializing transactions", init_timeout_s)
-
-    # ------------------------------------------------------------------ sending
-    def _begin_then_produce(self, *args: Any) -> None:
-        self._call(self.producer.begin_transaction, "beginning a transaction")
-        self.in_transaction = True
-        self._produce = self._send_in_transaction
-        self._send_in_transaction(*args)
-
-    def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes | None,
-        headers: tuple,
-        timestamp: int,
-        partition: int | None,
-    ) -> None:
-        if self._error is not None:
-            self._raise_error()
-        try:
-            self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except (KafkaException, SystemError) as exc:
-            err = _kafka_error(exc)
-            if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
-                # the record never joined the transaction (refused locally): the handler decides
-                self._refused(topic, key, value, headers, err)
-                return
-            # the producer is in an error state: find out why
-            self._keep(self._classify(err, f"sending to topic {topic}"))
-            self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
-            self._raise_error()
-
-    def _on_delivery(self, err: Any, msg: Any) -> None:
-        if err is not None:
-            self._keep(self._classify(err, f"sending to topic {msg.topic()} partition {msg.partition()}"))
-            return
-        topic = msg.topic()
-        if topic in self._changelog_topics:
-            self.changelog_offsets[(topic, msg.partition())] = msg.offset()
-
-    def _keep(self, error: StreamsError) -> None:
-        """Keep the first error, except that a fencing error wins over any other: after a fatal
-        fencing librdkafka reports the purged records (_PURGE_QUEUE) and refuses sends (_FATAL)."""
-        if self._error is None or (
-            isinstance(error, TaskMigratedError) and not isinstance(self._error, TaskMigratedError)
-        ):
-            self._error = error
-
-    def serve(self, flush_timeout_s: float | None = None) -> int:
-        """Serve delivery reports (poll, or flush when a timeout is given) without raising: a fatal
-        error librdkafka raises from poll/flush (fencing is reported that way) is kept for the
-        task's next send or commit. Returns the records still unacknowledged after a flush."""
-        for _ in range(2):
-            try:
-                if flush_timeout_s is None:
-                    self.producer.poll()
-                    return 0
-                return self.producer.flush(flush_timeout_s)
-            except (KafkaException, SystemError) as exc:
-                self._keep(self._classify(_kafka_error(exc), "serving delivery reports"))
-        return 0
-
-    def _classify(self, err: Any, what: str) -> StreamsError:
-        if err.code() in FENCED_ERROR_CODES or err.code() == _FATAL:
-            self.fenced = True
-            return TaskMigratedError(
-                [self.task_id],
-                f"task {self.task_id}: producer {self.transactional_id!r} was fenced while {what} "
-                f"({err.name()}: {err.str()}); the task migrated to another owner",
-            )
-        return TransactionError(
-            f"task {self.task_id}: transactional producer {self.transactional_id!r} "
-            f"failed while {what}: {err.name()}: {err.str()}"
-        )
-
-    def _call(self, fn: Any, what: str, *args: Any) -> Any:
-        """Run a transactional call; retry retriable errors (a commit may be retried), translate
-        the rest: TaskMigratedError when fenced, else abort if abortable and TransactionError."""
-        for attempt in range(3):
-            try:
-                return fn(*args)
-            except (KafkaException, SystemError) as exc:
-                err = _kafka_error(exc)
-                if err.retriable() and not err.fatal() and attempt < 2:
-                    log.warning(
-                        "task %s: retrying after a retriable error while %s: %s", self.task_id, what, err
-                    )
-                    continue
-                error = self._classify(err, what)
-                if err.txn_requires_abort() and not isinstance(error, TaskMigratedError):
-                    self.abort()
-                raise error from exc
-        raise AssertionError("unreachable")
-
-    # ------------------------------------------------------------------ commit and abort
-    def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
-        """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
-        caller's): 2. flush: every record sent in the transaction is acknowledged (the delivery
-        reports record the changelog offsets); 3. add the input ``offsets`` (next offsets to
-        read) to the transaction; 4. commit. Nothing is visible to read_committed readers, and no
-        input offset is committed, before step 4 succeeds; a crash before it aborts them together.
-
-        :returns: whether a transaction was committed (False: nothing sent, no offsets).
-        """
-        if not self.in_transaction:
-            if not offsets:
-                return False
-            self._call(self.producer.begin_transaction, "beginning a transaction")
-            self.in_transaction = True
-            self._produce = self._send_in_transaction
-        # Step 2
-        timeout_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
-        remaining = self.serve(timeout_s)
-        if self._error is not None:
-            if not isinstance(self._error, TaskMigratedError):
-                self.abort()
-            self._raise_error()
-        if remaining:
-            self.abort()
-            raise TransactionError(
-                f"task {self.task_id}: {remaining} records were not acknowledged "
-                f"within {timeout_s}s; transaction aborted"
-            )
-        # Step 3
-        if offsets:
-            self._call(
-                self.producer.send_offsets,
-                "adding the input offsets to the transaction",
-                offsets,
-                group_metadata,
-                timeout_s,
-            )
-        # Step 4
-        self._call(self.producer.commit_transaction, "committing the transaction", timeout_s)
-        self.in_transaction = False
-        self._produce = self._begin_then_produce
-        return True
-
-    def abort(self, timeout_s: float = 10.0) -> None:
-        """Abort the open transaction, if any (best effort: a fenced producer cannot)."""
-        if not self.in_transaction:
-            return
-        self.in_transaction = False
-        self._produce = self._begin_then_produce
-        if self.fenced:
-            return  # a fenced producer cannot abort; the new owner's init_transactions did
-        try:
-            self.producer.abort_transaction(timeout_s)
-        except KafkaException as exc:
-            log.warning(
-                "task %s: aborting the transaction of %r failed: %s",
-                self.task_id,
-                self.transactional_id,
-                exc.args[0],
-            )
-
-    def close_dirty(self) -> None:
-        """Abort the open transaction (bounded; skipped when fenced) and drop the records not yet
-        sent; the producer itself closes on a daemon thread, because librdkafka's close aborts an
-        open transaction again and can block on a broker that no longer answers this producer."""
-        self.abort()
-        try:
-            self.producer.producer.purge()
-        except KafkaException:
-            pass  # a producer in a fatal state has nothing left to purge
-        name = f"close-{self.transactional_id}"
-        threading.Thread(target=self._close_quietly, name=name, daemon=True).start()
-
-    def _close_quietly(self) -> None:
-        with warnings.catch_warnings():  # confluent warns that a fenced producer cannot abort on close
-            warnings.simplefilter("ignore", RuntimeWarning)
-            try:
-                self.producer.close(timeout_s=1.0)
-            except Exception as exc:  # nothing waits for this producer any more
-                log.debug("task %s: closing a dirty producer: %s", self.task_id, exc)
-
-
-class TaskRecordCollectors:
-    """The thread's collector under exactly-once: one :class:`TransactionalRecordCollector` per
-    active task (see the module docstring). Created and owned by a StreamThread; the TaskManager
-    asks for a task's collector when it creates the task and releases it when it closes it.
-
-    :meth:`poll` serves the delivery reports of every task's producer and raises nothing: an error
-    stays with its task's collector and is raised by that task's next send or commit, where the
-    TaskManager knows which task failed.
-    """
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        application_id: str,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        self._continue_on_error = continue_on_error
-        self._client_supplier = client_supplier
-        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
-        self._bootstrap_servers = bootstrap_servers
-        self._client_id = client_id
-        self._overrides = dict(overrides)
-        self._changelog_topics = frozenset(changelog_topics)
-        self._application_id = application_id
-        self._collectors: dict[Any, TransactionalRecordCollector] = {}
-        self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
-        self._pool: ThreadPoolExecutor | None = None  # commits of several tasks at once
-
-    def transactional_id(self, task_id: Any) -> str:
-        return f"{self._application_id}-{task_id}"
-
-    def _new(self, task_id: Any) -> TransactionalRecordCollector:
-        return TransactionalRecordCollector(
-            self._bootstrap_servers,
-            f"{self._client_id}-{task_id}",
-            self._overrides,
-            self._changelog_topics,
-            task_id=task_id,
-            transactional_id=self.transactional_id(task_id),
-            continue_on_error=self._continue_on_error,
-            client_supplier=self._client_supplier,
-        )
-
-    def prepare(self, task_ids: Iterable[Any]) -> None:
-        """Create the collectors of tasks about to be created, their ``init_transactions`` round
-        trips in parallel (each waits on the broker, not on Python); :meth:`for_task` takes them."""
-        wanted = [t for t in task_ids if t not in self._collectors and t not in self._prepared]
-        if len(wanted) < 2:
-            return
-        workers = min(8, len(wanted))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="init-transactions") as pool:
-            futures = {task_id: pool.submit(self._new, task_id) for task_id in wanted}
-        for task_id, future in futures.items():
-            if future.exception() is None:
-                self._prepared[task_id] = future.result()
-            # a failure is raised again, for its task, by for_task's own attempt
-
-    def for_task(self, task_id: Any) -> TransactionalRecordCollector:
-        """The task's transactional collector (``init_transactions`` has fenced any zombie)."""
-        self.release(task_id, clean=False)
-        collector = self._prepared.pop(task_id, None) or self._new(task_id)
-        self._collectors[task_id] = collector
-        return collector
-
-    def get(self, task_id: Any) -> TransactionalRecordCollector:
-        return self._collectors[task_id]
-
-    def release(self, task_id: Any, clean: bool) -> None:
-        """Close the task's producer: ``clean`` after its transaction committed, else abort it."""
-        collector = self._collectors.pop(task_id, None) or self._prepared.pop(task_id, None)
-        if collector is None:
-            return
-        try:
-            if clean and not collector.in_transaction:
-                collector.close()
-            else:
-                collector.close_dirty()
-        except Exception:  # closing never fails the caller; the producer is gone either way
-            log.exception("task %s: error closing its transactional producer", task_id)
-
-    def poll(self) -> None:
-        for collector in self._collectors.values():
-            collector.serve()
-
-    def commit_all(self, commits: list[tuple[Any, list[Any], Any]], task_timeout_ms: int = 0) -> list[Any]:
-        """Steps 2-4 of several tasks' transactions: ``(task_id, offsets, group_metadata)`` each;
-        returns per task what :meth:`TransactionalRecordCollector.commit` returned or the
-        exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
-        each collector touched by one pool thread while the stream thread waits)."""
-
-        def one(item: tuple[Any, list[Any], Any]) -> Any:
-            task_id, offsets, group_metadata = item
-            try:
-                return self._collectors[task_id].commit(offsets, group_metadata, task_timeout_ms)
-            except Exception as exc:  # sorted out by the caller, per task
-                return exc
-
-        if not PARALLEL_COMMITS or len(commits) <= 1:
-            return [one(item) for item in commits]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"{self._client_id}-commit")
-        return list(self._pool.map(one, commits))
-
-    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
-        for collector in self._collectors.values():
-            collector.wait_for_acks(task_timeout_ms)
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        for task_id in [*self._collectors, *self._prepared]:
-            self.release(task_id, clean=False)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-
-
 def create_record_collector(
     config: Any,
     bootstrap_servers: str,
     client_id: str,
     changelog_topics: Iterable[str],
     client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-) -> RecordCollector | TaskRecordCollectors:
-    """The collector of one StreamThread: a shared RecordCollector under at-least-once, one
-    transactional collector per task (:class:`TaskRecordCollectors`) under exactly_once_v2."""
+) -> SharedRecordCollectors | TaskRecordCollectors:
+    """The producer side of one StreamThread: one shared producer under at-least-once
+    (:class:`~.shared_record_collectors.SharedRecordCollectors`), one transactional producer
+    per task under exactly_once_v2
+    (:class:`~.transactional_record_collector.TaskRecordCollectors`); either gives each task
+    its own collector."""
+    from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
+    from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
+
     overrides = config.client_configs("producer.")
     continue_on_error = config["default_production_exception_handler"] == "continue"
     if config["processing_guarantee"] == "exactly_once_v2":
@@ -700,6 +358,8 @@ def create_record_collector(
             continue_on_error,
             client_supplier,
         )
-    return RecordCollector(
-        bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
+    return SharedRecordCollectors(
+        RecordCollector(
+            bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
+        )
     )

@@ -13,9 +13,10 @@ the offset each replayed batch reached (RocksDB keeps data and offset in one Wri
 the assignor (``StateDirectory.task_offset_sums``) follow the standby's progress and the
 assignor can give the task to the most caught-up instance when its active fails.
 
-Lifecycle (transitions not listed raise)::
+Lifecycle: the task state machine of :mod:`.abstract_task`; a standby passes through
+RESTORING at once, as in Kafka Streams (its changelogs are replayed while it is RUNNING)::
 
-    CREATED --initialize()--> RUNNING --close()--> CLOSED
+    CREATED --initialize()--> RESTORING --> RUNNING --close()--> SUSPENDED --> CLOSED
 
 Closing (revoked, or promoted to active on this instance), numbered:
   1. flush every store and write the checkpoint (skipped when closing dirty);
@@ -32,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.partition_group import UNKNOWN
 from streams_runtime.processor.internals.state_manager import ProcessorStateManager
@@ -40,11 +42,8 @@ __all__ = ["StandbyTask"]
 
 log = logging.getLogger("streams_runtime.processor")
 
-CREATED, RUNNING, CLOSED = "CREATED", "RUNNING", "CLOSED"
-_TRANSITIONS = {CREATED: {RUNNING, CLOSED}, RUNNING: {CLOSED}, CLOSED: set()}
 
-
-class StandbyTask:
+class StandbyTask(Task):
     """See the module docstring.
 
     :param task_id: the task this replicates.
@@ -56,6 +55,8 @@ class StandbyTask:
     :param wall_clock: milliseconds since the epoch.
     """
 
+    is_active = False
+
     def __init__(
         self,
         task_id: Any,
@@ -66,8 +67,7 @@ class StandbyTask:
         state_directory: Any,
         wall_clock: Callable[[], int],
     ) -> None:
-        self.id = task_id
-        self.state = CREATED
+        super().__init__(task_id)
         self.stores: dict[str, Any] = {}
         self._store_names = list(store_names)
         self._store_builders = store_builders
@@ -80,14 +80,11 @@ class StandbyTask:
         self.context: Any = None
         self._checkpointed: dict[tuple[str, int], int] = {}
 
-    def _transition(self, target: str) -> None:
-        if target not in _TRANSITIONS[self.state]:
-            raise StreamsError(f"standby task {self.id}: illegal transition {self.state} -> {target}")
-        self.state = target
-
     # ------------------------------------------------------------------ lifecycle
     def initialize(self) -> None:
         """Build and open the task's stores (they register their changelogs with the manager)."""
+        if self.state is not State.CREATED:
+            raise IllegalStateError(self.id, self.state, State.RESTORING)  # before any store opens
         task_dir = self._state_directory.task_dir(self.id)
         self.context = context = ProcessorContextImpl(
             self,
@@ -107,12 +104,13 @@ class StandbyTask:
             store.init(context, store)
             context.add_store(store)
         self._checkpointed = self.state_manager.checkpointed_offsets()
-        self._transition(RUNNING)
+        self.transition_to(State.RESTORING)
+        self.transition_to(State.RUNNING)
 
     def checkpoint(self, force: bool = False) -> bool:
         """Flush the stores and write the checkpoint when the replayed offsets moved (or ``force``);
         returns whether a checkpoint was written."""
-        if self.state != RUNNING:
+        if self.state is not State.RUNNING:
             return False
         offsets = self.state_manager.checkpointed_offsets()
         if not force and offsets == self._checkpointed:
@@ -124,11 +122,11 @@ class StandbyTask:
 
     def close(self, clean: bool = True) -> None:
         """The closing steps of the module docstring (the owner does step 3)."""
-        if self.state == CLOSED:
+        if self.state is State.CLOSED:
             return
         errors: list[Exception] = []
         # Step 1
-        if clean and self.state == RUNNING:
+        if clean and self.state is State.RUNNING:
             try:
                 self.checkpoint(force=True)
             except Exception as exc:
@@ -139,8 +137,9 @@ class StandbyTask:
                 store.close()
             except Exception as exc:
                 errors.append(exc)
+        self.suspend()
         self.state_manager.close()
-        self._transition(CLOSED)
+        self.transition_to(State.CLOSED)
         if errors:
             raise StreamsError(f"standby task {self.id}: errors while closing: {errors}") from errors[0]
 

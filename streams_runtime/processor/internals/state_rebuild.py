@@ -2,8 +2,9 @@
 
 Owner: :meth:`KafkaStreams.rebuild_state` creates a :class:`StateRebuilder` per call; the work on
 the tasks runs on each owning StreamThread (``StreamThread.submit``), through
-``TaskManager.rebuild_task`` / ``TaskManager.rebuild_report``; the changelog is read here, on the
-caller's thread, with a consumer of its own.
+``TaskManager.rebuild_task`` / ``TaskManager.rebuild_report``, which delegate to the thread's
+:class:`~.task_rebuilder.TaskRebuilder` (steps 1-4); the changelog is read here, on the caller's
+thread, with a consumer of its own.
 
 Protocol, for every local active task owning the store (optionally only the given tasks):
 

@@ -4,10 +4,10 @@ Created and owned by a KafkaStreams client. Every Kafka client of the thread is 
 client's KafkaClientSupplier (``runtime.client_supplier``: the real clients by default, in-memory
 ones in tests). Each thread owns one consumer (manual
 ``assign()``, ``group.id = application_id`` so input offsets are committed there; read_committed
-under exactly-once), one RecordCollector (its producer; under exactly-once a TaskRecordCollectors:
-one transactional producer per task), one StoreChangelogReader (its restore consumer), one record cache
-and a TaskManager; it is one member of the coordination group through a GroupMember
-(docs/decisions/0002-membership-and-data-path.md).
+under exactly-once), one producer side (``create_record_collector``: one collector per task, one
+shared producer; under exactly-once one transactional producer per task), one
+StoreChangelogReader (its restore consumer), one record cache and a TaskManager; it is one member
+of the coordination group through a GroupMember (docs/decisions/0002-membership-and-data-path.md).
 
 Lifecycle (the edges in ``_TRANSITIONS``; any other transition raises)::
 

@@ -5,10 +5,11 @@ driver does) and by the TaskManager. The task owns its processor instances, its
 stores, its input queues and its punctuation schedules; it borrows the RecordCollector (the
 producer side), the metrics registry and the thread's record cache.
 
-Lifecycle (transitions not listed raise)::
+Lifecycle: the task state machine of :mod:`.abstract_task` (transitions not listed there
+raise)::
 
-    CREATED --initialize()--> RUNNING --close()--> CLOSED
-       \\____________________close()______________/^
+    CREATED --initialize()--> RESTORING --complete_restoration()--> RUNNING
+    any of them --suspend()--> SUSPENDED --close()--> CLOSED   (close() suspends first)
 
 initialize() steps:
   1. build every store of the task from its StoreBuilder (one instance per task);
@@ -36,6 +37,7 @@ from streams_runtime.errors import (
     TransactionError,
 )
 from streams_runtime.processor.api import PunctuationType, Record
+from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
 from streams_runtime.processor.internals.nodes import ProcessorTopology, SinkNode, SourceNode
@@ -51,9 +53,6 @@ from streams_runtime.serdes import serialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
-CREATED, RUNNING, CLOSED = "CREATED", "RUNNING", "CLOSED"
-_TRANSITIONS = {CREATED: {RUNNING, CLOSED}, RUNNING: {CLOSED}, CLOSED: set()}
-
 
 def resolve_serde(serde: Any, config: Any, side: str) -> Any:
     """A node's serde, or the config default; wrapper serdes (Change) get the default inside."""
@@ -65,8 +64,15 @@ def resolve_serde(serde: Any, config: Any, side: str) -> Any:
     return serde
 
 
-class StreamTask:
-    """See the module docstring."""
+class StreamTask(Task):
+    """See the module docstring.
+
+    Besides its processors and stores, the task carries what the TaskManager needs of it:
+    ``state_manager`` (None for a stateless task), ``input_partitions``, the input offsets last
+    committed (``committed_offsets``), the moment its first input queue ran empty while another
+    had records (``idle_since``, for ``max_task_idle_ms``), its input queues when it has several
+    (``multi_queues``) and its ``process-total`` sensor (``processed_sensor``).
+    """
 
     def __init__(
         self,
@@ -81,12 +87,18 @@ class StreamTask:
         state_dir: pathlib.Path,
         global_stores: dict[str, Any] | None = None,
     ) -> None:
-        self.id = task_id
+        super().__init__(task_id)
         self.topology = topology
-        self.state = CREATED
         self.config = config
         self._store_builders = store_builders
         self._collector = collector
+        self.collector = collector
+        self.state_manager: Any = None
+        self.input_partitions: list[tuple[str, int]] = []
+        self.committed_offsets: dict[tuple[str, int], int] = {}
+        self.idle_since: int | None = None
+        self.multi_queues: list[Any] | None = None
+        self.processed_sensor: Any = None
         self._collector_flush = getattr(collector, "flush", None)
         self._store_list: list[Any] = []
         self.wall_clock_ms = wall_clock
@@ -121,13 +133,10 @@ class StreamTask:
         self._stream_punctuations = PunctuationQueue()
         self._wall_punctuations = PunctuationQueue()
 
-    def _transition(self, target: str) -> None:
-        if target not in _TRANSITIONS[self.state]:
-            raise StreamsError(f"task {self.id}: illegal transition {self.state} -> {target}")
-        self.state = target
-
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, input_partition: int | None = None) -> None:
+        if self.state is not State.CREATED:
+            raise IllegalStateError(self.id, self.state, State.RESTORING)  # before any store opens
         context = self.context
         partition = self.id.partition if input_partition is None else input_partition
         # Step 1 (with a zero-byte cache the caching layers are stripped, as Kafka Streams does)
@@ -157,7 +166,13 @@ class StreamTask:
         for topic, source in self.topology.sources_by_topic.items():
             self.add_queue_for(topic, partition, source, default_extractor)
         self._store_list = list(self.stores.values())
-        self._transition(RUNNING)
+        queues = list(self.partition_group.queues.values())
+        self.multi_queues = queues if len(queues) > 1 else None
+        self.transition_to(State.RESTORING)
+
+    def complete_restoration(self) -> None:
+        """RESTORING -> RUNNING: every store is current; the task may process."""
+        self.transition_to(State.RUNNING)
 
     def add_pattern_topic(self, topic: str, partition: int) -> bool:
         """Start reading ``topic`` (a partition of it) when a pattern source matches it; True if one does."""
@@ -191,8 +206,10 @@ class StreamTask:
         )
 
     def close(self) -> None:
-        if self.state == CLOSED:
+        """Close processors and stores (suspending first); a closed task stays closed."""
+        if self.state is State.CLOSED:
             return
+        self.suspend()
         errors = []
         for node in self.topology.nodes.values():
             try:
@@ -206,7 +223,7 @@ class StreamTask:
                 errors.append(exc)
         self._stream_punctuations.close()
         self._wall_punctuations.close()
-        self._transition(CLOSED)
+        self.transition_to(State.CLOSED)
         if errors:
             raise StreamsError(f"task {self.id}: errors while closing: {errors}") from errors[0]
 
@@ -294,3 +311,19 @@ class StreamTask:
         if flush is not None:
             flush()
         self.commit_requested = False
+
+    def post_commit(self) -> None:
+        """After the task's offsets were committed: its state manager learns the changelog
+        offsets the delivery reports gave; the checkpoint is written at once unless the
+        collector is transactional (then only a clean close writes it: state on disk must never
+        be ahead of what a read_committed changelog holds)."""
+        manager = self.state_manager
+        if manager is None:
+            return
+        written = self._collector.changelog_offsets
+        if written:
+            mine = {tp: written[tp] for tp in manager.changelog_partitions() if tp in written}
+            if mine:
+                manager.update_changelog_offsets(mine)
+        if not getattr(self._collector, "eos_enabled", False):
+            manager.checkpoint()

@@ -15,6 +15,7 @@ from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.task_manager import TaskManager
 from tests.unit.runtime.helpers import T0
 
@@ -107,7 +108,7 @@ def _manager(collector: GatedCollector, tmp_path: Any) -> tuple[TaskManager, Rec
         partition_counts={"input": 1, "output": 1},
         config=as_config({"application_id": "interleavings", "state_dir": str(tmp_path)}),
         consumer=consumer,
-        collector=collector,
+        collector=SharedRecordCollectors(collector),
         metrics=StreamsMetrics(),
         cache=None,
         wall_clock=lambda: 0,

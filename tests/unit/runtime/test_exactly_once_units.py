@@ -13,18 +13,18 @@ from confluent_kafka import KafkaError, KafkaException
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import TaskMigratedError, TransactionError
 from streams_runtime.kafka.clients import TopicPartition, isolation_level
-from streams_runtime.processor.internals import record_collector
-from streams_runtime.processor.internals.record_collector import (
-    RecordCollector,
-    TaskRecordCollectors,
-    TransactionalRecordCollector,
-    create_record_collector,
-)
+from streams_runtime.processor.internals import record_collector, transactional_record_collector
+from streams_runtime.processor.internals.record_collector import RecordCollector, create_record_collector
+from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.state_directory import (
     CHECKPOINT_FILE,
     EOS_DIRTY_FILE,
     LOCK_FILE,
     StateDirectory,
+)
+from streams_runtime.processor.internals.transactional_record_collector import (
+    TaskRecordCollectors,
+    TransactionalRecordCollector,
 )
 from streams_runtime.processor.task_id import TaskId
 from tests.fakes import FakeStreamsProducer
@@ -205,7 +205,10 @@ def test_should_give_each_guarantee_its_collector():
     config = StreamsConfig(application_id="app", bootstrap_servers="x:1")
     alos = create_record_collector(config, "x:1", "c", [])
     try:
-        assert type(alos) is RecordCollector
+        assert type(alos) is SharedRecordCollectors and type(alos.collector) is RecordCollector
+        assert not alos.eos_enabled
+        first, second = alos.for_task(T0), alos.for_task(T1)
+        assert first is not second and first.send == second.send == alos.collector.send  # one producer
     finally:
         alos.close(0)
     eos = create_record_collector(
@@ -214,7 +217,7 @@ def test_should_give_each_guarantee_its_collector():
         "c",
         [CHANGELOG],
     )
-    assert isinstance(eos, TaskRecordCollectors)
+    assert isinstance(eos, TaskRecordCollectors) and eos.eos_enabled
     assert eos.transactional_id(T1) == "app-0_1"
 
 
@@ -227,7 +230,7 @@ def test_should_read_committed_only_under_exactly_once():
 def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel):
     FakeStreamsProducer.reset()
     monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
-    monkeypatch.setattr(record_collector, "PARALLEL_COMMITS", parallel)
+    monkeypatch.setattr(transactional_record_collector, "PARALLEL_COMMITS", parallel)
     collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app")
     try:
         for task in (T0, T1):

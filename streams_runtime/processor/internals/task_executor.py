@@ -1,0 +1,211 @@
+"""TaskExecutor: processing, punctuation and commits of a thread's running tasks (Kafka
+Streams' name).
+
+Owned by a TaskManager, on its stream thread; reads the running tasks from the thread's
+:class:`~.tasks.Tasks` registry and hands tasks found fenced (``TaskMigratedError``) back to the
+TaskManager (``on_migrated``), which closes them dirty.
+
+Processing: each running task drains its input queues; a task with several inputs waits up to
+``max_task_idle_ms`` for an empty one (its ``idle_since``), then processes what it has.
+
+Commit protocol (:meth:`TaskExecutor.commit`, one path for both guarantees), safe to crash
+between any two steps under at-least-once, because each step only makes durable what the
+previous steps made durable:
+  1. flush every task's stores and record caches (cached updates are forwarded downstream and
+     change-logged: they reach the collector);
+  2. the producer side (``commit_tasks``) flushes the producer: every output, repartition and
+     changelog record is acknowledged;
+  3. it commits the input offsets (explicit offsets, synchronous), after step 2, so a committed
+     input offset never points past an output that was not written -- a crash before this step
+     reprocesses the records since the last commit (duplicates, no loss);
+  4. each task's ``post_commit`` writes its checkpoint (changelog offsets from the delivery
+     reports), after step 3, so a checkpoint never claims state the committed offsets do not
+     cover; a crash before this step leaves an older checkpoint and the next restore replays a
+     little more changelog.
+
+Outages (Kafka Streams' ``task.timeout.ms``): step 2 waits through a broker outage for up to the
+producer's delivery timeout (librdkafka then fails the records, and the production handler
+decides) or ``task_timeout_ms`` if longer; step 3 retries transient errors for up to
+``task_timeout_ms``; transient consumer errors are logged, not raised (librdkafka reconnects by
+itself). So an outage shorter than those limits stalls the thread and nothing fails; only a
+longer one reaches the handlers.
+
+Exactly-once, per task: step 1 as above (changelog and downstream records join the task's
+transaction); steps 2-4 are the task's transaction, run by the producer side: flush, add the
+task's input offsets (``send_offsets_to_transaction`` with the consumer's group metadata, group =
+application id), commit -- outputs, changelog records and offsets become visible together or not
+at all. ``post_commit`` then only records the changelog offsets in memory: the checkpoint waits
+for a clean close. A fenced task is handed to ``on_migrated``; the other tasks still commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from streams_runtime.errors import StreamsError, TaskMigratedError
+from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import is_partition_eof
+from streams_runtime.processor.internals.partition_group import RawRecord
+from streams_runtime.processor.internals.task import StreamTask
+from streams_runtime.processor.internals.tasks import Tasks
+
+__all__ = ["TaskExecutor"]
+
+log = logging.getLogger("streams_runtime.processor")
+
+
+class TaskExecutor:
+    """See the module docstring.
+
+    :param registry: the thread's tasks.
+    :param consumer: the thread's consumer (offset commits, group metadata).
+    :param producers: the thread's producer side (``commit_tasks``).
+    :param on_migrated: called with the ids of tasks found fenced.
+    """
+
+    def __init__(
+        self,
+        registry: Tasks,
+        consumer: Any,
+        producers: Any,
+        on_migrated: Callable[[Iterable[Any]], None],
+        *,
+        max_task_idle_ms: int,
+        task_timeout_ms: int,
+    ) -> None:
+        self._registry = registry
+        self._consumer = consumer
+        self._producers = producers
+        self._on_migrated = on_migrated
+        self._max_idle_ms = max(0, max_task_idle_ms)
+        self._task_timeout_ms = task_timeout_ms
+        self._consumer_errors_logged = 0.0  # when a transient consumer error was last logged
+
+    def add_records(self, messages: list[Any]) -> None:
+        adders = self._registry.input_adders
+        for msg in messages:
+            if msg.error() is not None:
+                self._consumer_error(msg.error())
+                continue
+            topic, partition = msg.topic(), msg.partition()
+            add = adders.get((topic, partition))
+            if add is not None:  # a record of a partition revoked since the fetch is dropped
+                add(
+                    RawRecord(
+                        topic,
+                        partition,
+                        msg.offset(),
+                        msg.timestamp()[1],
+                        msg.key(),
+                        msg.value(),
+                        msg.headers() or (),
+                    )
+                )
+
+    def _consumer_error(self, error: Any) -> None:
+        """A consumer event: EOF is skipped; a transient error (broker unreachable, a request
+        timed out: librdkafka retries by itself) is logged at most every 10 s; a fatal one fails
+        the thread."""
+        if is_partition_eof(error):
+            return
+        if error.fatal():
+            raise StreamsError(f"consumer error: {error}")
+        now = time.monotonic()
+        if now - self._consumer_errors_logged >= 10.0:
+            self._consumer_errors_logged = now
+            log.warning("consumer error (retried by the client): %s", error)
+
+    def process(self, now_ms: int) -> int:
+        """Process every buffered record of every processable task; return how many (0 in the
+        iteration where a task turned out fenced: it is closed and the rest go on next time)."""
+        try:
+            return self._process(now_ms)
+        except TaskMigratedError as exc:
+            self._on_migrated(exc.task_ids)
+            return 0
+
+    def _process(self, now_ms: int) -> int:
+        total = 0
+        for task in self._registry.running():
+            queues = task.multi_queues
+            if queues is not None and not self._processable(task, queues, now_ms):
+                continue
+            process = task.process
+            n = 0
+            if queues is None:
+                while process():
+                    n += 1
+            else:
+                while all(q.head is not None for q in queues) and process():
+                    n += 1
+                if task.idle_since is not None:  # enforced: drain what is buffered
+                    while process():
+                        n += 1
+            if n:
+                task.processed_sensor.increment(n)
+                task.maybe_punctuate_stream_time()
+                total += n
+        return total
+
+    def _processable(self, task: StreamTask, queues: list[Any], now_ms: int) -> bool:
+        """A task with several inputs waits up to max_task_idle_ms for an empty one."""
+        if all(q.head is not None for q in queues):
+            task.idle_since = None
+            return True
+        if not any(q.head is not None for q in queues):
+            return False
+        if task.idle_since is None:
+            task.idle_since = now_ms
+        return now_ms - task.idle_since >= self._max_idle_ms
+
+    def punctuate(self) -> None:
+        try:
+            for task in self._registry.running():
+                task.maybe_punctuate_system_time()
+        except TaskMigratedError as exc:
+            self._on_migrated(exc.task_ids)
+
+    # ------------------------------------------------------------------ commit
+    def commit(self, tasks: Iterable[StreamTask]) -> int:
+        """The commit protocol of the module docstring, for either guarantee: step 1 for every
+        task, steps 2-3 (2-4 under exactly-once) by the producer side, then each committed task's
+        ``post_commit`` (changelog offsets; the checkpoint, unless exactly-once). A fenced task is
+        closed dirty and the others still commit; any other error is raised after every task was
+        tried. Returns the number of input offsets committed."""
+        migrated: set[Any] = set()
+        pending = []
+        for task in tasks:
+            try:
+                task.commit()  # Step 1
+            except TaskMigratedError as exc:
+                migrated |= exc.task_ids
+                continue
+            last = task.committed_offsets
+            consumed = [(tp, o) for tp, o in task.consumed_offsets.items() if last.get(tp) != o]
+            pending.append((task, consumed))
+        outcomes = self._producers.commit_tasks(  # Steps 2-4
+            [(t.id, [TopicPartition(tp[0], tp[1], o + 1) for tp, o in consumed]) for t, consumed in pending],
+            self._consumer,
+            self._task_timeout_ms,
+        )
+        count = 0
+        failure = None
+        for (task, consumed), outcome in zip(pending, outcomes, strict=True):
+            if isinstance(outcome, TaskMigratedError):
+                migrated |= outcome.task_ids
+                continue
+            if isinstance(outcome, BaseException):
+                failure = failure or outcome
+                continue
+            if outcome:
+                task.committed_offsets.update(consumed)
+                count += len(consumed)
+            task.post_commit()
+        if migrated:
+            self._on_migrated(migrated)
+        if failure is not None:
+            raise failure
+        return count

@@ -1,0 +1,74 @@
+"""TaskRebuilder: the stream thread's part of a state rebuild (steps 1-4 of :mod:`.state_rebuild`).
+
+Owned by a TaskManager, which delegates ``rebuild_task`` / ``rebuild_report`` to it and tells it
+when a task finished restoring (:meth:`TaskRebuilder.on_restored`). Everything here runs on the
+stream thread (``StreamThread.submit``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.processor.internals.state_rebuild import snapshot_restored_store
+from streams_runtime.processor.task_id import TaskId
+
+__all__ = ["TaskRebuilder"]
+
+
+class TaskRebuilder:
+    """See the module docstring.
+
+    :param manager: the TaskManager (``tasks``, ``owns``, ``partitions_of``, ``handle_assignment``).
+    :param consumer: the thread's consumer (the committed input offsets are reported).
+    :param state_directory: the client's StateDirectory.
+    :param changelog_reader: the thread's StoreChangelogReader (``restored_count``).
+    """
+
+    def __init__(self, manager: Any, consumer: Any, state_directory: Any, changelog_reader: Any) -> None:
+        self._manager = manager
+        self._consumer = consumer
+        self._state_directory = state_directory
+        self._reader = changelog_reader
+        self._rebuilding: dict[TaskId, str] = {}  # task -> store whose rebuild it restores
+        self._rebuilt: dict[TaskId, dict[str, Any]] = {}  # task -> snapshot taken when restored
+
+    def rebuild_task(self, task_id: TaskId, store_name: str) -> dict[str, int]:
+        """Close ``task_id`` cleanly, wipe its state directory and create it again, so it restores
+        every store from its changelog (steps 1-3 of :mod:`.state_rebuild`); once restored, before
+        it processes, :meth:`rebuild_report` has a snapshot of ``store_name``. Returns the input
+        offsets committed at the close (``"topic:partition" -> next offset``)."""
+        manager = self._manager
+        if task_id not in manager.tasks:
+            raise StreamsError(f"task {task_id} is not an active task of this thread")
+        partitions = manager.partitions_of(task_id)
+        manager.handle_assignment([task_id], (), clean=True)  # Step 1: commit, close
+        committed = self._consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        sd = self._state_directory
+        if sd.lock(task_id):  # Step 2 (the thread keeps the lock into the new task)
+            sd.wipe_task(task_id)
+        else:
+            raise StreamsError(f"task {task_id}: cannot lock {sd.task_dir(task_id)} to wipe it")
+        self._rebuilt.pop(task_id, None)
+        self._rebuilding[task_id] = store_name
+        manager.handle_assignment((), [task_id], clean=True)  # Step 3
+        return {f"{tp.topic}:{tp.partition}": tp.offset for tp in committed}
+
+    def rebuild_report(self, task_id: TaskId) -> dict[str, Any] | None:
+        """The snapshot of a rebuilt task once it restored (taken once), else None; raises when
+        the task is no longer active here (revoked by a rebalance during the rebuild)."""
+        if task_id in self._rebuilt:
+            return self._rebuilt.pop(task_id)
+        if not self._manager.owns(task_id):
+            self._rebuilding.pop(task_id, None)
+            raise StreamsError(f"task {task_id} left this thread while it was being rebuilt")
+        return None
+
+    def on_restored(self, task: Any) -> None:
+        """Step 4 of :mod:`.state_rebuild`, for a task being rebuilt: restored, not processing yet."""
+        store_name = self._rebuilding.pop(task.id, None)
+        if store_name is None:
+            return
+        restored = self._reader.restored_count(task.id)
+        self._rebuilt[task.id] = snapshot_restored_store(task, task.state_manager, store_name, restored)
