@@ -26,6 +26,7 @@ import traceback
 from typing import Any
 
 from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
+from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.record_collector import record_size
 
 log = logging.getLogger("streams_runtime.processor")
@@ -56,7 +57,7 @@ def _cut(text: bytes, limit: int) -> bytes:
     return text[:head] + marker + text[len(text) - (keep - head) :]
 
 
-def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: int) -> tuple:
+def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: int) -> Headers:
     """The error headers attached to a dead-lettered record (message and stack trace bounded)."""
     return (
         (DLQ_EXCEPTION, type(exc).__qualname__.encode()),
@@ -69,8 +70,8 @@ def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: 
 
 
 def bounded_dead_letter(
-    key: bytes | None, value: bytes | None, headers: tuple, max_bytes: int
-) -> tuple[bytes | None, bytes | None, tuple]:
+    key: bytes | None, value: bytes | None, headers: Headers, max_bytes: int
+) -> tuple[bytes | None, bytes | None, Headers]:
     """The dead-letter record ``(key, value, headers)`` made to fit under ``max_bytes`` (the
     producer's ``message.max.bytes``): the value is dropped first, then the key, each with a
     header naming its size; the original record's own headers go last if still too large."""
@@ -109,7 +110,7 @@ class DeserializationHandler:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple,
+        headers: Headers,
     ) -> None:
         """Called for a corrupt record; returns to skip it or raises to fail."""
         where = f"topic={topic} partition={partition} offset={offset}"

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
+from streams_runtime.processor.api import Headers
 from streams_runtime.processor.timestamps import ConsumerRecord
 from streams_runtime.serdes import deserialize_or_raise
 
@@ -29,7 +30,7 @@ class RawRecord(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: tuple
+    headers: Headers
 
 
 class RecordQueue:
@@ -90,7 +91,7 @@ class RecordQueue:
             self.partition_time = time
         if self.raw:
             self._update_head()
-        return head, time
+        return cast(ConsumerRecord, head), time
 
     def _update_head(self) -> None:
         raw = self.raw

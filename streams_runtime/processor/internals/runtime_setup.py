@@ -60,7 +60,7 @@ class RuntimeSetup:
 
     @staticmethod
     def state_root(config: Any) -> pathlib.Path:
-        return pathlib.Path(config["state_dir"]) / config["application_id"]
+        return pathlib.Path(config["state_dir"]) / str(config["application_id"])
 
     @classmethod
     def prepare(cls, topology: Any, config: Any, bootstrap_servers: str, process_id: str) -> RuntimeSetup:
