@@ -57,7 +57,11 @@ class TaskScheduling(Protocol):
     def stream_time(self) -> int: ...
 
     def schedule(
-        self, node: Any, interval: int, kind: PunctuationType, punctuator: Callable[[int], None]
+        self,
+        node: ProcessorNode,
+        interval: int,
+        kind: PunctuationType,
+        punctuator: Callable[[int], None],
     ) -> Cancellable: ...
 
     def wall_clock_ms(self) -> int: ...
@@ -341,7 +345,13 @@ class ProcessorContextImpl(ProcessorContext):
             )
         if not isinstance(punctuation_type, PunctuationType):
             raise ValueError(f"punctuation_type must be a PunctuationType, got {punctuation_type!r}")
-        return self._task.schedule(self._node, interval_ms, punctuation_type, punctuator)
+        node = self._node
+        if node is None:  # as Kafka Streams' StreamTask.schedule: a schedule belongs to a node
+            raise StreamsError(
+                "schedule() must be called by a processor (in init, process or a punctuation): "
+                "no processor node is being executed"
+            )
+        return self._task.schedule(node, interval_ms, punctuation_type, punctuator)
 
     def current_stream_time_ms(self) -> int:
         return self._task.stream_time

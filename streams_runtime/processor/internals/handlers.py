@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
 from streams_runtime.processor.api import Headers
+from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.record_collector import record_size
+from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:  # the context module imports this one
+    from streams_runtime.processor.internals.context import RecordSender
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -93,7 +98,12 @@ class DeserializationHandler:
     """Applies the configured deserialization policy for one task."""
 
     def __init__(
-        self, mode: str, dead_letter_topic: str | None, dropped: Any, collector: Any, task_id: Any
+        self,
+        mode: str,
+        dead_letter_topic: str | None,
+        dropped: Sensor,
+        collector: RecordSender,
+        task_id: TaskId,
     ) -> None:
         self.mode = mode
         self.dead_letter_topic = dead_letter_topic
@@ -121,6 +131,8 @@ class DeserializationHandler:
                 f"(default_deserialization_exception_handler=log_and_fail)"
             ) from exc
         if self.mode == "dead_letter":
+            if self.dead_letter_topic is None:  # the config requires one with this mode
+                raise DeserializationFailedError(f"no dead_letter_topic to send the record at {where} to")
             max_bytes = getattr(self._collector, "max_message_bytes", 1_000_000)
             key, value, all_headers = bounded_dead_letter(
                 key, value, tuple(headers) + dead_letter_headers(exc, topic, partition, offset), max_bytes
@@ -147,7 +159,7 @@ class DeserializationHandler:
 class ProcessingHandler:
     """Applies the configured processing-error policy for one task."""
 
-    def __init__(self, mode: str, dropped: Any, task_id: Any) -> None:
+    def __init__(self, mode: str, dropped: Sensor, task_id: TaskId) -> None:
         self.continue_on_error = mode == "log_and_continue"
         self._dropped = dropped
         self._task_id = task_id

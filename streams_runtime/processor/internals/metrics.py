@@ -76,7 +76,7 @@ class StreamsMetrics:
         """Every sensor (a copy of the list: safe to read from another thread)."""
         return list(self._sensors.values())
 
-    def dropped_records(self, task_id: Any) -> Sensor:
+    def dropped_records(self, task_id: object) -> Sensor:
         return self.sensor(DROPPED_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
 
     def snapshot(self) -> dict[str, float]:
