@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from streams_runtime.errors import SerializationError
+from streams_runtime.errors import SerializationError, StreamsError
 
 __all__ = ["Serde", "Serdes", "deserialize_or_raise", "serialize_or_raise"]
 
@@ -319,3 +319,11 @@ def deserialize_or_raise(serde: Serde, topic: str, side: str, data: bytes | None
 
 def _serde_name(serde: Any) -> str:
     return getattr(serde, "name", None) or type(serde).__name__
+
+
+def bound_serde(inner: Serde | None, owner: str) -> Serde:
+    """The inner serde of a wrapping serde once bound: the DSL makes some wrappers (windowed
+    keys, changes) before the app's default serde is known, and a task binds it at init."""
+    if inner is None:
+        raise StreamsError(f"{owner}: its inner serde is not bound (a task binds the default at init)")
+    return inner

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from streams_runtime.serdes import Serde
+from streams_runtime.serdes import Serde, bound_serde
 
 __all__ = [
     "MAX_TIMESTAMP",
@@ -159,11 +159,11 @@ def _inner_bytes(inner: Serde, topic: str, key: Any) -> bytes:
 class TimeWindowedSerde(Serde):
     """Serde of ``Windowed`` keys of time windows of a fixed size.
 
-    :param inner: the serde of the plain key.
+    :param inner: the serde of the plain key (None: the app's default, bound by the task at init).
     :param window_size_ms: the window size (to rebuild the end on deserialization).
     """
 
-    def __init__(self, inner: Serde, window_size_ms: int) -> None:
+    def __init__(self, inner: Serde | None, window_size_ms: int) -> None:
         if window_size_ms is None or window_size_ms <= 0:
             raise ValueError(f"window_size_ms must be > 0, got {window_size_ms}")
         super().__init__(f"TimeWindowed({getattr(inner, 'name', type(inner).__name__)})")
@@ -173,34 +173,36 @@ class TimeWindowedSerde(Serde):
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, Windowed):
             raise TypeError(f"expected Windowed, got {type(data).__name__}")
-        return time_windowed_key_to_binary(_inner_bytes(self.inner, topic, data.key), data.window.start)
+        inner = bound_serde(self.inner, self.name)
+        return time_windowed_key_to_binary(_inner_bytes(inner, topic, data.key), data.window.start)
 
     def _deserialize(self, topic: str, data: bytes) -> Windowed:
         key_bytes, start = time_windowed_key_from_binary(bytes(data))
-        return Windowed(
-            self.inner.deserialize(topic, key_bytes), time_window_for_size(start, self.window_size_ms)
-        )
+        inner = bound_serde(self.inner, self.name)
+        return Windowed(inner.deserialize(topic, key_bytes), time_window_for_size(start, self.window_size_ms))
 
 
 class SessionWindowedSerde(Serde):
     """Serde of ``Windowed`` keys of session windows.
 
-    :param inner: the serde of the plain key.
+    :param inner: the serde of the plain key (None: the app's default, bound by the task at init).
     """
 
-    def __init__(self, inner: Serde) -> None:
+    def __init__(self, inner: Serde | None) -> None:
         super().__init__(f"SessionWindowed({getattr(inner, 'name', type(inner).__name__)})")
         self.inner = inner
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, Windowed):
             raise TypeError(f"expected Windowed, got {type(data).__name__}")
-        raw = _inner_bytes(self.inner, topic, data.key)
+        raw = _inner_bytes(bound_serde(self.inner, self.name), topic, data.key)
         return session_key_to_binary(raw, data.window.start, data.window.end)
 
     def _deserialize(self, topic: str, data: bytes) -> Windowed:
         key_bytes, start, end = session_key_from_binary(bytes(data))
-        return Windowed(self.inner.deserialize(topic, key_bytes), SessionWindow(start, end))
+        return Windowed(
+            bound_serde(self.inner, self.name).deserialize(topic, key_bytes), SessionWindow(start, end)
+        )
 
 
 class WindowedSerdes:

@@ -16,6 +16,7 @@ inactivity gap + grace), as in Kafka Streams 3.3.
 from __future__ import annotations
 
 import enum
+from typing import TypeAlias
 
 __all__ = ["EmitStrategy", "StrategyType"]
 
@@ -45,7 +46,7 @@ class EmitStrategy:
     """An immutable choice of :class:`StrategyType`; build it with the two class methods."""
 
     __slots__ = ("_type",)
-    StrategyType = StrategyType
+    StrategyType: TypeAlias = StrategyType
 
     def __init__(self, strategy_type: StrategyType) -> None:
         if not isinstance(strategy_type, StrategyType):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from streams_runtime.errors import TopologyError
 
@@ -19,16 +19,19 @@ STORE_TYPES = ("rocksdb", "in_memory")
 
 
 class _Options:
-    def replace(self, **changes: Any) -> Any:
+    # every subclass is a dataclass (what ``dataclasses.replace`` needs)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
-    def with_key_serde(self, serde: Any) -> Any:
+    def with_key_serde(self, serde: Any) -> Self:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Any:
+    def with_value_serde(self, serde: Any) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_name(self, name: str) -> Any:
+    def with_name(self, name: str) -> Self:
         return dataclasses.replace(self, name=name)
 
 

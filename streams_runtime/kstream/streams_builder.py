@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import TopologyError
@@ -29,6 +29,9 @@ from streams_runtime.kstream.options import Consumed, Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.processor.topology import Topology
 
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
+
 
 class _StateStoreNode(GraphNode):
     """``StreamsBuilder.add_state_store``: a store processors connect to by name."""
@@ -37,7 +40,7 @@ class _StateStoreNode(GraphNode):
         super().__init__(store_builder.name)
         self.store_builder = store_builder
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_state_store(self.store_builder)
 
 
@@ -54,7 +57,7 @@ class _GlobalStoreNode(GraphNode):
         super().__init__(processor_name)
         self.args = (store_builder, source_name, topic, processor_name, supplier, consumed)
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         store_builder, source, topic, processor, supplier, c = self.args
         builder.add_global_store(
             store_builder.with_logging_disabled(),
@@ -68,8 +71,9 @@ class _GlobalStoreNode(GraphNode):
         )
 
 
-def _split_options(args: tuple, *types: type) -> tuple[list, list]:
-    plain, options = [], []
+def _split_options(args: tuple[Any, ...], *types: type) -> tuple[list[Any], list[Any]]:
+    plain: list[Any] = []
+    options: list[Any] = []
     for arg in args:
         (options if isinstance(arg, types) else plain).append(arg)
     return plain, options

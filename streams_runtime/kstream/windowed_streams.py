@@ -23,7 +23,7 @@ Kafka Streams 3.3) applies to the aggregations built after it; it changes neithe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.emit_strategy import EmitStrategy, StrategyType, check_emit_strategy
@@ -35,7 +35,11 @@ from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
+from streams_runtime.state.internals.window_builders import SessionStoreBuilder, WindowStoreBuilder
 from streams_runtime.windowed import WindowedSerdes
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -49,7 +53,7 @@ class _WindowStoreFactory:
         self.windows = windows
         self.caching_allowed = True
 
-    def __call__(self, ctx: Any) -> Any:
+    def __call__(self, ctx: BuildContext) -> Any:
         m = self.mat.materialized
         config = ctx.config
         store_type = m.store_type or (config.get("default_dsl_store") if config else None) or "rocksdb"
@@ -69,6 +73,7 @@ class _WindowStoreFactory:
                 f"got size+grace=[{minimum}], retention=[{retention}]"
             )
         supplier = m.store_supplier
+        builder: SessionStoreBuilder | WindowStoreBuilder
         if session:
             if supplier is None:
                 supplier = (Stores.in_memory_session_store if in_memory else Stores.persistent_session_store)(

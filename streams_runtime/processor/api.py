@@ -11,10 +11,13 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+Headers = tuple[tuple[str, bytes | None], ...]
+"""A record's headers: ``(key, value)`` pairs in order (Kafka allows repeated keys)."""
 
 
-def normalize_headers(headers: Any) -> tuple:
+def normalize_headers(headers: Any) -> Headers:
     """Headers given as None, a mapping or an iterable of pairs -> a tuple of (key, value) pairs."""
     if not headers:
         return ()
@@ -32,7 +35,7 @@ class Record:
 
     __slots__ = ("key", "value", "timestamp", "headers")
 
-    def __init__(self, key: Any, value: Any, timestamp: int, headers: tuple = ()) -> None:
+    def __init__(self, key: Any, value: Any, timestamp: int, headers: Headers = ()) -> None:
         self.key = key
         self.value = value
         self.timestamp = timestamp
@@ -103,8 +106,12 @@ class Cancellable(ABC):
         """Stop future punctuations of this schedule."""
 
 
-class ProcessorContext(ABC):
-    """What a processor sees of the task it runs in (implemented by the runtime)."""
+@runtime_checkable
+class ProcessorContext(Protocol):
+    """What a processor sees of the task it runs in (implemented by the runtime).
+
+    A Protocol: the runtime's context subclasses it, and a test double only needs these members.
+    """
 
     application_id: str
     task_id: Any

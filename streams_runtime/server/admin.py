@@ -47,10 +47,13 @@ class RebuildRequest(BaseModel):
     """Body of ``POST /admin/stores/{store}/rebuild``."""
 
     tasks: list[str] | None = Field(
-        None, description='Task ids ("0_1"); null: every local task owning the store.'
+        default=None, description='Task ids ("0_1"); null: every local task owning the store.'
     )
     timeout_s: float = Field(
-        120.0, gt=0, le=MAX_REBUILD_TIMEOUT_S, description="How long to wait for the tasks to restore."
+        default=120.0,
+        gt=0,
+        le=MAX_REBUILD_TIMEOUT_S,
+        description="How long to wait for the tasks to restore.",
     )
 
 
@@ -98,9 +101,13 @@ def list_tasks(request: Request) -> dict[str, Any]:
 
 
 @router.post(
-    "/stores/{store}/rebuild", summary="Rebuild a store from its changelog in the local tasks owning it"
+    "/stores/{store}/rebuild",
+    summary="Rebuild a store from its changelog in the local tasks owning it",
+    response_model=dict[str, Any],  # the error answers are JSONResponses, outside the model
 )
-def rebuild_store(store: str, request: Request, body: RebuildRequest | None = None) -> dict[str, Any]:
+def rebuild_store(
+    store: str, request: Request, body: RebuildRequest | None = None
+) -> dict[str, Any] | JSONResponse:
     streams = _streams(request)
     body = body or RebuildRequest()
     try:

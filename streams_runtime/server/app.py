@@ -430,7 +430,7 @@ def _key_query(
     body = {"store": store, "key": to_json(key), "partition": partition, "host": me}
     try:
         value = local.read(store, partition, read)
-        stale = False
+        stale: bool | None = False
     except StateStoreMigratedError:
         if not allow_stale:
             raise

@@ -9,7 +9,10 @@ HTTP errors (404 unknown route, 405, 401 from the token check...: their ``detail
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import HTTPException, RequestValidationError
 from fastapi.responses import JSONResponse
@@ -28,6 +31,14 @@ from streams_runtime.server.keys import MalformedKeyError
 #: status codes of framework HTTP errors answered with the JSON error body
 HTTP_STATUSES = (400, 401, 403, 404, 405, 406, 409, 413, 415, 503)
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
+
+_E = TypeVar("_E", bound=Exception)
+
+
+def _handler(handle: Callable[[Request, _E], Response]) -> Callable[[Request, Exception], Response]:
+    """``handle`` as Starlette types an exception handler (taking any exception): Starlette calls
+    a handler only with instances of the exception type it was registered for."""
+    return cast(Callable[[Request, Exception], Response], handle)
 
 
 def _status_of(exc: InvalidStateStoreError) -> tuple[int, str]:
@@ -79,11 +90,11 @@ def _bad_key(request: Request, exc: MalformedKeyError) -> JSONResponse:
 
 def install(app: FastAPI) -> None:
     """Register the module's handlers on ``app``."""
-    app.add_exception_handler(ApiError, _api_error)
-    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(ApiError, _handler(_api_error))
+    app.add_exception_handler(RequestValidationError, _handler(_invalid))
     app.add_exception_handler(HTTPException, _http_error)
     for status in HTTP_STATUSES:  # the router's own 404/405 are not FastAPI's HTTPException
         app.add_exception_handler(status, _http_error)
-    app.add_exception_handler(InvalidStateStoreError, _store_error)
-    app.add_exception_handler(StreamsError, _streams_error)
-    app.add_exception_handler(MalformedKeyError, _bad_key)
+    app.add_exception_handler(InvalidStateStoreError, _handler(_store_error))
+    app.add_exception_handler(StreamsError, _handler(_streams_error))
+    app.add_exception_handler(MalformedKeyError, _handler(_bad_key))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -73,7 +74,7 @@ def forwarded_by(request: Request) -> str | None:
     return forwarded["by"] if forwarded else None
 
 
-def raw_target(scope: dict[str, Any]) -> bytes:
+def raw_target(scope: Mapping[str, Any]) -> bytes:
     """The request target as it came: raw path, and ``?query`` when there is one."""
     path = scope.get("raw_path") or scope["path"].encode()
     query = scope.get("query_string") or b""

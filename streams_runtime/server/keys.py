@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -49,7 +50,7 @@ class MalformedKeyError(ValueError):
     """The path key does not convert to the store's key type."""
 
 
-def path_key(scope: dict[str, Any], route: tuple[bytes, ...], decoded: str) -> bytes:
+def path_key(scope: Mapping[str, Any], route: tuple[bytes | None, ...], decoded: str) -> bytes:
     """The key bytes of a key route: the raw path after the ``route`` segments (``(b"stores",
     None, b"keys")``-like, None for the store segment), percent-decoded; ``decoded`` (the router's
     key, already decoded) when the raw path is missing or shaped otherwise."""

@@ -94,7 +94,7 @@ class StreamsCollector(Collector):
 
     @staticmethod
     def _threads(threads: list[Any]) -> Iterator[Metric]:
-        families: dict[str, Metric] = {}
+        families: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
         for key, (name, help_text, counter) in _THREAD_METRICS.items():
             families[key] = (_counter if counter else _gauge)(name, help_text, "thread_id")
         for thread in threads:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
@@ -57,7 +57,7 @@ class RestoreProgressDisplay(StateRestoreListener):
         self._say = say or (lambda line: print(line, flush=True))
         self._lock = threading.Lock()
         self._progress: Progress | None = None
-        self._tasks: dict[tuple[str, int], tuple[int, int, int, float]] = {}  # id, start, end, started
+        self._tasks: dict[tuple[str, int], tuple[TaskID, int, int, float]] = {}  # id, start, end, started
         self._last_line: dict[tuple[str, int], float] = {}
 
     @staticmethod
@@ -69,7 +69,7 @@ class RestoreProgressDisplay(StateRestoreListener):
     ) -> None:
         total = max(0, end_offset - start_offset)
         with self._lock:
-            task_id = -1
+            task_id = TaskID(-1)
             if self._use_bars:
                 if self._progress is None:
                     self._progress = _bars(self._console)
@@ -77,30 +77,29 @@ class RestoreProgressDisplay(StateRestoreListener):
                 task_id = self._progress.add_task(self._label(tp, store_name), total=total)
             elif total >= LINE_THRESHOLD:
                 self._say(f"{self._label(tp, store_name)}: {total} records to replay")
-                self._last_line[tuple(tp)] = time.monotonic()
-            self._tasks[tuple(tp)] = (task_id, start_offset, end_offset, time.monotonic())
+                self._last_line[(tp[0], tp[1])] = time.monotonic()
+            self._tasks[(tp[0], tp[1])] = (task_id, start_offset, end_offset, time.monotonic())
 
     def on_batch_restored(
         self, tp: tuple[str, int], store_name: str, batch_end_offset: int, num_restored: int
     ) -> None:
         with self._lock:
-            entry = self._tasks.get(tuple(tp))
+            entry = self._tasks.get((tp[0], tp[1]))
             if entry is None:
                 return
             task_id, start, end, _ = entry
             done = min(end, batch_end_offset + 1) - start
             if self._progress is not None and task_id >= 0:
                 self._progress.update(task_id, completed=done)
-            elif (
-                tuple(tp) in self._last_line
-                and time.monotonic() - self._last_line[tuple(tp)] >= LINE_INTERVAL_S
-            ):
+            elif (tp[0], tp[1]) in self._last_line and time.monotonic() - self._last_line[
+                (tp[0], tp[1])
+            ] >= LINE_INTERVAL_S:
                 self._say(f"{self._label(tp, store_name)}: {done}/{end - start} records")
-                self._last_line[tuple(tp)] = time.monotonic()
+                self._last_line[(tp[0], tp[1])] = time.monotonic()
 
     def on_restore_end(self, tp: tuple[str, int], store_name: str, total_restored: int) -> None:
         with self._lock:
-            entry = self._tasks.pop(tuple(tp), None)
+            entry = self._tasks.pop((tp[0], tp[1]), None)
             if entry is None:
                 return
             task_id, start, end, started = entry
@@ -109,7 +108,7 @@ class RestoreProgressDisplay(StateRestoreListener):
                 if not self._tasks:
                     self._progress.stop()
                     self._progress = None
-            elif self._last_line.pop(tuple(tp), None) is not None:
+            elif self._last_line.pop((tp[0], tp[1]), None) is not None:
                 elapsed = time.monotonic() - started
                 self._say(f"{self._label(tp, store_name)}: {total_restored} records in {elapsed:.1f}s")
 

@@ -19,6 +19,11 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -43,12 +48,13 @@ class AggregateSupplier:
         return self._factory(self)
 
 
-class _AggregateProcessor(Processor):
+class _AggregateProcessor(InternalProcessor):
     def __init__(self, supplier: AggregateSupplier) -> None:
         self.store_name = supplier.store_name
         self.send_old_values = supplier.send_old_values
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.store = context.get_state_store(self.store_name)
         self.forwarder = TupleForwarder(self.store, context, self.send_old_values)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_runtime.serdes import Serde
+from streams_runtime.serdes import Serde, bound_serde
 
 
 class Change:
@@ -48,8 +48,9 @@ class ChangeSerde(Serde):
         return self if self.inner is not None else ChangeSerde(default())
 
     def _serialize(self, topic: str, data: Any) -> bytes:
-        new = self.inner.serialize(topic, data.new_value)
-        old = self.inner.serialize(topic, data.old_value)
+        inner = bound_serde(self.inner, self.name)
+        new = inner.serialize(topic, data.new_value)
+        old = inner.serialize(topic, data.old_value)
         flags = (new is not None) | ((old is not None) << 1) | (bool(data.is_latest) << 2)
         new = new or b""
         return bytes((flags,)) + len(new).to_bytes(4, "big") + new + (old or b"")
@@ -57,6 +58,7 @@ class ChangeSerde(Serde):
     def _deserialize(self, topic: str, data: bytes) -> Change:
         flags = data[0]
         length = int.from_bytes(data[1:5], "big")
-        new = self.inner.deserialize(topic, data[5 : 5 + length]) if flags & 1 else None
-        old = self.inner.deserialize(topic, data[5 + length :]) if flags & 2 else None
+        inner = bound_serde(self.inner, self.name)
+        new = inner.deserialize(topic, data[5 : 5 + length]) if flags & 1 else None
+        old = inner.deserialize(topic, data[5 + length :]) if flags & 2 else None
         return Change(new, old, bool(flags & 4))

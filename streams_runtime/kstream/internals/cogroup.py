@@ -21,6 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
 from streams_runtime.kstream.internals.repartition import create_repartitioned_source
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.table_joins import StoreValueGetter, ValueGetterSupplier
@@ -57,8 +62,9 @@ class CogroupPassThroughSupplier:
         return _PassThrough()
 
 
-class _PassThrough(Processor):
-    def init(self, context: Any) -> None:
+class _PassThrough(InternalProcessor):
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.forward = context.forward
 
     def process(self, record: Record) -> None:

@@ -16,7 +16,7 @@ source with the left table's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import fk_join_processors as fp
 from streams_runtime.kstream.internals import table_joins as tj
@@ -36,6 +36,10 @@ from streams_runtime.processor.internals.internal_topics import InternalTopicCon
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
 
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
 FK_JOIN = "KTABLE-FK-JOIN-"
 STATE_STORE = FK_JOIN + "SUBSCRIPTION-STATE-STORE-"
 REGISTRATION = FK_JOIN + "SUBSCRIPTION-REGISTRATION-"
@@ -54,7 +58,7 @@ class _InternalTopicSinkNode(GraphNode):
         self.topic = topic
         self.produced = produced
 
-    def write(self, builder: Any, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(InternalTopicConfig(self.topic, "repartition"))
         p = self.produced
         builder.add_sink(
@@ -91,16 +95,17 @@ def _parse(args: tuple, kwargs: dict) -> tuple[TableJoined, Materialized | None]
 def foreign_key_join(
     this: Any,
     other: Any,
-    extractor: Callable[[Any], Any],
+    extractor: Callable[..., Any],
     joiner: Callable[..., Any],
     left_join: bool,
     args: tuple = (),
     kwargs: dict | None = None,
 ) -> Any:
     check_callable(extractor, "foreign key extractor")
+    fk_of: Callable[[Any, Any], Any] = extractor
     if positional_arity(extractor) != 2:  # extractor(value); Kafka 4's (key, value) form otherwise
         value_only = extractor
-        extractor = lambda key, value: value_only(value)  # noqa: E731
+        fk_of = lambda key, value: value_only(value)  # noqa: E731
     joiner3 = with_key_joiner(joiner)
     table_joined, materialized = _parse(args, dict(kwargs or {}))
     internal = this._internal
@@ -121,7 +126,7 @@ def foreign_key_join(
 
     send = ProcessorGraphNode(
         named("-subscription-registration-processor", REGISTRATION),
-        lambda: fp.SubscriptionSend(shared, extractor, left_join),
+        lambda: fp.SubscriptionSend(shared, fk_of, left_join),
     )
     internal.add_graph_node(this._node, send)
     other_partitioner = table_joined.other_partitioner
@@ -143,7 +148,7 @@ def foreign_key_join(
     internal.add_graph_node(sink, source)
     store_name = named("-subscription-store", STATE_STORE)
 
-    def subscription_store(ctx: Any) -> Any:
+    def subscription_store(ctx: BuildContext) -> Any:
         config = ctx.config
         in_memory = (config.get("default_dsl_store") if config else None) == "in_memory"
         supplier = (

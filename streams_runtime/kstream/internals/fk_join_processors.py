@@ -27,7 +27,12 @@ from streams_runtime.kstream.internals.fk_join_wire import (
     SubscriptionWrapper,
     hash_bytes,
 )
-from streams_runtime.processor.api import Processor, Record
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
+from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import ValueAndTimestamp
 
@@ -55,7 +60,7 @@ class FkJoinShared:
         self.value_serde = value_serde  # the left table's value serde (for the hash)
         self.bound = False
 
-    def bind(self, context: Any) -> None:
+    def bind(self, context: ProcessorContext) -> None:
         if self.bound:
             return
         topic = context.application_id + "-" + self.registration_topic
@@ -73,7 +78,7 @@ class FkJoinShared:
         return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
 
 
-def _skip(context: Any, dropped: Any, what: str) -> None:
+def _skip(context: ProcessorContext, dropped: Any, what: str) -> None:
     meta = context.record_metadata()
     log.warning(
         "Skipping record due to null %s. topic=[%s] partition=[%s] offset=[%s]",
@@ -83,11 +88,12 @@ def _skip(context: Any, dropped: Any, what: str) -> None:
     dropped.record()
 
 
-class _Base(Processor):
+class _Base(InternalProcessor):
     def __init__(self, shared: FkJoinShared) -> None:
         self.shared = shared
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.shared.bind(context)
         self.dropped = context.metrics.dropped_records(context.task_id)
@@ -144,7 +150,7 @@ class SubscriptionSend(_Base):
         if self._hash is ...:
             self._hash = self.shared.value_hash(record.value.new_value)
         meta = self.context.record_metadata()
-        partition = meta.partition if meta is not None else self.context.partition()
+        partition = meta.partition if meta is not None else self.context.partition
         wrapper = SubscriptionWrapper(self._hash, instruction, record.key, partition)
         self.context.forward(Record(foreign_key, wrapper, record.timestamp, record.headers))
 
@@ -156,7 +162,8 @@ class SubscriptionReceive(_Base):
         super().__init__(shared)
         self.store_name = store_name
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         super().init(context)
         self.store = context.get_state_store(self.store_name)
 
@@ -190,7 +197,8 @@ class SubscriptionJoin(_Base):
         super().__init__(shared)
         self.getter_supplier = foreign_getter
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         super().init(context)
         self.getter = self.getter_supplier.get()
         self.getter.init(context)
@@ -220,7 +228,8 @@ class ForeignTableJoin(_Base):
         super().__init__(shared)
         self.store_name = store_name
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         super().init(context)
         self.store = context.get_state_store(self.store_name)
 
@@ -252,7 +261,8 @@ class ResponseJoin(_Base):
         self.joiner = joiner
         self.left_join = left_join
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         super().init(context)
         self.getter = self.getter_supplier.get()
         self.getter.init(context)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from streams_runtime.processor.api import ProcessorContext
 from streams_runtime.serdes import Serde
 
 VERSION = 0
@@ -130,7 +131,7 @@ class SubscriptionResponseWrapper:
     version: int = VERSION
 
 
-def _default(serde: Any, context: Any, side: str) -> Any:
+def _default(serde: Any, context: ProcessorContext, side: str) -> Any:
     return serde if serde is not None else context.app_configs.default_serde(side)
 
 
@@ -142,7 +143,7 @@ class SubscriptionWrapperSerde(Serde):
         self.primary_key_serde = primary_key_serde
         self.topic = ""
 
-    def bind(self, context: Any, pk_topic: str) -> None:
+    def bind(self, context: ProcessorContext, pk_topic: str) -> None:
         self.primary_key_serde = _default(self.primary_key_serde, context, "key")
         self.topic = pk_topic
 
@@ -172,7 +173,7 @@ class SubscriptionResponseWrapperSerde(Serde):
         super().__init__("SubscriptionResponseWrapperSerde")
         self.foreign_value_serde = foreign_value_serde
 
-    def bind(self, context: Any) -> None:
+    def bind(self, context: ProcessorContext) -> None:
         self.foreign_value_serde = _default(self.foreign_value_serde, context, "value")
 
     def _serialize(self, topic: str, data: SubscriptionResponseWrapper) -> bytes:
@@ -202,7 +203,7 @@ class CombinedKeySchema:
         self.primary_key_serde = primary_key_serde
         self.fk_topic = self.pk_topic = ""
 
-    def bind(self, context: Any, fk_topic: str, pk_topic: str) -> None:
+    def bind(self, context: ProcessorContext, fk_topic: str, pk_topic: str) -> None:
         self.foreign_key_serde = _default(self.foreign_key_serde, context, "key")
         self.primary_key_serde = _default(self.primary_key_serde, context, "key")
         self.fk_topic, self.pk_topic = fk_topic, pk_topic

@@ -19,10 +19,13 @@ the sources feeding it (joins).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
 
 
 class GraphNode:
@@ -42,7 +45,7 @@ class GraphNode:
     def parent_names(self) -> list[str]:
         return [p.output_name for p in self.parents]
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         """Add this node's pieces to ``builder``; ``ctx`` is the build context (config, stores)."""
 
     def __repr__(self) -> str:
@@ -62,7 +65,7 @@ class StreamSourceNode(GraphNode):
         self.consumed = consumed
         self.pattern = pattern  # a compiled regular expression (a source by topic pattern)
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         c = self.consumed
         builder.add_source(
             self.name,
@@ -96,7 +99,7 @@ class TableSourceNode(GraphNode):
         self.materialized = materialized  # MaterializedInternal
         self.is_global = is_global
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         c = self.consumed
         store = ctx.store_builder(self.materialized)
         if self.is_global:
@@ -143,7 +146,7 @@ class ProcessorGraphNode(GraphNode):
         self.fixed_key = fixed_key
         self.copartition_with: list[GraphNode] = []
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_processor(self.name, self.supplier, self.parent_names(), fixed_key=self.fixed_key)
         if self.materialized is not None and (self.materialize_if is None or self.materialize_if()):
             builder.add_state_store(ctx.store_builder(self.materialized), [self.name])
@@ -184,7 +187,7 @@ class RepartitionNode(GraphNode):
         self.number_of_partitions = number_of_partitions
         self.filter_supplier = filter_supplier
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(
             InternalTopicConfig(self.topic, "repartition", number_of_partitions=self.number_of_partitions)
         )
@@ -209,7 +212,7 @@ class StreamSinkNode(GraphNode):
         self.topic = topic
         self.produced = produced
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         p = self.produced
         builder.add_sink(
             self.name,

@@ -21,7 +21,7 @@ way round. Naming, index burning and repartitioning follow Kafka Streams:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import stream_joins as sj
 from streams_runtime.kstream.internals import table_joins as tj
@@ -33,7 +33,12 @@ from streams_runtime.kstream.internals.stream_processors import PassThrough
 from streams_runtime.kstream.internals.stream_table_grace_wiring import grace_join_node
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.options import Materialized
+from streams_runtime.processor.api import ProcessorContext
 from streams_runtime.state import Stores
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
 
 def with_key_joiner(joiner: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
@@ -89,7 +94,7 @@ class _StreamStreamJoinNode(GraphNode):
         self.outer_factory = outer_factory
         self.inputs = inputs
 
-    def write(self, builder: Any, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_processor(self.this_name, self.this_supplier, [self.this_windowed])
         builder.add_processor(self.other_name, self.other_supplier, [self.other_windowed])
         builder.add_processor(self.name, PassThrough, [self.this_name, self.other_name])
@@ -103,7 +108,7 @@ class _StreamStreamJoinNode(GraphNode):
             builder.copartition_sources(sources)
 
 
-def _store_type(ctx: Any, explicit: str | None) -> str:
+def _store_type(ctx: BuildContext, explicit: str | None) -> str:
     config = ctx.config
     return explicit or (config.get("default_dsl_store") if config else None) or "rocksdb"
 
@@ -150,7 +155,7 @@ def stream_stream_join(
     retention = windows.size() + windows.grace_ms
 
     def window_store(store_name: str, value_serde: Any) -> Callable[[Any], Any]:
-        def make(ctx: Any) -> Any:
+        def make(ctx: BuildContext) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(
                 store_name, retention, windows.size(), True
@@ -173,7 +178,7 @@ def stream_stream_join(
         else:
             outer_name = "KSTREAM-OUTERSHARED-" + this_generated[-10:] + "-store"
 
-        def outer_factory(ctx: Any) -> Any:
+        def outer_factory(ctx: BuildContext) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store)(
                 outer_name
@@ -183,7 +188,7 @@ def stream_stream_join(
                 return builder.with_logging_enabled(sj_opts.logging_config or {})
             return builder.with_logging_disabled()
 
-    def bind_serdes(context: Any) -> None:
+    def bind_serdes(context: ProcessorContext) -> None:
         config = context.app_configs
         if key_ser.inner is None:
             key_ser.inner = config.default_serde("key")

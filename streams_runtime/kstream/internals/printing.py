@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_runtime.processor.api import Processor, Record
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
+from streams_runtime.processor.api import Record
 
 
-class KStreamPrint(Processor):
+class KStreamPrint(InternalProcessor):
     def __init__(self, printed: Any, label: str) -> None:
         self.printed = printed
         self.label = label
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
 
     def process(self, record: Record) -> None:

@@ -212,7 +212,7 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
         key, timestamp = record.key, record.timestamp
         old_agg = ValueAndTimestamp.get_value_or_none(stored)
         new_agg = self.aggregator(key, record.value, old_agg)
-        new_ts = timestamp if old_agg is None else max(timestamp, stored.timestamp)
+        new_ts = timestamp if stored is None or old_agg is None else max(timestamp, stored.timestamp)
         self.store.put(key, ValueAndTimestamp.make(new_agg, new_ts), start)
         self.forwarder.maybe_forward(
             Windowed(key, self._window(start)), new_agg, old_agg, new_ts, record.headers

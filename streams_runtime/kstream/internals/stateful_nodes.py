@@ -11,7 +11,7 @@ resolves them to source node names when writing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.graph import (
     GraphNode,
@@ -21,6 +21,9 @@ from streams_runtime.kstream.internals.graph import (
     TableSourceNode,
 )
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
 
 
 class StatefulProcessorNode(ProcessorGraphNode):
@@ -39,7 +42,7 @@ class StatefulProcessorNode(ProcessorGraphNode):
         self.lazy_store_names = store_names
         self.copartition_inputs: list[GraphNode] = []
 
-    def write(self, builder: InternalTopologyBuilder, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_processor(self.name, self.supplier, self.parent_names(), fixed_key=self.fixed_key)
         for factory in self.store_factories:
             store_builder = factory(ctx)

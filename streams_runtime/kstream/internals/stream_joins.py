@@ -26,8 +26,15 @@ import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from streams_runtime.processor.api import Processor, Record
-from streams_runtime.serdes import Serde
+from streams_runtime.errors import StreamsError
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
+from streams_runtime.processor.api import Record
+from streams_runtime.serdes import Serde, bound_serde
+from streams_runtime.state.interfaces import KeyValueStore
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -37,13 +44,14 @@ _LONG = struct.Struct(">q")
 _LEN = struct.Struct(">i")
 
 
-class KStreamJoinWindow(Processor):
+class KStreamJoinWindow(InternalProcessor):
     """Buffers one side's records in its window store (the store's retention drops them)."""
 
     def __init__(self, store_name: str) -> None:
         self.store_name = store_name
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.forward = context.forward
         self.window = context.get_state_store(self.store_name)
 
@@ -97,16 +105,14 @@ class OuterKeySerde(Serde):
         self.inner = inner
 
     def _serialize(self, topic: str, data: OuterKey) -> bytes:
-        return (
-            _LONG.pack(data.timestamp)
-            + (b"\x01" if data.is_left else b"\x00")
-            + self.inner.serialize(topic, data.key)
-        )
+        key = bound_serde(self.inner, self.name).serialize(topic, data.key)
+        if key is None:
+            raise StreamsError(f"{self.name}: the key serde gave no bytes for key {data.key!r}")
+        return _LONG.pack(data.timestamp) + (b"\x01" if data.is_left else b"\x00") + key
 
     def _deserialize(self, topic: str, data: bytes) -> OuterKey:
-        return OuterKey(
-            _LONG.unpack_from(data)[0], data[8] == 1, self.inner.deserialize(topic, bytes(data[9:]))
-        )
+        inner = bound_serde(self.inner, self.name)
+        return OuterKey(_LONG.unpack_from(data)[0], data[8] == 1, inner.deserialize(topic, bytes(data[9:])))
 
 
 class LeftOrRightListSerde(Serde):
@@ -120,7 +126,7 @@ class LeftOrRightListSerde(Serde):
     def _serialize(self, topic: str, data: list) -> bytes:
         out = bytearray()
         for is_left, value in data:
-            raw = (self.left if is_left else self.right).serialize(topic, value) or b""
+            raw = bound_serde(self.left if is_left else self.right, self.name).serialize(topic, value) or b""
             out += (b"\x01" if is_left else b"\x00") + _LEN.pack(len(raw)) + raw
         return bytes(out)
 
@@ -130,12 +136,13 @@ class LeftOrRightListSerde(Serde):
             is_left = data[offset] == 1
             (length,) = _LEN.unpack_from(data, offset + 1)
             raw = bytes(data[offset + 5 : offset + 5 + length])
-            items.append((is_left, (self.left if is_left else self.right).deserialize(topic, raw)))
+            serde = bound_serde(self.left if is_left else self.right, self.name)
+            items.append((is_left, serde.deserialize(topic, raw)))
             offset += 5 + length
         return items
 
 
-class KStreamKStreamJoinSide(Processor):
+class KStreamKStreamJoinSide(InternalProcessor):
     """One side of a windowed stream-stream join (see the module docstring).
 
     :param joiner: ``joiner(key, this_value, other_value)`` (already reversed for the right side).
@@ -167,7 +174,8 @@ class KStreamKStreamJoinSide(Processor):
         self.trackers = trackers
         self.serde_binder = serde_binder
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.forward = context.forward
         self.other = context.get_state_store(self.other_store_name)
@@ -198,7 +206,7 @@ class KStreamKStreamJoinSide(Processor):
             return
         outer_store = self.outer_store
         if outer_store is not None and ts == tracker.stream_time:
-            self._emit_non_joined(record)
+            self._emit_non_joined(record, outer_store)
         time_from = max(0, ts - self.before)
         time_to = max(0, ts + self.after)
         with self.other.fetch(key, time_from, time_to) as matches:
@@ -227,7 +235,7 @@ class KStreamKStreamJoinSide(Processor):
         look_back = self.windows_after if key.is_left else self.windows_before
         return self.tracker.min_time + look_back + self.grace >= self.tracker.stream_time
 
-    def _emit_non_joined(self, record: Record) -> None:
+    def _emit_non_joined(self, record: Record, store: KeyValueStore) -> None:
         tracker = self.tracker
         if tracker.min_time + self.after + self.grace >= tracker.stream_time:
             return
@@ -236,7 +244,6 @@ class KStreamKStreamJoinSide(Processor):
             return
         tracker.next_time_to_emit = now + tracker.emit_interval_ms
         tracker.min_time = MAX_TIME
-        store = self.outer_store
         emitted: list[OuterKey] = []
         left_open = right_open = False
         with store.all() as entries:

@@ -10,12 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.processor.api import FixedKeyRecord, Processor, Record
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
+from streams_runtime.processor.api import FixedKeyRecord, Record
 from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
 
 
-class _Forwarding(Processor):
-    def init(self, context: Any) -> None:
+class _Forwarding(InternalProcessor):
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.forward = context.forward
 
@@ -126,13 +132,14 @@ class KStreamBranch(_Forwarding):
             self.forward(record, self.child_names[-1])
 
 
-class FixedKeyProcessorAdapter(Processor):
+class FixedKeyProcessorAdapter(InternalProcessor):
     """Runs a user processor for ``process_values``: it gets FixedKeyRecords (key unchangeable)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         init = getattr(self.inner, "init", None)
         if init is not None:
             init(FixedKeyProcessorContext(context))

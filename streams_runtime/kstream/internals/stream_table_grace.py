@@ -18,6 +18,11 @@ import struct
 from typing import Any
 
 from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
 from streams_runtime.processor.api import Processor, Record
 
 _ENTRY = struct.Struct(">QQ")
@@ -37,7 +42,7 @@ def check_versioned_store(store_builder: Any, grace_ms: int) -> None:
         raise TopologyError(RETENTION_TOO_SHORT)
 
 
-class KStreamKTableJoinWithGrace(Processor):
+class KStreamKTableJoinWithGrace(InternalProcessor):
     """Buffers stream records, then hands them to the plain join processor ``join``."""
 
     def __init__(
@@ -49,7 +54,8 @@ class KStreamKTableJoinWithGrace(Processor):
         self.key_serde = key_serde
         self.value_serde = value_serde
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.join.init(context)
         configs = context.app_configs

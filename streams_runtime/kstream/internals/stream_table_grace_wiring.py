@@ -19,6 +19,7 @@ from streams_runtime.kstream.internals.stream_table_grace import (
     KStreamKTableJoinWithGrace,
     check_versioned_store,
 )
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
 
@@ -29,7 +30,7 @@ class _GraceJoinNode(StatefulProcessorNode):
         self.getter = getter
         self.grace_ms = grace_ms
 
-    def write(self, builder: Any, ctx: Any) -> None:
+    def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         for store in self.getter.store_names:
             entry = builder.stores.get(store)
             if entry is not None:
@@ -49,8 +50,8 @@ def grace_join_node(
 ) -> Any:
     node = table._node
     if isinstance(node, TableSourceNode) or getattr(node, "materialized", None) is not None:
-        supplier = _direct_supplier(node)
-        if getattr(supplier, "history_retention_ms", None) is None:
+        source_supplier = _direct_supplier(node)
+        if getattr(source_supplier, "history_retention_ms", None) is None:
             raise TopologyError(NOT_VERSIONED)
     grace = joined.grace_period_ms
     buffer_name = name + "-Buffer"

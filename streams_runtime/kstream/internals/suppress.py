@@ -18,11 +18,17 @@ writes its changelog at commit, so a restarted task resumes with the same pendin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.graph import GraphNode
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    current_node_name,
+    internal_context,
+)
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier, value_getter_supplier
 from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
@@ -31,6 +37,9 @@ from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyValueBufferBuilder
 from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import BuildContext
 
 SUPPRESS_NAME = "KTABLE-SUPPRESS-"
 NO_TIMESTAMP = -1
@@ -59,7 +68,7 @@ class KTableSuppressSupplier:
         store_name = self.store_name
 
         class _SuppressedGetter:
-            def init(self, context: Any) -> None:
+            def init(self, context: ProcessorContext) -> None:
                 self.buffer = context.get_state_store(store_name)
                 self.parent = parent.get()
                 self.parent.init(context)
@@ -79,7 +88,7 @@ class KTableSuppressSupplier:
         return KTableSuppressProcessor(self)
 
 
-class KTableSuppressProcessor(Processor):
+class KTableSuppressProcessor(InternalProcessor):
     def __init__(self, supplier: KTableSuppressSupplier) -> None:
         s = supplier.suppressed
         self.store_name = supplier.store_name
@@ -91,7 +100,8 @@ class KTableSuppressProcessor(Processor):
         self.send_old_values = supplier.send_old_values
         self.observed_stream_time = NO_TIMESTAMP
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.buffer = context.get_state_store(self.store_name)
         key_serde = self.buffer.key_serde
@@ -100,7 +110,7 @@ class KTableSuppressProcessor(Processor):
         self.emitted = context.metrics.sensor(
             "suppression-emit",
             "stream-processor-node-metrics",
-            {"task-id": str(context.task_id), "processor-node-id": context.current_node.name},
+            {"task-id": str(context.task_id), "processor-node-id": current_node_name(context)},
         )
 
     def process(self, record: Record) -> None:
@@ -184,7 +194,7 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
     )
     supplier = KTableSuppressSupplier(suppressed, wait, store_name, table._supplier)
 
-    def buffer_builder(ctx: Any) -> Any:
+    def buffer_builder(ctx: BuildContext) -> Any:
         builder = TimeOrderedKeyValueBufferBuilder(store_name, key_serde, table.value_serde)
         if suppressed.logging_enabled:
             return builder.with_logging_enabled(suppressed.logging_config or {})

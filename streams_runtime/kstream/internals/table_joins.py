@@ -24,6 +24,11 @@ from typing import Any
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -38,7 +43,7 @@ class StoreValueGetter:
     def __init__(self, store_name: str) -> None:
         self.store_name = store_name
 
-    def init(self, context: Any) -> None:
+    def init(self, context: ProcessorContext) -> None:
         self.store = context.get_state_store(self.store_name)
         self.versioned = bool(getattr(self.store, "versioned", False))
 
@@ -55,7 +60,7 @@ class _DerivedGetter:
         self.parent = parent
         self.compute = compute
 
-    def init(self, context: Any) -> None:
+    def init(self, context: ProcessorContext) -> None:
         self.parent.init(context)
 
     @property
@@ -109,7 +114,7 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
 
 
 # ---------------------------------------------------------------------------- stream-table
-class KStreamKTableJoin(Processor):
+class KStreamKTableJoin(InternalProcessor):
     """Stream records look the table up; ``key_mapper`` maps to the table key (GlobalKTable)."""
 
     def __init__(
@@ -124,7 +129,8 @@ class KStreamKTableJoin(Processor):
         self.left = left
         self.key_mapper = key_mapper
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.forward = context.forward
         self.getter = self.getter_supplier.get()
@@ -184,14 +190,15 @@ class KTableKTableJoinSupplier:
         return KTableKTableJoinProcessor(self)
 
 
-class KTableKTableJoinProcessor(Processor):
+class KTableKTableJoinProcessor(InternalProcessor):
     def __init__(self, supplier: KTableKTableJoinSupplier) -> None:
         self.kind = supplier.kind
         self.joiner = supplier.joiner
         self.send_old_values = supplier.send_old_values
         self.getter_supplier = supplier.other_getter
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.forward = context.forward
         self.getter = self.getter_supplier.get()
@@ -249,7 +256,7 @@ def joined_value_getter(
     """The value getter of a table-table join result (``kind``: inner, left or outer)."""
 
     class _JoinedGetter:
-        def init(self, context: Any) -> None:
+        def init(self, context: ProcessorContext) -> None:
             self.left, self.right = left.get(), right.get()
             self.left.init(context)
             self.right.init(context)
@@ -303,13 +310,14 @@ class KTableKTableJoinMergerSupplier:
         return KTableKTableJoinMerger(self.queryable_name, self.send_old_values)
 
 
-class KTableKTableJoinMerger(Processor):
+class KTableKTableJoinMerger(InternalProcessor):
     def __init__(self, store_name: str | None, send_old_values: bool) -> None:
         self.store_name = store_name
         self.send_old_values = send_old_values
         self.store = None
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         if self.store_name is not None:
             self.store = context.get_state_store(self.store_name)

@@ -16,6 +16,13 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    InternalProcessorContext,
+    ProcessorContext,
+    flushed_timestamp,
+    internal_context,
+)
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.state.internals.versioned_store import (
@@ -30,7 +37,7 @@ class TupleForwarder:
     """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
     directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
 
-    def __init__(self, store: Any, context: Any, send_old_values: bool) -> None:
+    def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
         self.send_old_values = send_old_values
@@ -47,7 +54,7 @@ class TupleForwarder:
             if new is not None:
                 ts, new_value = new.timestamp, new.value
             else:
-                ts, new_value = (timestamp if timestamp is not None else rc.timestamp), None
+                ts, new_value = (timestamp if timestamp is not None else flushed_timestamp(rc)), None
             old_value = None if old is None or not self.send_old_values else old.value
             context.forward(Record(key, Change(new_value, old_value), ts, headers))
         finally:
@@ -85,6 +92,8 @@ class KTableProcessorSupplier:
 class KTableSourceSupplier(KTableProcessorSupplier):
     """Reads a topic as a table; materialized when named or when downstream needs old values."""
 
+    versioned = False  # StreamsBuilder.table sets it when the table's store is versioned
+
     def __init__(self, store_name: str, queryable_name: str | None) -> None:
         super().__init__(None, queryable_name)
         self.store_name = store_name
@@ -106,13 +115,14 @@ class KTableSourceSupplier(KTableProcessorSupplier):
         return KTableSourceProcessor(self)
 
 
-class KTableSourceProcessor(Processor):
+class KTableSourceProcessor(InternalProcessor):
     def __init__(self, supplier: KTableSourceSupplier) -> None:
         self.store_name = supplier.queryable_name
         self.send_old_values = supplier.send_old_values
-        self.store = None
+        self.store: Any = None  # a timestamped (or versioned) key-value store, when materialized
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.dropped = context.metrics.dropped_records(context.task_id)
         if self.store_name is not None:
@@ -177,15 +187,16 @@ class KTableSourceProcessor(Processor):
 
 
 # ---------------------------------------------------------------------------- filter / map_values
-class _MaterializingProcessor(Processor):
+class _MaterializingProcessor(InternalProcessor):
     """Shared init of KTable processors that may own a store (filter, map_values)."""
 
     def __init__(self, supplier: KTableProcessorSupplier) -> None:
         self.store_name = supplier.queryable_name
         self.send_old_values = supplier.send_old_values
-        self.store = None
+        self.store: Any = None  # a timestamped (or versioned) key-value store, when materialized
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         if self.store_name is not None:
             self.store = context.get_state_store(self.store_name)
@@ -272,8 +283,9 @@ class KTableMapValuesProcessor(_MaterializingProcessor):
 
 
 # ---------------------------------------------------------------------------- to_stream / group_by
-class KTableToStream(Processor):
-    def init(self, context: Any) -> None:
+class KTableToStream(InternalProcessor):
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.forward = context.forward
 
     def process(self, record: Record) -> None:
@@ -294,22 +306,24 @@ class KTableRepartitionMapSupplier(KTableProcessorSupplier):
         return KTableRepartitionMap(self.selector)
 
 
-class KTableRepartitionMap(Processor):
+class KTableRepartitionMap(InternalProcessor):
     """Emits the old pair (as a subtraction) and the new pair (as an addition), old first; one
     combined Change when both map to the same key."""
 
     def __init__(self, selector: Callable[[Any, Any], Any]) -> None:
         self.selector = selector
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.forward = context.forward
 
     def process(self, record: Record) -> None:
         if record.key is None:
             raise StreamsError("record key for the grouping KTable should not be null")
         change = record.value
-        new_pair = None if change.new_value is None else self.selector(record.key, change.new_value)
-        old_pair = None if change.old_value is None else self.selector(record.key, change.old_value)
+        # the selector's (key, value) pairs
+        new_pair: Any = None if change.new_value is None else self.selector(record.key, change.new_value)
+        old_pair: Any = None if change.old_value is None else self.selector(record.key, change.old_value)
         old_ok = old_pair is not None and old_pair[0] is not None and old_pair[1] is not None
         new_ok = new_pair is not None and new_pair[0] is not None and new_pair[1] is not None
         ts, headers = record.timestamp, record.headers

@@ -19,6 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    ProcessorContext,
+    internal_context,
+)
 from streams_runtime.kstream.internals.table_joins import (
     StoreValueGetter,
     ValueGetterSupplier,
@@ -63,14 +68,15 @@ class KTableTransformValuesSupplier(KTableProcessorSupplier):
         return KTableTransformValuesProcessor(self)
 
 
-class KTableTransformValuesProcessor(Processor):
+class KTableTransformValuesProcessor(InternalProcessor):
     def __init__(self, supplier: KTableTransformValuesSupplier) -> None:
         self.transformer = _make_transformer(supplier.transformer_supplier)
         self.store_name = supplier.queryable_name
         self.send_old_values = supplier.send_old_values
         self.store = None
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         init = getattr(self.transformer, "init", None)
         if callable(init):
@@ -102,7 +108,7 @@ class _TransformingGetter:
         self.parent = parent
         self.transformer = _make_transformer(make)
 
-    def init(self, context: Any) -> None:
+    def init(self, context: ProcessorContext) -> None:
         self.parent.init(context)
         init = getattr(self.transformer, "init", None)
         if callable(init):

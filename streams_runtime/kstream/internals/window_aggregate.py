@@ -45,10 +45,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from streams_runtime.kstream.internals.change import Change
-from streams_runtime.processor.api import Processor, Record
+from streams_runtime.kstream.internals.internal_processor import (
+    InternalProcessor,
+    InternalProcessorContext,
+    ProcessorContext,
+    current_node_name,
+    flushed_timestamp,
+    internal_context,
+)
+from streams_runtime.processor.api import Headers, Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import SessionWindow, Windowed
 
@@ -76,10 +84,20 @@ class WindowAggregateSupplier:
         return self._factory(self)
 
 
+class UpdateForwarder(Protocol):
+    """Forwards a window aggregate's updates (or holds them back under emit-on-window-close)."""
+
+    cached: bool
+
+    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None: ...
+
+
 class WindowedTupleForwarder:
     """Forwards windowed updates from the cache flush (cached store) or directly."""
 
-    def __init__(self, store: Any, context: Any, send_old_values: bool, session: bool) -> None:
+    def __init__(
+        self, store: Any, context: InternalProcessorContext, send_old_values: bool, session: bool
+    ) -> None:
         self.context = context
         self.node = context.current_node
         self.send_old_values = send_old_values
@@ -101,7 +119,7 @@ class WindowedTupleForwarder:
                 ts = (
                     new.timestamp
                     if new is not None
-                    else (timestamp if timestamp is not None else rc.timestamp)
+                    else (timestamp if timestamp is not None else flushed_timestamp(rc))
                 )
                 change = Change(
                     None if new is None else new.value,
@@ -111,14 +129,14 @@ class WindowedTupleForwarder:
         finally:
             context.set_current_node(previous)
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: tuple) -> None:
+    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
         if not self.cached:
             self.context.forward(
                 Record(key, Change(new, old if self.send_old_values else None), timestamp, headers)
             )
 
 
-class _WindowProcessor(Processor):
+class _WindowProcessor(InternalProcessor):
     """Shared init, stream-time tracking and dropping of the windowed processors."""
 
     session = False
@@ -131,12 +149,14 @@ class _WindowProcessor(Processor):
         self.emit_on_close = supplier.emit_on_window_close
         self.last_emit_close_time = NO_TIMESTAMP
 
-    def init(self, context: Any) -> None:
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
         self.context = context
         self.store = context.get_state_store(self.store_name)
         if self.emit_on_close:
-            self.forwarder = _UpdatesHeldBack()  # and no flush listener: the cache must not forward
-            tags = {"task-id": str(context.task_id), "processor-node-id": context.current_node.name}
+            # and no flush listener: the cache must not forward
+            self.forwarder: UpdateForwarder = _UpdatesHeldBack()
+            tags = {"task-id": str(context.task_id), "processor-node-id": current_node_name(context)}
             self.emitted = context.metrics.sensor("emitted-records", "stream-processor-node-metrics", tags)
         else:
             self.forwarder = WindowedTupleForwarder(self.store, context, self.send_old_values, self.session)
@@ -243,7 +263,7 @@ class _UpdatesHeldBack:
 
     cached = False
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: tuple) -> None:
+    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
         return None
 
 

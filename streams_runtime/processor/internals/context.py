@@ -12,8 +12,8 @@ Hot path: ``forward`` walks a precomputed child list; no allocation besides what
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple, Protocol, cast
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
@@ -25,12 +25,19 @@ from streams_runtime.errors import (
 )
 from streams_runtime.processor.api import (
     Cancellable,
+    Headers,
     ProcessorContext,
     PunctuationType,
     Record,
     RecordMetadata,
 )
+from streams_runtime.processor.internals.handlers import ProcessingHandler
 from streams_runtime.processor.internals.internal_topics import changelog_topic_name
+from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.nodes import ProcessorNode
+from streams_runtime.processor.task_id import TaskId
+from streams_runtime.state.interfaces import RecordContext as StoreRecordContext
+from streams_runtime.state.interfaces import StateStore
 
 
 class RecordContext(NamedTuple):
@@ -40,7 +47,77 @@ class RecordContext(NamedTuple):
     partition: int
     offset: int
     timestamp: int
-    headers: tuple
+    headers: Headers
+
+
+class TaskScheduling(Protocol):
+    """What a context asks of the task it belongs to (a StreamTask, or a StandbyTask)."""
+
+    @property
+    def stream_time(self) -> int: ...
+
+    def schedule(
+        self,
+        node: ProcessorNode,
+        interval: int,
+        kind: PunctuationType,
+        punctuator: Callable[[int], None],
+    ) -> Cancellable: ...
+
+    def wall_clock_ms(self) -> int: ...
+
+    def request_commit(self) -> None: ...
+
+
+class RecordSender(Protocol):
+    """The producer side of a task (its RecordCollector): where changelog records go."""
+
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers,
+        timestamp: int,
+        partition: int | None,
+    ) -> None: ...
+
+
+class StoreRegistrar(Protocol):
+    """The task's ProcessorStateManager as the context sees it: it takes store registrations."""
+
+    def bind_context(self, context: ProcessorContextImpl) -> None: ...
+
+    def register(
+        self, store: StateStore, restore_callback: Callable[..., None], changelog_topic: str | None
+    ) -> None: ...
+
+
+class InternalProcessorContext(ProcessorContext, Protocol):
+    """What the runtime's own processors (the DSL's) use of their context beyond the public
+    ProcessorContext: the node being executed, the record context, the partition and the
+    task's metrics (Kafka Streams' InternalProcessorContext). ProcessorContextImpl implements it."""
+
+    task_id: TaskId
+    metrics: StreamsMetrics
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def current_node(self) -> ProcessorNode | None: ...
+
+    def set_current_node(self, node: ProcessorNode | None) -> None: ...
+
+    def record_context(self) -> RecordContext | None: ...
+
+    def set_record_context(self, record_context: RecordContext | StoreRecordContext | None) -> None: ...
+
+
+def internal_context(context: ProcessorContext) -> InternalProcessorContext:
+    """The context the runtime gives a processor, seen with its internal members (the runtime
+    always passes its own ProcessorContextImpl to the nodes it builds)."""
+    return cast(InternalProcessorContext, context)
 
 
 class ProcessorContextImpl(ProcessorContext):
@@ -48,15 +125,15 @@ class ProcessorContextImpl(ProcessorContext):
 
     def __init__(
         self,
-        task: Any,
+        task: TaskScheduling,
         application_id: str,
-        task_id: Any,
+        task_id: TaskId,
         config: Any,
         state_dir: pathlib.Path,
-        metrics: Any,
+        metrics: StreamsMetrics,
         cache: Any,
-        collector: Any,
-        processing_handler: Any,
+        collector: RecordSender | None,
+        processing_handler: ProcessingHandler | None,
     ) -> None:
         self._task = task
         self.application_id = application_id
@@ -67,11 +144,11 @@ class ProcessorContextImpl(ProcessorContext):
         self._cache = cache
         self._collector = collector
         self._handler = processing_handler
-        self._stores: dict[str, Any] = {}
-        self._global_stores: dict[str, Any] = {}
-        self.registered: dict[str, tuple[Any, Any, str | None]] = {}
-        self.state_manager: Any = None
-        self._node: Any = None
+        self._stores: dict[str, StateStore] = {}
+        self._global_stores: dict[str, StateStore] = {}
+        self.registered: dict[str, tuple[StateStore, Callable[..., None], str | None]] = {}
+        self.state_manager: StoreRegistrar | None = None
+        self._node: ProcessorNode | None = None
         self._record: Record | None = None
         self._topic: str | None = None
         self._partition = -1
@@ -79,12 +156,15 @@ class ProcessorContextImpl(ProcessorContext):
         # (record, RecordContext) of the last record_context() answer; reused while the record
         # (and so topic, partition and offset, which change only together with it) is the same
         # object with the same timestamp and headers.
-        self._record_context_memo: tuple[Any, RecordContext] | None = None
+        self._record_context_memo: tuple[Record, RecordContext] | None = None
         self._changelog_topics: dict[str, str] = {}
 
     # ------------------------------------------------------------------ forwarding (hot path)
     def forward(self, record: Record, child_name: str | None = None) -> None:
         node = self._node
+        if node is None:
+            raise StreamsError("forward() was called outside of a processor (no node is being executed)")
+        children: Sequence[ProcessorNode]
         if child_name is None:
             children = node.children
         else:
@@ -109,6 +189,8 @@ class ProcessorContextImpl(ProcessorContext):
             ):  # not the record's fault
                 raise
             except Exception as exc:  # the processing exception handler decides
+                if self._handler is None:  # a standby task runs no processor
+                    raise
                 self._handler.handle(exc, child.name, record, self.record_metadata())
         self._node = node
         self._record = previous_record
@@ -143,7 +225,7 @@ class ProcessorContextImpl(ProcessorContext):
         return self._record.timestamp if self._record is not None else -1
 
     @property
-    def headers(self) -> tuple:
+    def headers(self) -> Headers:
         return self._record.headers if self._record is not None else ()
 
     def record_context(self) -> RecordContext | None:
@@ -160,7 +242,7 @@ class ProcessorContextImpl(ProcessorContext):
         self._record_context_memo = (record, context)
         return context
 
-    def set_record_context(self, record_context: Any) -> None:
+    def set_record_context(self, record_context: RecordContext | StoreRecordContext | None) -> None:
         self._record_context_memo = None
         if record_context is None:
             self._topic, self._partition, self._offset, self._record = None, -1, -1, None
@@ -170,21 +252,21 @@ class ProcessorContextImpl(ProcessorContext):
         self._offset = record_context.offset
         headers = tuple(record_context.headers or ())
         record = self._record = Record(None, None, record_context.timestamp, headers)
-        if type(record_context) is RecordContext:
+        if isinstance(record_context, RecordContext) and type(record_context) is RecordContext:
             # record_context() would rebuild this very value (same topic, partition, offset,
             # timestamp and headers): answer with it (a cache flush sets one per entry, and the
             # forward of the entry asks for it again). The memo's checks still apply.
             self._record_context_memo = (record, record_context)
 
     @property
-    def current_node(self) -> Any:
+    def current_node(self) -> ProcessorNode | None:
         return self._node
 
-    def set_current_node(self, node: Any) -> None:
+    def set_current_node(self, node: ProcessorNode | None) -> None:
         self._node = node
 
     # ------------------------------------------------------------------ stores
-    def add_store(self, store: Any, is_global: bool = False) -> None:
+    def add_store(self, store: StateStore, is_global: bool = False) -> None:
         (self._global_stores if is_global else self._stores)[store.name] = store
 
     def get_state_store(self, name: str) -> Any:
@@ -203,11 +285,11 @@ class ProcessorContextImpl(ProcessorContext):
             return store
         raise InvalidStateStoreError(f"state store {name} does not exist in task {self.task_id}")
 
-    def stores(self) -> dict[str, Any]:
+    def stores(self) -> dict[str, StateStore]:
         return dict(self._stores)
 
     # StateStoreContext ------------------------------------------------------------------
-    def set_state_manager(self, state_manager: Any) -> None:
+    def set_state_manager(self, state_manager: StoreRegistrar) -> None:
         """Route store registrations to the task's ProcessorStateManager (the live runtime).
 
         Without one (the TopologyTestDriver) registrations are only recorded in ``registered``.
@@ -216,7 +298,7 @@ class ProcessorContextImpl(ProcessorContext):
         state_manager.bind_context(self)
 
     def register(
-        self, store: Any, restore_callback: Callable[..., None], *, changelog_topic: str | None = None
+        self, store: StateStore, restore_callback: Callable[..., None], *, changelog_topic: str | None = None
     ) -> None:
         self.registered[store.name] = (store, restore_callback, changelog_topic)
         if self.state_manager is not None:
@@ -226,14 +308,22 @@ class ProcessorContextImpl(ProcessorContext):
         return changelog_topic_name(self.application_id, store_name)
 
     def log_change(
-        self, store_name: str, key: bytes, value: bytes | None, timestamp: int, headers: Any = None
+        self,
+        store_name: str,
+        key: bytes,
+        value: bytes | None,
+        timestamp: int,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
     ) -> None:
         if headers is None:
             headers = self._record.headers if self._record is not None else ()
         topic = self._changelog_topics.get(store_name)
         if topic is None:
             topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
-        self._collector.send(
+        collector = self._collector
+        if collector is None:
+            raise StreamsError(f"task {self.task_id} has no record collector to log store {store_name} to")
+        collector.send(
             topic,
             key,
             value,
@@ -255,7 +345,13 @@ class ProcessorContextImpl(ProcessorContext):
             )
         if not isinstance(punctuation_type, PunctuationType):
             raise ValueError(f"punctuation_type must be a PunctuationType, got {punctuation_type!r}")
-        return self._task.schedule(self._node, interval_ms, punctuation_type, punctuator)
+        node = self._node
+        if node is None:  # as Kafka Streams' StreamTask.schedule: a schedule belongs to a node
+            raise StreamsError(
+                "schedule() must be called by a processor (in init, process or a punctuation): "
+                "no processor node is being executed"
+            )
+        return self._task.schedule(node, interval_ms, punctuation_type, punctuator)
 
     def current_stream_time_ms(self) -> int:
         return self._task.stream_time

@@ -23,10 +23,16 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
+from streams_runtime.processor.api import Headers
+from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.record_collector import record_size
+from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:  # the context module imports this one
+    from streams_runtime.processor.internals.context import RecordSender
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -56,7 +62,7 @@ def _cut(text: bytes, limit: int) -> bytes:
     return text[:head] + marker + text[len(text) - (keep - head) :]
 
 
-def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: int) -> tuple:
+def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: int) -> Headers:
     """The error headers attached to a dead-lettered record (message and stack trace bounded)."""
     return (
         (DLQ_EXCEPTION, type(exc).__qualname__.encode()),
@@ -69,8 +75,8 @@ def dead_letter_headers(exc: BaseException, topic: str, partition: int, offset: 
 
 
 def bounded_dead_letter(
-    key: bytes | None, value: bytes | None, headers: tuple, max_bytes: int
-) -> tuple[bytes | None, bytes | None, tuple]:
+    key: bytes | None, value: bytes | None, headers: Headers, max_bytes: int
+) -> tuple[bytes | None, bytes | None, Headers]:
     """The dead-letter record ``(key, value, headers)`` made to fit under ``max_bytes`` (the
     producer's ``message.max.bytes``): the value is dropped first, then the key, each with a
     header naming its size; the original record's own headers go last if still too large."""
@@ -92,7 +98,12 @@ class DeserializationHandler:
     """Applies the configured deserialization policy for one task."""
 
     def __init__(
-        self, mode: str, dead_letter_topic: str | None, dropped: Any, collector: Any, task_id: Any
+        self,
+        mode: str,
+        dead_letter_topic: str | None,
+        dropped: Sensor,
+        collector: RecordSender,
+        task_id: TaskId,
     ) -> None:
         self.mode = mode
         self.dead_letter_topic = dead_letter_topic
@@ -109,7 +120,7 @@ class DeserializationHandler:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple,
+        headers: Headers,
     ) -> None:
         """Called for a corrupt record; returns to skip it or raises to fail."""
         where = f"topic={topic} partition={partition} offset={offset}"
@@ -120,6 +131,8 @@ class DeserializationHandler:
                 f"(default_deserialization_exception_handler=log_and_fail)"
             ) from exc
         if self.mode == "dead_letter":
+            if self.dead_letter_topic is None:  # the config requires one with this mode
+                raise DeserializationFailedError(f"no dead_letter_topic to send the record at {where} to")
             max_bytes = getattr(self._collector, "max_message_bytes", 1_000_000)
             key, value, all_headers = bounded_dead_letter(
                 key, value, tuple(headers) + dead_letter_headers(exc, topic, partition, offset), max_bytes
@@ -146,7 +159,7 @@ class DeserializationHandler:
 class ProcessingHandler:
     """Applies the configured processing-error policy for one task."""
 
-    def __init__(self, mode: str, dropped: Any, task_id: Any) -> None:
+    def __init__(self, mode: str, dropped: Sensor, task_id: TaskId) -> None:
         self.continue_on_error = mode == "log_and_continue"
         self._dropped = dropped
         self._task_id = task_id

@@ -18,7 +18,7 @@ DROPPED_RECORDS = "dropped-records"
 class Sensor:
     __slots__ = ("name", "group", "tags", "count", "total", "max")
 
-    def __init__(self, name: str, group: str, tags: tuple) -> None:
+    def __init__(self, name: str, group: str, tags: tuple[tuple[str, Any], ...]) -> None:
         self.name = name
         self.group = group
         self.tags = tags
@@ -45,7 +45,7 @@ class StreamsMetrics:
     """Registry of sensors; thread-safe creation, lock-free updates (one writer per sensor)."""
 
     def __init__(self) -> None:
-        self._sensors: dict[tuple, Sensor] = {}
+        self._sensors: dict[tuple[str, str, tuple[tuple[str, Any], ...]], Sensor] = {}
         self._lock = threading.Lock()
 
     def sensor(self, name: str, group: str = TASK_GROUP, tags: dict[str, Any] | None = None) -> Sensor:
@@ -76,7 +76,7 @@ class StreamsMetrics:
         """Every sensor (a copy of the list: safe to read from another thread)."""
         return list(self._sensors.values())
 
-    def dropped_records(self, task_id: Any) -> Sensor:
+    def dropped_records(self, task_id: object) -> Sensor:
         return self.sensor(DROPPED_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
 
     def snapshot(self) -> dict[str, float]:

@@ -7,9 +7,10 @@ order Kafka Streams uses (node insertion order), so forwarding on the hot path i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.processor.internals.topology_builder import (
@@ -19,6 +20,15 @@ from streams_runtime.processor.internals.topology_builder import (
     SourceFactory,
 )
 
+if TYPE_CHECKING:  # the context module imports this one
+    from streams_runtime.processor.internals.context import InternalProcessorContext, RecordSender
+
+
+class NodeProcessor(Protocol):
+    """What a node needs of its processor: ``process`` (``init`` and ``close`` are optional)."""
+
+    def process(self, record: Any) -> None: ...
+
 
 class ProcessorNode:
     """A processor with its children; ``process`` is the processor's bound ``process``."""
@@ -26,7 +36,7 @@ class ProcessorNode:
     __slots__ = ("name", "processor", "children", "child_by_name", "stores", "process", "fixed_key")
 
     def __init__(
-        self, name: str, processor: Any, stores: Iterable[str] = (), fixed_key: bool = False
+        self, name: str, processor: NodeProcessor | None, stores: Iterable[str] = (), fixed_key: bool = False
     ) -> None:
         self.name = name
         self.processor = processor
@@ -40,7 +50,7 @@ class ProcessorNode:
         self.children.append(child)
         self.child_by_name[child.name] = child
 
-    def init(self, context: Any) -> None:
+    def init(self, context: InternalProcessorContext) -> None:
         if self.processor is not None:
             init = getattr(self.processor, "init", None)
             if init is not None:
@@ -75,7 +85,7 @@ class SourceNode(ProcessorNode):
         self.value_serde = factory.value_serde
         self.timestamp_extractor = factory.timestamp_extractor
 
-    def init(self, context: Any) -> None:
+    def init(self, context: InternalProcessorContext) -> None:
         # A source forwards what it receives: process == context.forward while it is current.
         self.process = context.forward
 
@@ -105,7 +115,12 @@ class SinkNode(ProcessorNode):
         self._decorate = decorate
         self.process = self._send
 
-    def bind(self, context: Any, collector: Any, serialize: Callable[..., bytes | None]) -> None:
+    def bind(
+        self,
+        context: InternalProcessorContext,
+        collector: RecordSender,
+        serialize: Callable[..., bytes | None],
+    ) -> None:
         self._context = context
         self._collector = collector
         self._serialize = serialize
@@ -113,7 +128,9 @@ class SinkNode(ProcessorNode):
     def _send(self, record: Any) -> None:
         topic = self.topic
         if topic is None:
-            topic = self.topic_extractor(record.key, record.value, self._context.record_context())
+            extractor = self.topic_extractor
+            if extractor is not None:
+                topic = extractor(record.key, record.value, self._context.record_context())
             if not isinstance(topic, str) or not topic:
                 raise StreamsError(f"sink {self.name}: topic chooser returned {topic!r}, not a topic name")
             topic = self._decorate(topic)
@@ -138,7 +155,7 @@ class ProcessorTopology:
     sources_by_topic: dict[str, SourceNode]  # real (decorated) topic -> source
     store_names: list[str] = field(default_factory=list)  # in registration (topological) order
     global_store_names: list[str] = field(default_factory=list)
-    source_patterns: list[tuple[Any, SourceNode]] = field(default_factory=list)  # (regex, source)
+    source_patterns: list[tuple[re.Pattern[str], SourceNode]] = field(default_factory=list)  # (regex, source)
 
     def source_for_pattern_topic(self, topic: str) -> SourceNode | None:
         """The pattern source reading ``topic`` (a topic not read by name), or None."""
@@ -157,10 +174,10 @@ class ProcessorTopology:
         return {s.topic for s in self.sinks if s.topic is not None}
 
 
-def _instantiate(factory: ProcessorFactory) -> Any:
+def _instantiate(factory: ProcessorFactory) -> NodeProcessor:
     supplier = factory.supplier
     get = getattr(supplier, "get", None)
-    processor = get() if callable(get) and not isinstance(supplier, type) else supplier()
+    processor: NodeProcessor = get() if callable(get) and not isinstance(supplier, type) else supplier()
     if not callable(getattr(processor, "process", None)):
         raise TopologyError(
             f"processor {factory.name}: supplier returned {processor!r}, which has no process()"
@@ -179,17 +196,18 @@ def build_processor_topology(
     wanted = set(node_names)
     nodes: dict[str, ProcessorNode] = {}
     sources: dict[str, SourceNode] = {}
-    patterns: list[tuple[Any, SourceNode]] = []
+    patterns: list[tuple[re.Pattern[str], SourceNode]] = []
     stores: list[str] = []
     for name, factory in builder.nodes.items():  # insertion order == Kafka's child order
         if name not in wanted:
             continue
         if isinstance(factory, SourceFactory):
-            node: ProcessorNode = SourceNode(factory)
+            source = SourceNode(factory)
             for topic in factory.topics:
-                sources[decorate(topic)] = node
+                sources[decorate(topic)] = source
             if factory.pattern is not None:
-                patterns.append((factory.pattern, node))
+                patterns.append((factory.pattern, source))
+            node: ProcessorNode = source
         elif isinstance(factory, SinkFactory):
             node = SinkNode(factory, decorate)
         else:

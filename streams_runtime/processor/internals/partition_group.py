@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any, NamedTuple
+from typing import NamedTuple, cast
 
-from streams_runtime.processor.timestamps import ConsumerRecord
-from streams_runtime.serdes import deserialize_or_raise
+from streams_runtime.processor.api import Headers
+from streams_runtime.processor.internals.handlers import DeserializationHandler
+from streams_runtime.processor.internals.metrics import Sensor
+from streams_runtime.processor.internals.nodes import SourceNode
+from streams_runtime.processor.timestamps import ConsumerRecord, Extractor
+from streams_runtime.serdes import Serde, deserialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -29,7 +33,7 @@ class RawRecord(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: tuple
+    headers: Headers
 
 
 class RecordQueue:
@@ -54,12 +58,12 @@ class RecordQueue:
         self,
         topic: str,
         partition: int,
-        source: Any,
-        key_serde: Any,
-        value_serde: Any,
-        extractor: Any,
-        handler: Any,
-        dropped: Any,
+        source: SourceNode,
+        key_serde: Serde,
+        value_serde: Serde,
+        extractor: Extractor,
+        handler: DeserializationHandler,
+        dropped: Sensor,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -90,7 +94,7 @@ class RecordQueue:
             self.partition_time = time
         if self.raw:
             self._update_head()
-        return head, time
+        return cast(ConsumerRecord, head), time
 
     def _update_head(self) -> None:
         raw = self.raw

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from streams_runtime.errors import TopologyError
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder, SourceFactory
 
 
 def check_pattern(pattern: Any, source: str, others: list[Any]) -> re.Pattern[str]:
@@ -36,12 +37,20 @@ def check_pattern(pattern: Any, source: str, others: list[Any]) -> re.Pattern[st
     return pattern
 
 
-def pattern_sources(builder: Any) -> list[tuple[str, re.Pattern[str]]]:
+def _pattern_factories(builder: InternalTopologyBuilder) -> list[tuple[SourceFactory, re.Pattern[str]]]:
+    return [
+        (f, f.pattern)
+        for f in builder.nodes.values()
+        if isinstance(f, SourceFactory) and f.pattern is not None
+    ]
+
+
+def pattern_sources(builder: InternalTopologyBuilder) -> list[tuple[str, re.Pattern[str]]]:
     """``(source name, pattern)`` of every pattern source of an InternalTopologyBuilder."""
-    return [(name, f.pattern) for name, f in builder.nodes.items() if getattr(f, "pattern", None) is not None]
+    return [(f.name, pattern) for f, pattern in _pattern_factories(builder)]
 
 
-def source_for_topic(builder: Any, topic: str) -> str | None:
+def source_for_topic(builder: InternalTopologyBuilder, topic: str) -> str | None:
     """The pattern source that reads ``topic`` (None if none does, or the topic has its own source)."""
     if topic in builder.topic_to_source or topic in builder.internal_topics:
         return None
@@ -51,7 +60,7 @@ def source_for_topic(builder: Any, topic: str) -> str | None:
     return None
 
 
-def matching_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]:
+def matching_topics(builder: InternalTopologyBuilder, topics: Iterable[str]) -> dict[str, list[str]]:
     """Source name -> the topics among ``topics`` it reads (sorted), for every pattern source."""
     found: dict[str, list[str]] = {name: [] for name, _ in pattern_sources(builder)}
     for topic in sorted(set(topics)):
@@ -61,7 +70,7 @@ def matching_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]
     return found
 
 
-def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[str]]:
+def bind_pattern_topics(builder: InternalTopologyBuilder, topics: Iterable[str]) -> dict[str, list[str]]:
     """Make each pattern source read the existing topics it matches (the runtime, at start).
 
     Returns source name -> its topics. A pattern no topic matches is a MissingSourceTopicError
@@ -72,7 +81,8 @@ def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[s
     prefix = f"{builder.application_id}-"
     existing = sorted(set(topics))
     bound: dict[str, list[str]] = {}
-    for name, pattern in pattern_sources(builder):
+    for factory, pattern in _pattern_factories(builder):
+        name = factory.name
         matched = [
             t
             for t in existing
@@ -85,22 +95,23 @@ def bind_pattern_topics(builder: Any, topics: Iterable[str]) -> dict[str, list[s
                 f"no topic matches the pattern {pattern.pattern} of source {name}; create a matching "
                 f"topic before starting (matching topics created later join while running)"
             )
-        builder.nodes[name].topics = matched
+        factory.topics = matched
         for topic in matched:
             builder.topic_to_source[topic] = name
         bound[name] = matched
     return bound
 
 
-def add_new_pattern_topics(builder: Any, topics: Iterable[str]) -> list[str]:
+def add_new_pattern_topics(builder: InternalTopologyBuilder, topics: Iterable[str]) -> list[str]:
     """Bind matching topics among ``topics`` that no source reads yet (the runtime, while running).
 
     Returns the topics added (empty: nothing changed). Topics already bound stay bound.
     """
     added: list[str] = []
     for name, new in matching_topics(builder, topics).items():
-        if new:
-            builder.nodes[name].topics = sorted({*builder.nodes[name].topics, *new})
+        factory = builder.nodes[name]
+        if new and isinstance(factory, SourceFactory):  # every name matching_topics gives is a source
+            factory.topics = sorted({*factory.topics, *new})
             for topic in new:
                 builder.topic_to_source[topic] = name
             added.extend(new)

@@ -12,15 +12,17 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 from streams_runtime.processor.api import Cancellable
+from streams_runtime.processor.internals.nodes import ProcessorNode
 
 
 class PunctuationSchedule(Cancellable):
     __slots__ = ("node", "due", "interval", "punctuator", "cancelled")
 
-    def __init__(self, node: Any, due: int, interval: int, punctuator: Callable[[int], None]) -> None:
+    def __init__(
+        self, node: ProcessorNode, due: int, interval: int, punctuator: Callable[[int], None]
+    ) -> None:
         self.node = node
         self.due = due
         self.interval = interval

@@ -11,7 +11,7 @@ import pathlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
@@ -19,7 +19,12 @@ from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.assignment import SubtopologySources
 from streams_runtime.processor.internals.internal_topic_manager import prepare_topics
 from streams_runtime.processor.internals.state_directory import StateDirectory
+from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
+
+if TYPE_CHECKING:  # the Topology module sits above the runtime
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.topology import Topology
 
 #: consumer.* overrides that set the coordination member's session, with the member's defaults
 _MEMBER_KEYS = {
@@ -30,10 +35,10 @@ _MEMBER_KEYS = {
 
 @dataclass
 class RuntimeSetup:
-    config: Any
+    config: StreamsConfig
     bootstrap_servers: str
     process_id: str
-    builder: Any
+    builder: InternalTopologyBuilder
     subtopologies: dict[int, SubtopologyInfo]
     subtopology_sources: list[SubtopologySources]
     partition_counts: dict[str, int]
@@ -61,14 +66,14 @@ class RuntimeSetup:
         return bool(self.changelog_topics) or any(i.stores for i in self.subtopologies.values())
 
     @staticmethod
-    def state_root(config: Any) -> pathlib.Path:
-        return pathlib.Path(config["state_dir"]) / config["application_id"]
+    def state_root(config: StreamsConfig) -> pathlib.Path:
+        return pathlib.Path(config["state_dir"]) / str(config["application_id"])
 
     @classmethod
     def prepare(
         cls,
-        topology: Any,
-        config: Any,
+        topology: Topology,
+        config: StreamsConfig,
         bootstrap_servers: str,
         process_id: str,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
@@ -197,7 +202,9 @@ class RuntimeSetup:
             self.end_offset_sums.close()
 
 
-def _subtopologies(builder: Any) -> tuple[dict[int, SubtopologyInfo], list[SubtopologySources]]:
+def _subtopologies(
+    builder: InternalTopologyBuilder,
+) -> tuple[dict[int, SubtopologyInfo], list[SubtopologySources]]:
     infos = {i.id: i for i in topology_info.sub_topologies(builder)}
     sources = [
         SubtopologySources(
@@ -211,7 +218,7 @@ def _subtopologies(builder: Any) -> tuple[dict[int, SubtopologyInfo], list[Subto
     return infos, sources
 
 
-def _high_availability_settings(config: Any) -> dict[str, Any]:
+def _high_availability_settings(config: StreamsConfig) -> dict[str, Any]:
     """The GroupMember settings for standbys, warm-ups and probing rebalances."""
     from streams_runtime.processor.internals.assignment import AssignorConfig
 
@@ -225,7 +232,7 @@ def _high_availability_settings(config: Any) -> dict[str, Any]:
     }
 
 
-def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
+def _global_topic_counts(admin: Any, builder: InternalTopologyBuilder) -> dict[str, int]:
     """Partition count of every global source topic (read by the GlobalStreamThread); they must exist."""
     wanted = sorted({builder.decorate(t) for t in builder.global_topics})
     if not wanted:
@@ -243,13 +250,13 @@ def _global_topic_counts(admin: Any, builder: Any) -> dict[str, int]:
     return {t: found[t] for t in wanted}
 
 
-def _has_pattern_sources(builder: Any) -> bool:
+def _has_pattern_sources(builder: InternalTopologyBuilder) -> bool:
     from streams_runtime.processor.internals.pattern_sources import pattern_sources
 
     return bool(pattern_sources(builder))
 
 
-def _bind_pattern_sources(admin: Any, builder: Any) -> None:
+def _bind_pattern_sources(admin: Any, builder: InternalTopologyBuilder) -> None:
     """Sources by topic pattern read the matching topics that exist now (see pattern_sources)."""
     from streams_runtime.processor.internals.pattern_sources import bind_pattern_topics, pattern_sources
 

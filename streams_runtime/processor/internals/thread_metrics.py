@@ -195,14 +195,16 @@ class RestoreProgress(StateRestoreListener):
         self, tp: tuple[str, int], store_name: str, start_offset: int, end_offset: int
     ) -> None:
         with self._lock:
-            self.changelogs[tuple(tp)] = ChangelogRestore(store_name, start_offset, end_offset, start_offset)
+            self.changelogs[(tp[0], tp[1])] = ChangelogRestore(
+                store_name, start_offset, end_offset, start_offset
+            )
         if self._delegate is not None:
             self._delegate.on_restore_start(tp, store_name, start_offset, end_offset)
 
     def on_batch_restored(
         self, tp: tuple[str, int], store_name: str, batch_end_offset: int, num_restored: int
     ) -> None:
-        entry = self.changelogs.get(tuple(tp))
+        entry = self.changelogs.get((tp[0], tp[1]))
         if entry is not None:
             entry.current_offset = batch_end_offset + 1
             entry.restored += num_restored
@@ -210,7 +212,7 @@ class RestoreProgress(StateRestoreListener):
             self._delegate.on_batch_restored(tp, store_name, batch_end_offset, num_restored)
 
     def on_restore_end(self, tp: tuple[str, int], store_name: str, total_restored: int) -> None:
-        entry = self.changelogs.get(tuple(tp))
+        entry = self.changelogs.get((tp[0], tp[1]))
         if entry is not None:
             entry.done = True
             entry.current_offset = max(entry.current_offset, entry.end_offset)

@@ -14,6 +14,7 @@ unknown sources. Partition-count checks of co-partition groups need the counts, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,10 @@ class SourceFactory:
     timestamp_extractor: Any = None
     offset_reset: str | None = None
     is_global: bool = False
-    parents: tuple = ()
-    pattern: Any = None  # a compiled regular expression: reads every topic it fully matches
+    parents: tuple[str, ...] = ()
+    pattern: re.Pattern[str] | None = (
+        None  # a compiled regular expression: reads every topic it fully matches
+    )
 
 
 @dataclass
@@ -63,7 +66,7 @@ class StoreEntry:
 
     @property
     def name(self) -> str:
-        return self.builder.name
+        return str(self.builder.name)
 
     @property
     def logging_enabled(self) -> bool:
@@ -101,9 +104,10 @@ class _UnionFind:
                 self._parent[other_root] = root
 
 
-def _check_name(name: Any, what: str) -> None:
+def _check_name(name: object, what: str) -> str:
     if not isinstance(name, str) or not name:
         raise TopologyError(f"{what} name must be a non-empty string, got {name!r}")
+    return name
 
 
 class InternalTopologyBuilder:
@@ -251,8 +255,7 @@ class InternalTopologyBuilder:
     def add_state_store(
         self, store_builder: Any, processor_names: Iterable[str] = (), *, allow_override: bool = False
     ) -> None:
-        name = getattr(store_builder, "name", None)
-        _check_name(name, "state store")
+        name = _check_name(getattr(store_builder, "name", None), "state store")
         if name in self.stores and not allow_override:
             if self.stores[name].builder is not store_builder:
                 raise TopologyError(f"state store {name} is already added (duplicate store name)")
@@ -296,8 +299,7 @@ class InternalTopologyBuilder:
         value_serde: Any = None,
         timestamp_extractor: Any = None,
     ) -> None:
-        name = getattr(store_builder, "name", None)
-        _check_name(name, "global state store")
+        name = _check_name(getattr(store_builder, "name", None), "global state store")
         if name in self.stores:
             raise TopologyError(f"state store {name} is already added (duplicate store name)")
         self.add_source(
@@ -355,7 +357,7 @@ class InternalTopologyBuilder:
         return dict(enumerate(by_root.values()))
 
     def is_global_group(self, names: list[str]) -> bool:
-        return any(isinstance(self.nodes[n], SourceFactory) and self.nodes[n].is_global for n in names)
+        return any(isinstance(f := self.nodes[n], SourceFactory) and f.is_global for n in names)
 
     def children_of(self, name: str) -> list[str]:
         return [n for n, f in self.nodes.items() if name in getattr(f, "parents", ())]

@@ -89,21 +89,23 @@ def sub_topologies(builder: InternalTopologyBuilder) -> list[SubtopologyInfo]:
     for group_id, names in builder.node_groups().items():
         if builder.is_global_group(names):
             continue
-        sources, sinks, stores = [], [], []
-        source_nodes = set()
+        sources: list[str] = []
+        sinks: list[str] = []
+        stores: list[str] = []
+        source_topics: dict[str, list[str]] = {}  # source node -> its topics
         for name in names:
             factory = builder.nodes[name]
             if isinstance(factory, SourceFactory):
                 sources.extend(factory.topics)
-                source_nodes.add(name)
+                source_topics[name] = factory.topics
             elif isinstance(factory, SinkFactory) and factory.topic is not None:
                 sinks.append(factory.topic)
             elif isinstance(factory, ProcessorFactory):
                 stores.extend(s for s in factory.stores if s not in stores)
         groups = []
         for group in builder.copartition_groups:
-            if source_nodes.issuperset(group):
-                groups.append([builder.decorate(t) for s in group for t in builder.nodes[s].topics])
+            if source_topics.keys() >= set(group):
+                groups.append([builder.decorate(t) for s in group for t in source_topics[s]])
         infos.append(
             SubtopologyInfo(
                 id=group_id,
@@ -143,7 +145,7 @@ def task_counts(builder: InternalTopologyBuilder, partitions: Mapping[str, int])
         if config.number_of_partitions is not None:
             counts[builder.decorate(name)] = config.number_of_partitions
     pending = [i for i in infos]
-    writers = {}  # repartition topic -> sub-topologies writing it
+    writers: dict[str, list[SubtopologyInfo]] = {}  # repartition topic -> sub-topologies writing it
     for info in infos:
         for topic in info.repartition_sink_topics:
             writers.setdefault(topic, []).append(info)

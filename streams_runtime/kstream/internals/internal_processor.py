@@ -1,0 +1,50 @@
+"""InternalProcessor: the base of the DSL's processors, which see their task's context with its
+internal members (the node being executed, the record context, the partition, the metrics).
+
+Kafka Streams' DSL processors cast the ProcessorContext they are given to its
+InternalProcessorContext; here the cast is :func:`internal_context` and the narrowed type is
+the ``context`` attribute's.
+"""
+
+from __future__ import annotations
+
+from streams_runtime.errors import StreamsError
+from streams_runtime.processor.api import Processor, ProcessorContext
+from streams_runtime.processor.internals.context import (
+    InternalProcessorContext,
+    RecordContext,
+    internal_context,
+)
+
+__all__ = [
+    "InternalProcessor",
+    "InternalProcessorContext",
+    "ProcessorContext",
+    "current_node_name",
+    "flushed_timestamp",
+    "internal_context",
+]
+
+
+def current_node_name(context: InternalProcessorContext) -> str:
+    """The name of the node being executed (its processor's ``init`` runs as that node)."""
+    node = context.current_node
+    if node is None:
+        raise StreamsError("no processor node is being executed")
+    return node.name
+
+
+def flushed_timestamp(record_context: RecordContext | None) -> int:
+    """The timestamp of the entry a cache flush forwards (the flush sets each entry's record context)."""
+    if record_context is None:
+        raise StreamsError("a cache flush forwarded an entry without its record context")
+    return record_context.timestamp
+
+
+class InternalProcessor(Processor):
+    """A processor of the DSL: ``self.context`` is the task's internal context once initialized."""
+
+    context: InternalProcessorContext
+
+    def init(self, context: ProcessorContext) -> None:
+        self.context = internal_context(context)
