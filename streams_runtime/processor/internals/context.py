@@ -229,18 +229,14 @@ class ProcessorContextImpl(ProcessorContext):
         self, store_name: str, key: bytes, value: bytes | None, timestamp: int, headers: Any = None
     ) -> None:
         if headers is None:
-            headers = self._record.headers if self._record is not None else ()
+            record = self._record
+            headers = record.headers if record is not None else ()
+        if type(headers) is not tuple:
+            headers = tuple(headers)
         topic = self._changelog_topics.get(store_name)
         if topic is None:
             topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
-        self._collector.send(
-            topic,
-            key,
-            value,
-            tuple(headers),
-            timestamp,
-            self.task_id.partition,
-        )
+        self._collector.send(topic, key, value, headers, timestamp, self.task_id.partition)
 
     def cache(self) -> Any:
         return self._cache
