@@ -110,6 +110,21 @@ class _BytesSerde(Serde):
     def __init__(self) -> None:
         super().__init__("Serdes.Bytes")
 
+    # serialize/deserialize: bytes pass through in one frame; the rest takes the general rule.
+    def serialize(self, topic: str, data: Any) -> bytes | None:
+        if type(data) is bytes:
+            return data
+        if data is None:
+            return None
+        return self._serialize(topic, data)
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if type(data) is bytes:
+            return data
+        if data is None:
+            return None
+        return self._deserialize(topic, data)
+
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"expected bytes, got {type(data).__name__}")
@@ -185,6 +200,24 @@ class _JsonSerde(Serde):
 
     def __init__(self) -> None:
         super().__init__("Serdes.Json")
+
+    # serialize/deserialize: orjson in one frame (the hot path of JSON topics and stores);
+    # the same results and fallbacks as _serialize/_deserialize.
+    def serialize(self, topic: str, data: Any) -> bytes | None:
+        if data is None:
+            return None
+        try:
+            return _orjson_dumps(data, option=_ORJSON_OPTIONS)
+        except TypeError:
+            return self._serialize(topic, data)
+
+    def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if data is None:
+            return None
+        try:
+            return _orjson_loads(data)
+        except ValueError:
+            return self._deserialize(topic, data)
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         try:

@@ -316,21 +316,17 @@ class ProcessorContextImpl(ProcessorContext):
         headers: Iterable[tuple[str, bytes | None]] | None = None,
     ) -> None:
         if headers is None:
-            headers = self._record.headers if self._record is not None else ()
+            record = self._record
+            headers = record.headers if record is not None else ()
+        if type(headers) is not tuple:
+            headers = tuple(headers)
         topic = self._changelog_topics.get(store_name)
         if topic is None:
             topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
         collector = self._collector
         if collector is None:
             raise StreamsError(f"task {self.task_id} has no record collector to log store {store_name} to")
-        collector.send(
-            topic,
-            key,
-            value,
-            tuple(headers),
-            timestamp,
-            self.task_id.partition,
-        )
+        collector.send(topic, key, value, headers, timestamp, self.task_id.partition)
 
     def cache(self) -> Any:
         return self._cache

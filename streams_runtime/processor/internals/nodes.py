@@ -138,9 +138,15 @@ class SinkNode(ProcessorNode):
             raise StreamsError(
                 f"sink {self.name}: invalid (negative) timestamp {record.timestamp} for topic {topic}"
             )
-        serialize = self._serialize
-        key = serialize(self.key_serde, topic, "key", record.key)
-        value = serialize(self.value_serde, topic, "value", record.value)
+        # the serdes directly (the hot path of every output record); after a failure the bound
+        # ``serialize`` runs again to raise its error (it names topic, side and serde)
+        try:
+            key = self.key_serde.serialize(topic, record.key)
+            value = self.value_serde.serialize(topic, record.value)
+        except Exception:
+            serialize = self._serialize
+            key = serialize(self.key_serde, topic, "key", record.key)
+            value = serialize(self.value_serde, topic, "value", record.value)
         partition = None
         if self.partitioner is not None:
             partition = self.partitioner(topic, record.key, record.value)

@@ -18,12 +18,14 @@ from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.handlers import DeserializationHandler
 from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.nodes import SourceNode
-from streams_runtime.processor.timestamps import ConsumerRecord, Extractor
+from streams_runtime.processor.timestamps import ConsumerRecord, Extractor, fail_on_invalid
 from streams_runtime.serdes import Serde, deserialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
 UNKNOWN = -1
+
+_new_tuple = tuple.__new__  # what a named tuple's generated constructor calls
 
 
 class RawRecord(NamedTuple):
@@ -97,28 +99,41 @@ class RecordQueue:
         return cast(ConsumerRecord, head), time
 
     def _update_head(self) -> None:
+        # The hot path of every input record: the serdes are called directly (a failure is
+        # wrapped by deserialize_or_raise, called again only then), the ConsumerRecord is built
+        # without the named tuple's Python-level constructor, and the default extractor's rule
+        # (the record's own timestamp when not negative) is applied without calling it.
         raw = self.raw
+        key_serde, value_serde, extractor = self._key_serde, self._value_serde, self._extractor
         while self.head is None and raw:
             rec = raw.popleft()
+            topic, partition, offset, timestamp, raw_key, raw_value, headers = rec
             try:
-                key = deserialize_or_raise(self._key_serde, rec.topic, "key", rec.key)
-                value = deserialize_or_raise(self._value_serde, rec.topic, "value", rec.value)
-            except Exception as exc:  # a corrupt record: the handler skips it or raises
-                self._handler.handle(
-                    exc, rec.topic, rec.partition, rec.offset, rec.timestamp, rec.key, rec.value, rec.headers
-                )
-                continue
-            consumed = ConsumerRecord(
-                rec.topic, rec.partition, rec.offset, rec.timestamp, key, value, rec.headers
+                key = key_serde.deserialize(topic, raw_key)
+                value = value_serde.deserialize(topic, raw_value)
+            except Exception:
+                try:
+                    key = deserialize_or_raise(key_serde, topic, "key", raw_key)
+                    value = deserialize_or_raise(value_serde, topic, "value", raw_value)
+                except Exception as exc:  # a corrupt record: the handler skips it or raises
+                    self._handler.handle(
+                        exc, topic, partition, offset, timestamp, raw_key, raw_value, headers
+                    )
+                    continue
+            consumed: ConsumerRecord = _new_tuple(
+                ConsumerRecord, (topic, partition, offset, timestamp, key, value, headers)
             )
-            time = self._extractor(consumed, self.partition_time)
+            if extractor is fail_on_invalid and timestamp >= 0:
+                time = timestamp
+            else:
+                time = extractor(consumed, self.partition_time)
             if time < 0:
                 log.warning(
                     "Skipping record due to negative extracted timestamp. topic=[%s] partition=[%s] "
                     "offset=[%s] extractedTimestamp=[%s]",
-                    rec.topic,
-                    rec.partition,
-                    rec.offset,
+                    topic,
+                    partition,
+                    offset,
                     time,
                 )
                 self._dropped.record()

@@ -21,7 +21,9 @@ Invariants:
   this process; inside one instance the owning thread is recorded and another thread is refused.
 * A checkpoint file is replaced atomically (write a temporary file, fsync, ``os.replace``), so a
   reader (the assignor's offset sums, a restarting task) sees the old or the new file, never a
-  torn one. The offsets in it are the LAST changelog offset reflected by the store (restore
+  torn one. A checkpoint equal to the one this instance last wrote for the task, still on disk,
+  is not written again: a commit costs at most one fsync per task, none for a task whose
+  offsets did not move. The offsets in it are the LAST changelog offset reflected by the store (restore
   resumes at ``offset + 1``), as in Kafka Streams.
 * :meth:`clean_up` and :meth:`wipe_task` never delete a task directory locked by someone else.
 * Exactly-once: local state is never ahead of the committed offsets after a crash. A task opened
@@ -69,6 +71,9 @@ class StateDirectory:
         self.app_dir = pathlib.Path(state_dir) / application_id
         self._guard = threading.Lock()
         self._held: dict[str, tuple[int, int]] = {}  # task dir name -> (fd, owner thread ident)
+        # task dir name -> the checkpoint payload this instance last wrote there (each task's
+        # entry is used by the one thread holding its lock)
+        self._written: dict[str, str] = {}
 
     # ------------------------------------------------------------------ directories
     def task_dir(self, task_id: Any) -> pathlib.Path:
@@ -157,10 +162,15 @@ class StateDirectory:
         return offsets
 
     def write_checkpoint(self, task_id: Any, offsets: Mapping[ChangelogPartition, int]) -> None:
-        """Replace the task's checkpoint file atomically with ``offsets``."""
-        path = self.task_dir(task_id) / CHECKPOINT_FILE
-        tmp = path.with_name(CHECKPOINT_FILE + ".tmp")
+        """Replace the task's checkpoint file atomically with ``offsets``; a no-op when the file
+        this instance last wrote for the task holds the same offsets and is still there."""
+        name = str(task_id)
         payload = json.dumps({f"{t}:{p}": int(o) for (t, p), o in sorted(offsets.items())})
+        if self._written.get(name) == payload and os.path.exists(self.checkpoint_path(name)):
+            return
+        path = self.task_dir(name) / CHECKPOINT_FILE
+        tmp = path.with_name(CHECKPOINT_FILE + ".tmp")
+        self._written.pop(name, None)  # set again once the new file is in place
         try:
             with open(tmp, "w", encoding="utf-8") as out:
                 out.write(payload)
@@ -169,6 +179,7 @@ class StateDirectory:
             os.replace(tmp, path)
         except OSError as exc:
             raise ProcessorStateError(f"cannot write the checkpoint file {path}: {exc}") from exc
+        self._written[name] = payload
 
     # ------------------------------------------------------------------ exactly-once dirty marker
     def mark_eos_dirty(self, task_id: Any) -> None:
@@ -204,6 +215,7 @@ class StateDirectory:
         return True
 
     def delete_checkpoint(self, task_id: Any) -> None:
+        self._written.pop(str(task_id), None)
         with contextlib.suppress(FileNotFoundError):
             self.checkpoint_path(task_id).unlink()
 
@@ -233,6 +245,7 @@ class StateDirectory:
         """
         if not self.holds_lock(task_id):
             raise ProcessorStateError(f"cannot wipe the state of task {task_id}: its lock is not held")
+        self._written.pop(str(task_id), None)
         directory = self.app_dir / str(task_id)
         for entry in directory.iterdir():
             if entry.name != LOCK_FILE:
@@ -252,6 +265,7 @@ class StateDirectory:
                 log.warning("clean_up: state of task %s is locked by another owner; left in place", task)
                 continue
             try:
+                self._written.pop(str(task), None)
                 shutil.rmtree(self.app_dir / str(task), ignore_errors=True)
                 deleted.append(task)
             finally:

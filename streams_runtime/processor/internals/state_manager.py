@@ -25,6 +25,11 @@ already in the stores:
 
 A crash between the steps leaves the file behind the stores; restore then replays a few records
 already applied, which is idempotent (each changelog record sets a key to its final value).
+Step 2 is skipped when the offsets are the ones last written (the state directory does not
+write an unchanged checkpoint again) and, given ``min_delta``, while the offsets moved by no
+more than ``min_delta`` records in all since the file was last written (Kafka Streams writes
+its checkpoint at commit only past 10,000 records): every persistent store keeps its own offset
+with its data (step 1), so the file only feeds the assignor's offset sums between such writes.
 
 Invariants: one registration per store name (the same store object may register again, as it
 does when :meth:`wipe_state` re-initializes it); offsets only move forward between wipes.
@@ -82,6 +87,7 @@ class ProcessorStateManager:
         self._stores: dict[str, StoreMetadata] = {}
         self._by_changelog: dict[ChangelogPartition, StoreMetadata] = {}
         self._checkpoint_file: dict[ChangelogPartition, int] | None = None
+        self._file_written = False  # this manager wrote the file (what _checkpoint_file holds)
         self._context: Any = None
 
     def bind_context(self, context: Any) -> None:
@@ -164,8 +170,12 @@ class ProcessorStateManager:
         for meta in self._stores.values():
             meta.store.flush()
 
-    def checkpoint(self) -> None:
-        """Write the offsets the stores reflect; see the module docstring for the protocol."""
+    def checkpoint(self, *, min_delta: int = 0) -> None:
+        """Write the offsets the stores reflect; see the module docstring for the protocol.
+
+        :param min_delta: leave the file as it is while the offsets moved by at most this many
+            records in all since this manager last wrote it (0: write whenever they moved).
+        """
         offsets: dict[ChangelogPartition, int] = {}
         for tp, meta in self._by_changelog.items():
             if not meta.persistent or meta.offset is None:
@@ -179,8 +189,16 @@ class ProcessorStateManager:
             offsets[tp] = meta.offset
         # Step 2
         if offsets and self._state_directory is not None:
+            if min_delta > 0 and self._file_written and self._moved(offsets) <= min_delta:
+                return
             self._state_directory.write_checkpoint(self.task_id, offsets)
             self._checkpoint_file = dict(offsets)
+            self._file_written = True
+
+    def _moved(self, offsets: dict[ChangelogPartition, int]) -> int:
+        """How many records the offsets moved since the file was written (a new partition: all)."""
+        written = self._checkpoint_file or {}
+        return sum(offset - written.get(tp, -1) for tp, offset in offsets.items())
 
     # ------------------------------------------------------------------ wiping
     def wipe_state(self) -> None:
@@ -203,6 +221,7 @@ class ProcessorStateManager:
         if self._state_directory is not None:
             self._state_directory.wipe_task(self.task_id)
         self._checkpoint_file = {}
+        self._file_written = False
         self._stores.clear()
         self._by_changelog.clear()
         # Step 3

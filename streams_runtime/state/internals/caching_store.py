@@ -162,7 +162,19 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
 
     def get(self, key: bytes) -> bytes | None:
         """The cached value (or cached delete), else the store's value (then cached clean)."""
-        return self._get(self._open_cache(), check_key(key))
+        # _open_cache, check_key and _get in one frame (the hot path of a cached store)
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            cache = self._open_cache()  # raises
+        if type(key) is not bytes:
+            key = check_key(key)
+        entry = cache.get(self._namespace, key)
+        if entry is not None:
+            return entry.value
+        raw: bytes | None = self.wrapped.get(key)
+        if raw is not None:
+            cache.put(self._namespace, key, LRUCacheEntry(raw))
+        return raw
 
     def _get(self, cache: ThreadCache, key: bytes) -> bytes | None:
         entry = cache.get(self._namespace, key)
@@ -210,7 +222,15 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
 
     def put(self, key: bytes, value: bytes | None) -> None:
         """Cache the write as a dirty entry (``None`` = cached delete)."""
-        self._put(self._open_cache(), check_key(key), check_value(value))
+        # _open_cache, the checks and _put in one frame (the hot path of a cached store)
+        cache = self._cache
+        if cache is None or not self.wrapped.is_open():
+            cache = self._open_cache()  # raises
+        if type(key) is not bytes:
+            key = check_key(key)
+        if value is not None and type(value) is not bytes:
+            value = check_value(value)
+        cache.put(self._namespace, key, LRUCacheEntry(value, True, self.context.record_context()))
 
     def _put(self, cache: ThreadCache, key: bytes, value: bytes | None) -> None:
         cache.put(self._namespace, key, LRUCacheEntry(value, True, self.context.record_context()))

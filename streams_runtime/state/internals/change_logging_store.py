@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
 __all__ = [
@@ -64,11 +65,13 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         super().__init__(wrapped)
         self.context: Any = None
         self.changelog_topic: str | None = None
+        self._store_name = ""  # the name, read once at init (``name`` walks the stack)
 
     def init(self, context: Any, root: Any = None) -> None:
         """Initialize the store below under a context that registers the changelog topic."""
         self.context = context
-        self.changelog_topic = changelog_topic_name(context.application_id, self.name)
+        self._store_name = self.name
+        self.changelog_topic = changelog_topic_name(context.application_id, self._store_name)
         registering = ChangelogRegistrationContext(context, self.changelog_topic)
         self.wrapped.init(registering, root if root is not None else self)
 
@@ -106,7 +109,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         return int(record_context.timestamp)
 
     def _log(self, key: bytes, value: bytes | None) -> None:
-        self.context.log_change(self.name, key, value, self._record_timestamp())
+        self.context.log_change(self._store_name, key, value, self._record_timestamp())
 
 
 class ChangeLoggingTimestampedKeyValueStore(ChangeLoggingKeyValueStore):
@@ -118,9 +121,16 @@ class ChangeLoggingTimestampedKeyValueStore(ChangeLoggingKeyValueStore):
     (:func:`streams_runtime.state.internals.timestamped.record_converter_for`).
     """
 
+    def put(self, key: bytes, value: bytes | None) -> None:
+        # ChangeLoggingKeyValueStore.put with _log inlined (the hot path of every KTable write)
+        self.wrapped.put(key, value)
+        if value is None:
+            self.context.log_change(self._store_name, key, None, self._record_timestamp())
+        else:
+            self.context.log_change(self._store_name, key, value[TIMESTAMP_BYTES:], read_timestamp(value))
+
     def _log(self, key: bytes, value: bytes | None) -> None:
         if value is None:
-            self.context.log_change(self.name, key, None, self._record_timestamp())
+            self.context.log_change(self._store_name, key, None, self._record_timestamp())
             return
-        timestamp = int.from_bytes(value[:8], "big", signed=True)
-        self.context.log_change(self.name, key, value[8:], timestamp)
+        self.context.log_change(self._store_name, key, value[TIMESTAMP_BYTES:], read_timestamp(value))

@@ -16,7 +16,11 @@ Concerns, and nothing else:
 
 One path per operation: every operation, timed or not, goes through :meth:`MeteredStoreMixin._start`
 and :meth:`MeteredStoreMixin._record` (a clock read on each side only when latencies are
-measured). A serde failure is wrapped exactly as :func:`serialize_or_raise` does.
+measured), except ``get`` and ``put`` of the key-value face when only counted (the default
+``info`` level): those two run in one frame each, serdes inlined, and count through the
+operation's bound :meth:`Sensor.record_count` -- the same checks, errors and counts, without
+the helper calls (they are most of a stateful record's store work). A serde failure is wrapped
+exactly as :func:`serialize_or_raise` does.
 
 The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
 The serde resolution, (de)serialization and timing live in :class:`MeteredStoreMixin`, which
@@ -56,6 +60,10 @@ def _serde_error(serde: Any, topic: str, side: str, cause: Exception, operation:
     """The :class:`SerializationError` serialize_or_raise / deserialize_or_raise would raise."""
     name = getattr(serde, "name", None) or type(serde).__name__
     return SerializationError(topic=topic, side=side, serde=name, cause=cause, operation=operation)
+
+
+def _not_counting() -> None:
+    return None
 
 
 def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
@@ -104,7 +112,10 @@ class MeteredStoreMixin:
         self.topic = ""
         self.store_metrics: StoreMetrics | None = None
         self._timing = False  # measure latencies (metrics_recording_level debug/trace)
+        self._counted = False  # initialized and only counting: the one-frame get/put paths
         self._sensors: dict[str, Any] = {}
+        self._count_get: Callable[[], None] = _not_counting
+        self._count_put: Callable[[], None] = _not_counting
 
     def init(self, context: Any, root: Any = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
@@ -120,7 +131,10 @@ class MeteredStoreMixin:
         self._sensors = self.store_metrics.sensors
         level = _config_value(getattr(context, "app_configs", None), "metrics_recording_level")
         self._timing = str(level).lower() in _TIMED_LEVELS
+        self._count_get = self._sensors["get"].record_count
+        self._count_put = self._sensors["put"].record_count
         self.wrapped.init(context, root if root is not None else self)
+        self._counted = not self._timing
 
     def _wrap_value_serde(self, serde: Serde) -> Serde:
         if self.timestamped and not isinstance(serde, ValueAndTimestampSerde):
@@ -225,18 +239,47 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     # -- operations --------------------------------------------------------------------------
 
     def get(self, key: Any) -> Any:
-        start = self._start()
+        if not self._counted:  # latencies measured, or not initialized (_start raises)
+            return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        topic = self.topic
         try:
-            return self._value_from(self.wrapped.get(self._key_bytes(key)))
+            if key is None:
+                raise TypeError("key cannot be None")
+            serde = self._keys
+            try:
+                raw_key = serde.serialize(topic, key)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
+            data = self.wrapped.get(raw_key)
+            serde = self._values
+            try:
+                return serde.deserialize(topic, data)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "value", exc, "deserialize") from exc
         finally:
-            self._record("get", start)
+            self._count_get()
 
     def put(self, key: Any, value: Any) -> None:
-        start = self._start()
+        if not self._counted:  # latencies measured, or not initialized (_start raises)
+            self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
+            return
+        topic = self.topic
         try:
-            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
+            if key is None:
+                raise TypeError("key cannot be None")
+            serde = self._keys
+            try:
+                raw_key = serde.serialize(topic, key)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
+            serde = self._values
+            try:
+                raw_value = serde.serialize(topic, value)
+            except Exception as exc:
+                raise _serde_error(serde, topic, "value", exc, "serialize") from exc
+            self.wrapped.put(raw_key, raw_value)
         finally:
-            self._record("put", start)
+            self._count_put()
 
     def put_if_absent(self, key: Any, value: Any) -> Any:
         return self._timed(

@@ -19,6 +19,7 @@ from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
 __all__ = [
     "ValueAndTimestampSerde",
     "raw_value_to_timestamped",
+    "read_timestamp",
     "record_converter_for",
     "split_timestamped",
 ]
@@ -42,6 +43,14 @@ def raw_value_to_timestamped(value: bytes | None, timestamp: int) -> bytes | Non
     if value is None:
         return None
     return int(timestamp).to_bytes(TIMESTAMP_BYTES, "big", signed=True) + value
+
+
+def read_timestamp(data: bytes) -> int:
+    """The timestamp of ``<timestamp><value>`` (as ``int.from_bytes(data[:8], "big", signed=True)``)."""
+    if len(data) >= TIMESTAMP_BYTES:
+        timestamp: int = _TIMESTAMP.unpack_from(data)[0]
+        return timestamp
+    return int.from_bytes(data[:TIMESTAMP_BYTES], "big", signed=True)
 
 
 def split_timestamped(data: bytes) -> tuple[bytes, int]:

@@ -144,3 +144,25 @@ def test_should_wipe_a_task_but_keep_its_lock(state_dir: StateDirectory) -> None
     assert [p.name for p in state_dir.task_dir(T0).iterdir()] == [LOCK_FILE]
     assert state_dir.holds_lock(T0)
     assert state_dir.read_checkpoint(T0) == {}
+
+
+def test_should_fsync_a_checkpoint_once_and_not_again_while_it_is_unchanged(
+    state_dir: StateDirectory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streams_runtime.processor.internals.state_directory as module
+
+    synced: list[int] = []
+    real_fsync = module.os.fsync
+    monkeypatch.setattr(module.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    offsets = {("app-store-changelog", 0): 41}
+    state_dir.write_checkpoint(T0, offsets)
+    state_dir.write_checkpoint(T0, dict(offsets))  # the same offsets: nothing written
+    assert len(synced) == 1
+    state_dir.write_checkpoint(T0, {("app-store-changelog", 0): 42})
+    assert len(synced) == 2 and state_dir.read_checkpoint(T0) == {("app-store-changelog", 0): 42}
+    state_dir.checkpoint_path(T0).unlink()  # gone (e.g. removed by hand): written again
+    state_dir.write_checkpoint(T0, {("app-store-changelog", 0): 42})
+    assert len(synced) == 3 and state_dir.read_checkpoint(T0) == {("app-store-changelog", 0): 42}
+    state_dir.delete_checkpoint(T0)
+    state_dir.write_checkpoint(T0, {("app-store-changelog", 0): 42})
+    assert len(synced) == 4 and state_dir.read_checkpoint(T0) == {("app-store-changelog", 0): 42}

@@ -102,3 +102,25 @@ def test_should_wipe_the_state_and_reopen_the_same_store_objects(state_dir: Stat
 def test_should_refuse_to_wipe_without_a_bound_context(state_dir: StateDirectory) -> None:
     with pytest.raises(ProcessorStateError, match="without a bound context"):
         ProcessorStateManager(T0, state_dir).wipe_state()
+
+
+def test_should_leave_the_checkpoint_file_until_the_offsets_moved_past_min_delta(
+    state_dir: StateDirectory,
+) -> None:
+    task, manager = make_task(state_dir, APP)
+    try:
+        manager.update_changelog_offsets({ROCKS: 10})
+        manager.checkpoint(min_delta=100)  # no file written by this manager yet: written
+        assert state_dir.read_checkpoint(T0) == {ROCKS: 10}
+        manager.update_changelog_offsets({ROCKS: 110})
+        manager.checkpoint(min_delta=100)  # moved by 100: the file stays
+        assert state_dir.read_checkpoint(T0) == {ROCKS: 10}
+        assert task.stores["rocks"].inner().committed_offset() == 110  # the store's own offset moves
+        manager.update_changelog_offsets({ROCKS: 111})
+        manager.checkpoint(min_delta=100)  # moved by 101
+        assert state_dir.read_checkpoint(T0) == {ROCKS: 111}
+        manager.update_changelog_offsets({ROCKS: 112})
+        manager.checkpoint()  # no min_delta: whenever the offsets moved
+        assert state_dir.read_checkpoint(T0) == {ROCKS: 112}
+    finally:
+        task.close()

@@ -5,7 +5,7 @@ from streams_runtime.serdes import Serdes
 from streams_runtime.state.internals.caching_store import CachingKeyValueStore
 from streams_runtime.state.internals.in_memory_store import InMemoryKeyValueStore
 from streams_runtime.state.internals.metered_store import MeteredKeyValueStore
-from streams_runtime.state.internals.store_metrics import Sensor
+from streams_runtime.state.internals.store_metrics import COUNT_BATCH, Sensor
 
 
 @pytest.fixture
@@ -101,6 +101,26 @@ def test_should_compute_rate_over_a_sliding_window():
     now[0] = 1030.0
     assert sensor.rate() == 0.0
     assert sensor.latency_avg_ms() == pytest.approx(1.0)
+
+
+def test_should_count_operations_without_a_clock_read_each_and_keep_the_rate() -> None:
+    now = [1000.0]
+    reads = [0]
+
+    def clock() -> float:
+        reads[0] += 1
+        return now[0]
+
+    sensor = Sensor(window_seconds=10, clock=clock)
+    reads[0] = 0
+    for _ in range(1000):
+        sensor.record_count()
+    assert sensor.count == 1000  # the total is exact at once
+    assert reads[0] <= 1000 // COUNT_BATCH  # one clock read per batch, not per operation
+    now[0] = 1005.0
+    assert sensor.rate() == pytest.approx(1000 / 5)  # every counted operation is in the window
+    now[0] = 1020.0
+    assert sensor.rate() == 0.0
 
 
 def test_should_take_default_serdes_from_the_app_config(make_context):

@@ -1,0 +1,204 @@
+"""CPU per record of one stream task's own path, without a broker, next to a hand loop.
+
+The records go through what a stream thread runs for each input record once it is polled:
+the task's input queue, deserialization, the processor graph built by the DSL, the state store
+stack (metered -> change-logging -> RocksDB) and the sink's serialization. Output and changelog
+records are handed to a collector that only counts them, so the figures leave out the Kafka
+client (produce, consume, delivery reports) and show the runtime's own share, which the
+peer harness's end-to-end figures cannot separate from the client's.
+
+Workloads (the peer harness's, ~91-byte JSON values, keys ``user-<i % keys>``):
+
+* W1: ``stream(Bytes, Json).filter(even amount).map_values(enrich).to(Json)``;
+* W2: ``stream(String, Json).group_by_key().count(RocksDB, cache off).to_stream()
+  .map_values(output object).to(Json)``.
+
+The hand loop does the same work with orjson and a dict (W1: loads, filter, dumps; W2: loads,
+count in a dict, dumps the output and the changelog value) and hands its records to the same
+counting collector. Each task processes its records in one batch per round (as a poll batch
+is), with a commit (store flush) every ``--commit-every`` records.
+
+Run:  .venv/bin/python bench/task_path.py [--records 200000] [--partitions 8,64] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from streams_runtime import Consumed, Materialized, Produced, Serdes, StreamsBuilder  # noqa: E402
+from streams_runtime.config import as_config  # noqa: E402
+from streams_runtime.processor.internals.metrics import StreamsMetrics  # noqa: E402
+from streams_runtime.processor.internals.nodes import build_processor_topology  # noqa: E402
+from streams_runtime.processor.internals.task import StreamTask  # noqa: E402
+from streams_runtime.processor.task_id import TaskId  # noqa: E402
+
+TOPIC, OUTPUT, APP = "input", "output", "task-path"
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def w1_keep(value: dict[str, Any]) -> bool:
+    return bool(value["amount"] % 2 == 0)
+
+
+def w1_transform(value: dict[str, Any]) -> dict[str, Any]:
+    return {**value, "amount_cents": value["amount"] * 100}
+
+
+def w2_output(key: str, count: int) -> dict[str, Any]:
+    return {"user": key, "count": count}
+
+
+class CountingCollector:
+    """Takes what sinks and changelogs send, and only counts it."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self, topic: str, key: Any, value: Any, headers: tuple, timestamp: int, partition: Any) -> None:
+        self.sent += 1
+
+
+def records(count: int, keys: int, partitions: int) -> list[list[tuple[int, int, bytes, bytes]]]:
+    """Per partition: (offset, timestamp, key, value) of the harness's input."""
+    out: list[list[tuple[int, int, bytes, bytes]]] = [[] for _ in range(partitions)]
+    for i in range(count):
+        user = f"user-{i % keys}"
+        value = orjson.dumps(
+            {
+                "user": user,
+                "amount": i % 1000,
+                "ts": 1_700_000_000_000 + i,
+                "item": f"item-{i % 97}",
+                "region": "eu",
+            }
+        )
+        part = out[zlib.crc32(user.encode()) % partitions]
+        part.append((len(part), 1_700_000_000_000 + i, user.encode(), value))
+    return out
+
+
+def topology(workload: str) -> Any:
+    builder = StreamsBuilder()
+    if workload == "W1":
+        (
+            builder.stream(TOPIC, consumed=Consumed(key_serde=Serdes.Bytes(), value_serde=Serdes.Json()))
+            .filter(lambda key, value: w1_keep(value))
+            .map_values(w1_transform)
+            .to(OUTPUT, produced=Produced(key_serde=Serdes.Bytes(), value_serde=Serdes.Json()))
+        )
+    else:
+        (
+            builder.stream(TOPIC, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+            .group_by_key()
+            .count(materialized=Materialized.as_("counts").with_caching_disabled())
+            .to_stream()
+            .map_values(lambda key, count: w2_output(key, count))
+            .to(OUTPUT, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        )
+    return builder.build({"application_id": APP})
+
+
+def run_runtime(workload: str, data: list[list[Any]], commit_every: int, root: str) -> tuple[float, int]:
+    """(CPU us per record, records sent) through one StreamTask per partition."""
+    built = topology(workload).internal_builder
+    nodes = [name for names in built.node_groups().values() for name in names]
+    config = as_config({"application_id": APP, "state_dir": root, "statestore_cache_max_bytes": 0})
+    collector = CountingCollector()
+    tasks = []
+    for partition in range(len(data)):
+        task_id = TaskId(0, partition)
+        task = StreamTask(
+            task_id,
+            build_processor_topology(built, nodes),
+            {name: entry.builder for name, entry in built.stores.items()},
+            config,
+            collector,
+            StreamsMetrics(),
+            None,
+            lambda: 0,
+            Path(root) / str(task_id),
+        )
+        task.initialize()
+        tasks.append(task)
+    total = sum(len(part) for part in data)
+    cpu0 = _cpu()
+    done = 0
+    batch = 2000
+    for start in range(0, max(len(part) for part in data), batch):
+        for task, part in zip(tasks, data, strict=True):
+            add, process = task.add_record, task.process
+            for offset, timestamp, key, value in part[start : start + batch]:
+                add(TOPIC, task.id.partition, offset, timestamp, key, value, ())
+            while process():
+                done += 1
+        if done // commit_every != (done - batch * len(tasks)) // commit_every:
+            for task in tasks:
+                task.commit()
+    for task in tasks:
+        task.commit()
+    cpu = _cpu() - cpu0
+    for task in tasks:
+        task.close()
+    return cpu / total * 1e6, collector.sent
+
+
+def run_hand_loop(workload: str, data: list[list[Any]], commit_every: int) -> tuple[float, int]:
+    """(CPU us per record, records sent) of the same work written by hand."""
+    collector = CountingCollector()
+    send: Callable[..., None] = collector.send
+    loads, dumps = orjson.loads, orjson.dumps
+    counts: dict[bytes, int] = {}
+    total = sum(len(part) for part in data)
+    cpu0 = _cpu()
+    for partition, part in enumerate(data):
+        for _, timestamp, key, value in part:
+            v = loads(value)
+            if workload == "W1":
+                if w1_keep(v):
+                    send(OUTPUT, key, dumps(w1_transform(v)), (), timestamp, None)
+            else:
+                c = counts.get(key, 0) + 1
+                counts[key] = c
+                send(OUTPUT, key, dumps(w2_output(v["user"], c)), (), timestamp, None)
+                send("changelog", key, c.to_bytes(8, "big"), (), timestamp, partition)
+    return (_cpu() - cpu0) / total * 1e6, collector.sent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--partitions", default="8,64")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--commit-every", type=int, default=50_000)
+    args = parser.parse_args()
+    print("workload partitions  hand_us/rec  runtime_us/rec  runtime/hand  (median of rounds)")
+    for workload in ("W1", "W2"):
+        for partitions in (int(p) for p in args.partitions.split(",")):
+            data = records(args.records, args.keys, partitions)
+            hand, runtime = [], []
+            for _ in range(args.rounds):
+                hand.append(run_hand_loop(workload, data, args.commit_every)[0])
+                with tempfile.TemporaryDirectory() as root:
+                    runtime.append(run_runtime(workload, data, args.commit_every, root)[0])
+            h, r = sorted(hand)[len(hand) // 2], sorted(runtime)[len(runtime) // 2]
+            print(f"{workload:>8} {partitions:>10} {h:>12.2f} {r:>15.2f} {r / h:>12.2f}x")
+
+
+if __name__ == "__main__":
+    main()
