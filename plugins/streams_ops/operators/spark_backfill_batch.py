@@ -114,7 +114,16 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
             )
             self.log.warning("%s", message)
             raise AirflowSkipException(message)
-        self._asset_events(context, passed[-1])
+        self._asset_events(
+            context,
+            {
+                **passed[-1],
+                "interval_id": f"{passed[0]['interval_id']}..{passed[-1]['interval_id']}",
+                "rows": sum(o["rows"] for o in passed),
+                "source_records": sum(o["source_records"] for o in passed),
+                "published": sum(o.get("published", 0) for o in passed),
+            },
+        )
         return {
             "read": read,
             "intervals": outcomes,
