@@ -88,7 +88,10 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
         outcomes = result["intervals"]
         read = result["read"]
         self.log.info(
-            "read %d records of the span once (%s)", read["records_in_span"], read["way"].replace("_", " ")
+            "read %d records of the span once (%s); seconds per step: %s",
+            read["records_in_span"],
+            read["way"].replace("_", " "),
+            read.get("timings_s", "n/a"),
         )
         for outcome in outcomes:
             self.log.info(
