@@ -35,8 +35,10 @@ the last complete day, which is skipped when that day has no data instead of fai
 Spark tasks run in the pool `streams_spark` (create it: `airflow pools set streams_spark 2
 "Spark sessions"`; the demo does) with an execution timeout; failures go to the pluggable
 notifier of `streams_ops.notifications.failure`. Outputs are assets: the Parquet root
-(`streams.payments_spend.parquet`) and the publish topic (`kafka://streams_kafka/<topic>`, the
-Kafka provider's URI scheme); each event's extra names the interval, path and Data Docs.
+(`streams.payments_spend.parquet`, an event per successful task) and the publish topic, through
+the alias `streams.payments_spend.published`: a task that published rows adds an event to the
+topic's asset (`kafka://<kafka_conn_id>/<topic>`, the Kafka provider's URI scheme), one that
+published nothing adds none. Each event's extra names the interval(s), rows, path and Data Docs.
 
 The job is `spark_jobs.payments_backfill.main:run_backfill`; Spark is imported by the task only.
 Connection: `streams_kafka` (the Kafka provider's `kafka` type, extra `bootstrap.servers`).
@@ -47,7 +49,7 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 
 import pendulum
-from airflow.sdk import Asset, CronDataIntervalTimetable, Param, dag, task
+from airflow.sdk import Asset, AssetAlias, CronDataIntervalTimetable, Param, dag, task
 from streams_ops.notifications.failure import failure_callbacks
 from streams_ops.operators.spark_backfill_batch import SparkBackfillBatchOperator
 
@@ -56,7 +58,7 @@ PUBLISH_TOPIC = "demo-payments-spend-backfill"
 PARQUET_ASSET = Asset(
     name="streams.payments_spend.parquet", uri="file:///streams-runtime/backfill/payments_spend"
 )
-TOPIC_ASSET = Asset(name=f"kafka.{PUBLISH_TOPIC}", uri=f"kafka://streams_kafka/{PUBLISH_TOPIC}")
+PUBLISHED_ALIAS = AssetAlias(name="streams.payments_spend.published")
 
 
 @dag(
@@ -184,7 +186,7 @@ def streams_spark_backfill():
         execution_timeout=timedelta(hours=1),
         max_active_tis_per_dagrun=2,
         map_index_template="{{ task.interval_start }} to {{ task.interval_end }}",
-        outlets=[PARQUET_ASSET, TOPIC_ASSET],
+        outlets=[PARQUET_ASSET, PUBLISHED_ALIAS],
     ).expand_kwargs(plan_intervals())
 
 

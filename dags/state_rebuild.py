@@ -31,6 +31,11 @@ URLs take it from the password of the Connection *token_conn_id* (type `streams_
 application's consumer group lags at most *max_input_lag* records on its input topic (default 0),
 so the recomputation reads to offsets the application has really committed.
 
+**Asset**: the rewritten changelog is an output. Its topic depends on the application, so the
+`rewrite_changelog` task's outlet is the alias `streams.state_rebuild.rewritten_changelog`; each
+rewrite adds an event to the topic's own asset (`kafka://<kafka_conn_id>/<changelog topic>`, the
+Kafka provider's URI scheme) with the records written and tombstones per partition.
+
 Failures go to the pluggable notifier of `streams_ops.notifications.failure`; the Spark
 recomputation runs in the pool `streams_spark` with an execution timeout.
 
@@ -43,12 +48,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import Asset, AssetAlias, Param, dag, task
 from streams_ops.notifications.failure import failure_callbacks
 from streams_ops.operators.state_rebuild import RebuildStateStoreOperator
 from streams_ops.sensors.consumer_lag import ConsumerLagSensor
 
 DEFAULT_RECOMPUTE_JOB = "spark_jobs.payments_backfill.store_recompute:recompute_payment_totals"
+CHANGELOG_ALIAS = AssetAlias(name="streams.state_rebuild.rewritten_changelog")
 
 
 @dag(
@@ -194,8 +200,8 @@ def streams_state_rebuild():
         )
         return result
 
-    @task
-    def rewrite_changelog(info: dict, recomputed: dict, params=None) -> dict:
+    @task(outlets=[CHANGELOG_ALIAS])
+    def rewrite_changelog(info: dict, recomputed: dict, params=None, outlet_events=None) -> dict:
         """Write every recomputed key and a tombstone for every vanished key to the changelog."""
         from streams_ops.hooks.kafka_admin import KafkaAdminHook
         from streams_ops.state_rebuild import EOF_OVERRIDES, read_rows
@@ -220,7 +226,12 @@ def streams_state_rebuild():
             consumer.close()
         for partition, counts in sorted(stats.items()):
             print(f"{topic}-{partition}: {counts}")
-        return {"changelog_topic": topic, "partitions": {str(p): s for p, s in stats.items()}}
+        result = {"changelog_topic": topic, "partitions": {str(p): s for p, s in stats.items()}}
+        outlet_events[CHANGELOG_ALIAS].add(
+            Asset(name=f"kafka.{topic}", uri=f"kafka://{params['kafka_conn_id']}/{topic}"),
+            extra={**result, "application_id": info["application_id"]},
+        )
+        return result
 
     rebuild = RebuildStateStoreOperator(
         task_id="rebuild",

@@ -19,6 +19,8 @@ the run instead of silently vanishing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructField, StructType
@@ -81,11 +83,14 @@ def window_start_ms(timestamp: Column, size_ms: int) -> Column:
     return millis - F.pmod(millis, F.lit(size_ms))
 
 
-def windowed_spend(payments: DataFrame, size_ms: int = HOUR_MS) -> DataFrame:
+def windowed_spend(payments: DataFrame, size_ms: int = HOUR_MS, keys: Sequence[str] = ()) -> DataFrame:
     """Per user and tumbling window: how many payments and how much they add up to.
 
     :param payments: rows with ``user``, ``amount`` and ``timestamp`` (see :func:`parse_payments`).
     :param size_ms: the window size in milliseconds (one hour by default).
+    :param keys: columns of ``payments`` to group by before the user (a batch of intervals groups
+        by its interval number, so a window cut by an interval bound stays cut, as when each
+        interval runs alone); they lead the result's columns.
     :returns: ``user, window_start, window_end, count, total_amount`` (timestamps, UTC), sorted by
         user and window start; ``count`` is a long and ``total_amount`` a ``decimal(28, 2)``, null
         when any payment of the group has no amount.
@@ -96,18 +101,19 @@ def windowed_spend(payments: DataFrame, size_ms: int = HOUR_MS) -> DataFrame:
     start = window_start_ms(F.col("timestamp"), size_ms)
     return (
         payments.withColumn("_window_start_ms", start)
-        .groupBy("user", "_window_start_ms")
+        .groupBy(*keys, "user", "_window_start_ms")
         .agg(
             F.count(F.lit(1)).alias("count"),
             # a payment without an amount makes the whole total unknown (null), never smaller
             F.when(F.count("amount") == F.count(F.lit(1)), F.sum("amount")).alias("total_amount"),
         )
         .select(
+            *keys,
             F.col("user"),
             F.timestamp_millis(F.col("_window_start_ms")).alias("window_start"),
             F.timestamp_millis(F.col("_window_start_ms") + F.lit(size_ms)).alias("window_end"),
             F.col("count"),
             F.col("total_amount"),
         )
-        .orderBy("user", "window_start")
+        .orderBy(*keys, "user", "window_start")
     )

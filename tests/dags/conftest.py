@@ -129,6 +129,32 @@ class DagRunResult:
             )
             return None if row is None else XComModel.deserialize_value(row)
 
+    def asset_events(self) -> list[tuple[str, str, dict]]:
+        """``(task key, asset uri, extra)`` of every asset event this run's tasks emitted."""
+        from airflow.models.asset import AssetEvent, AssetModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            rows = (
+                session.query(AssetEvent, AssetModel.uri)
+                .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+                .filter(
+                    AssetEvent.source_dag_id == self.dag_run.dag_id,
+                    AssetEvent.source_run_id == self.dag_run.run_id,
+                )
+                .all()
+            )
+            return sorted(
+                (
+                    e.source_task_id
+                    if e.source_map_index is None or e.source_map_index < 0
+                    else f"{e.source_task_id}[{e.source_map_index}]",
+                    uri,
+                    dict(e.extra or {}),
+                )
+                for e, uri in rows
+            )
+
 
 def _ti_key(ti: Any) -> str:
     return ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]"

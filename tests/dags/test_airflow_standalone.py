@@ -4,7 +4,10 @@ Starts ``airflow standalone`` through :mod:`streams_runtime.demo.airflow_standal
 ``streams-runtime demo --with-airflow`` does) against the session broker, triggers the topic
 provisioning DAG through ``/api/v2`` and checks the topics exist, then produces a few demo
 payments at fixed timestamps and triggers the Spark backfill DAG for that range with
-``scripts/trigger_backfill.py``, and checks the run succeeded and wrote the known answer.
+``scripts/trigger_backfill.py``, and checks the run succeeded and wrote the known answer; runs the
+README's example range (no data: skipped, the run succeeds); and runs Airflow's own backfill
+(``airflow backfill create``, the documented way to run a range) over a day holding payments and
+checks its run succeeded and wrote that day's answer.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ SPEC_TOPICS = {
     "demo-payments-app-payment-totals-changelog",
 }
 RANGE_START_MS = 1_622_505_600_000  # 2021-06-01T00:00:00Z: a range no other test writes to
+NATIVE_DAY_MS = 1_738_540_800_000  # 2025-02-03T00:00:00Z: after the DAG's start date, no other test's data
 PAYMENTS = [
     ("user-a", 10.0, 60_000),
     ("user-b", 2.5, 120_000),
@@ -72,6 +76,13 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
     run_id, state = client.run_dag(PROVISION_DAG_ID, timeout=90)
     assert state == "success", (client.task_states(PROVISION_DAG_ID, run_id), airflow.log_file)
     assert set(partition_counts(create_admin(bootstrap_servers), SPEC_TOPICS)) == SPEC_TOPICS
+
+    # what the UI's connection form is built from: the provider's type, and the Kafka provider's
+    forms = {m["connection_type"]: m for m in client.request("GET", "/ui/connections/hook_meta")}
+    assert forms["streams_worker"]["hook_class_name"] == "streams_ops.hooks.streams_worker.StreamsWorkerHook"
+    assert forms["streams_worker"]["standard_fields"]["password"]["title"] == "Token"
+    assert forms["streams_worker"]["standard_fields"]["login"]["hidden"] is True
+    assert "kafka" in forms, sorted(forms)
 
     # a few demo payments in a known range, then the backfill DAG through the script
     producer = create_producer(bootstrap_servers)
@@ -142,6 +153,53 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
     )
     assert readme.returncode == 0, (readme.stdout, readme.stderr, airflow.log_file)
     assert "task backfill[0]: skipped" in readme.stdout and "no input records" in readme.stdout, readme.stdout
+
+    # Airflow's own backfill over a day that holds payments: one run of the daily schedule
+    for i, (user, amount, offset_ms) in enumerate(PAYMENTS):
+        payment = {"payment_id": 100 + i, "user": user, "amount": amount}
+        producer.produce(
+            "demo-payments", json.dumps(payment).encode(), user.encode(), timestamp=NATIVE_DAY_MS + offset_ms
+        )
+    assert producer.flush(30) == 0
+    native_out = tmp_path / "native"
+    created = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "airflow"),
+            "backfill",
+            "create",
+            "--dag-id",
+            BACKFILL_DAG_ID,
+            "--from-date",
+            "2025-02-03",
+            "--to-date",
+            "2025-02-03",
+            "--dag-run-conf",
+            json.dumps({"output_dir": str(native_out)}),
+        ],
+        env=airflow.environ(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert created.returncode == 0, (created.stdout[-2000:], created.stderr[-2000:])
+    from tests.conditions import wait_until
+
+    def backfill_runs() -> list[dict]:
+        answer = client.request("GET", f"/api/v2/dags/{BACKFILL_DAG_ID}/dagRuns?run_type=backfill")
+        return answer["dag_runs"]
+
+    wait_until(
+        lambda: (runs := backfill_runs()) and all(r["state"] in ("success", "failed") for r in runs),
+        300,
+        lambda: f"the backfill's runs to finish: {backfill_runs()}",
+        interval=2.0,
+    )
+    [native] = backfill_runs()
+    states = client.task_states(BACKFILL_DAG_ID, native["dag_run_id"])
+    assert native["state"] == "success" and states["backfill[0]"] == "success", (native, states)
+    assert native["logical_date"].startswith("2025-02-03")
+    day = list(native_out.glob("interval_id=20250203T000000Z_20250204T000000Z/*.parquet"))
+    assert len(pd.concat(pd.read_parquet(p) for p in day)) == 4
     print(f"airflow ready in {ready_s:.1f}s; whole test {time.monotonic() - started:.1f}s")
     print(script.stdout)
     assert BACKFILL_DAG_ID in script.stdout

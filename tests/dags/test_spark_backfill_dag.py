@@ -150,6 +150,23 @@ def test_backfill_dag_recomputes_each_interval_of_a_range_and_refuses_one_with_a
     assert written == {f"interval_id={result['interval_id']}"}, "the failing interval wrote nothing"
     reports = [json.loads(p.read_text()) for p in (out / "_validation").rglob("validation.json")]
     assert sorted(r["success"] for r in reports) == [False, True], "the failed report is left for the user"
+    # outputs as assets: the Parquet root, and the topic's own asset through the alias (rows published)
+    events = run.asset_events()
+    assert [(task, uri) for task, uri, _ in events] == sorted(
+        [
+            ("backfill[0]", "file:///streams-runtime/backfill/payments_spend"),
+            ("backfill[0]", f"kafka://streams_kafka/{spend}"),
+        ]
+    ), events
+    assert all(
+        extra["rows"] == result["rows"] and extra["published"] == result["rows"] for _, _, extra in events
+    )
+    # the same hour again, publishing nothing: an event on the Parquet asset only
+    again = run_dag(DAG_ID, range_start=iso(T0), range_end=iso(T0 + H), topic=topic, output_dir=str(out))
+    assert again.state == "success"
+    assert [(task, uri) for task, uri, _ in again.asset_events()] == [
+        ("backfill[0]", "file:///streams-runtime/backfill/payments_spend")
+    ]
 
 
 def test_empty_intervals_are_skipped_and_future_ones_rejected(

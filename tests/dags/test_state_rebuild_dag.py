@@ -242,6 +242,10 @@ def test_recompute_mode_rewrites_the_changelog_from_spark_and_rebuilds_the_right
     assert all(t["ok"] for t in report["tasks"]), report["tasks"]
     assert sum(t["store_key_count"] for t in report["tasks"]) == len(expected)
     assert worker.store_values() == expected
+    # the rewritten changelog is an output: an event on its topic's asset, through the DAG's alias
+    [(task, uri, extra)] = run.asset_events()
+    assert (task, uri) == ("rewrite_changelog", f"kafka://streams_kafka/{changelog}")
+    assert extra["partitions"] == report["changelog_rewrite"]["partitions"]
 
     # a failed suite rewrites nothing: a refund bigger than everything user-0 ever paid
     bad = create_producer(bootstrap_servers)

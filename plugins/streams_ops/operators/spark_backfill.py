@@ -14,7 +14,9 @@ Outcomes, as the task shows them:
   lists the failing expectations and the report's path, the "Data Docs" link opens the report,
   and XCom ``failure`` holds the reason (what ``scripts/trigger_backfill.py`` prints);
 - a passed suite returns the job's result; the link opens the run's Data Docs and every outlet
-  asset gets an event whose extra names the interval, the Parquet path and the Data Docs URL.
+  asset gets an event whose extra names the interval, the Parquet path and the Data Docs URL;
+  an asset alias outlet stands for the published topic and gets an event on the topic's asset
+  only when rows were published.
 
 ``publish_topic`` ``None``, empty or ``"none"`` publishes nothing.
 """
@@ -176,7 +178,11 @@ class SparkBackfillOperator(BaseOperator):
         raise AirflowFailException(f"backfill {reason}; nothing was published") from exc
 
     def _asset_events(self, context: Any, result: dict[str, Any]) -> None:
-        """Every outlet gets an event naming the interval, its Parquet path and its Data Docs."""
+        """Every asset outlet gets an event naming the interval, its Parquet path and its Data Docs;
+        an asset alias outlet (the published topic) gets one on the topic's own asset
+        (``kafka://<kafka_conn_id>/<topic>``) only when rows were published."""
+        from airflow.sdk import Asset, AssetAlias
+
         events = context.get("outlet_events")
         if events is None:
             return
@@ -184,5 +190,10 @@ class SparkBackfillOperator(BaseOperator):
             k: result.get(k)
             for k in ("interval_id", "rows", "source_records", "output_path", "data_docs_url", "published")
         }
+        topic = publish_target(self.publish_topic)
         for outlet in self.outlets or []:
-            events[outlet].extra = extra
+            if not isinstance(outlet, AssetAlias):
+                events[outlet].extra = extra
+            elif topic and result.get("published"):
+                asset = Asset(name=f"kafka.{topic}", uri=f"kafka://{self.kafka_conn_id}/{topic}")
+                events[outlet].add(asset, extra=extra)

@@ -88,7 +88,10 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
         outcomes = result["intervals"]
         read = result["read"]
         self.log.info(
-            "read %d records of the span once (%s)", read["records_in_span"], read["way"].replace("_", " ")
+            "read %d records of the span once (%s); seconds per step: %s",
+            read["records_in_span"],
+            read["way"].replace("_", " "),
+            read.get("timings_s", "n/a"),
         )
         for outcome in outcomes:
             self.log.info(
@@ -114,7 +117,16 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
             )
             self.log.warning("%s", message)
             raise AirflowSkipException(message)
-        self._asset_events(context, passed[-1])
+        self._asset_events(
+            context,
+            {
+                **passed[-1],
+                "interval_id": f"{passed[0]['interval_id']}..{passed[-1]['interval_id']}",
+                "rows": sum(o["rows"] for o in passed),
+                "source_records": sum(o["source_records"] for o in passed),
+                "published": sum(o.get("published", 0) for o in passed),
+            },
+        )
         return {
             "read": read,
             "intervals": outcomes,
