@@ -72,6 +72,8 @@ from streams_runtime.processor.task_id import TaskId
 
 log = logging.getLogger("streams_runtime.processor")
 
+#: exactly-once step 5: how long one read of the group's committed offsets may take
+CONFIRM_READ_TIMEOUT_S = 5.0
 #: how long a task waits for its state directory lock (held by a previous owner still closing it)
 LOCK_WAIT_MS = 60_000
 
@@ -547,15 +549,38 @@ class TaskManager:
         """Process every buffered record of every processable task; return how many (0 in the
         iteration where a task turned out fenced: it is closed and the rest go on next time)."""
         try:
-            return self._process(now_ms)
+            waiting = self._confirm_commits() if self._eos else ()
+            return self._process(now_ms, waiting)
         except TaskMigratedError as exc:
             self._handle_migrated(exc.task_ids)
             return 0
 
-    def _process(self, now_ms: int) -> int:
+    def _confirm_commits(self) -> set[TaskId]:
+        """Exactly-once step 5 (module docstring): read back the group's offsets of the tasks
+        whose last commit does not show yet; returns the tasks still waiting (not processed,
+        not punctuated: they begin no new transaction)."""
+        waiting = self._collector.unconfirmed_tasks()
+        if not waiting:
+            return waiting
+        collectors = {t: self._collector.get(t) for t in waiting}
+        wanted = [TopicPartition(tp.topic, tp.partition) for c in collectors.values() for tp in c.unconfirmed]
+        try:
+            read = self._consumer.committed(wanted, timeout=CONFIRM_READ_TIMEOUT_S)
+        except KafkaException as exc:  # not readable now (e.g. offsets still unstable): next time
+            log.debug("reading the committed offsets back failed: %s", exc)
+            return waiting
+        committed = {(tp.topic, tp.partition): tp.offset for tp in read}
+        for task_id, collector in collectors.items():
+            if collector.confirm(committed):
+                waiting.discard(task_id)
+        return waiting
+
+    def _process(self, now_ms: int, waiting: Any = ()) -> int:
         total = 0
         multi, processed = self._multi_queues, self._processed
         for task in self._running:
+            if task.id in waiting:
+                continue
             queues = multi[task.id]
             if queues is not None and not self._processable(task, queues, now_ms):
                 continue
@@ -587,9 +612,11 @@ class TaskManager:
         return now_ms - since >= self._max_idle_ms
 
     def punctuate(self) -> None:
+        waiting = self._collector.unconfirmed_tasks() if self._eos else ()
         try:
             for task in self._running:
-                task.maybe_punctuate_system_time()
+                if task.id not in waiting:
+                    task.maybe_punctuate_system_time()
         except TaskMigratedError as exc:
             self._handle_migrated(exc.task_ids)
 
