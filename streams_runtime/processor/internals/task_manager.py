@@ -38,7 +38,11 @@ restored from the read_committed changelog). Commit, per task:
      transaction);
   2-4. the task's collector flushes, adds the task's input offsets to the transaction
      (``send_offsets_to_transaction`` with the consumer's group metadata, group = application id)
-     and commits: outputs, changelog records and offsets become visible together or not at all.
+     and commits: outputs, changelog records and offsets become visible together or not at all;
+  5. the task begins no new transaction (is not processed or punctuated) until the group shows
+     the offsets it committed (:meth:`TaskManager._confirm_commits`, once per loop iteration; see
+     ``CONFIRM_NUDGE_S`` in :mod:`.record_collector` for why: the embedded broker answers a commit
+     before it completes it).
 The changelog offsets of the delivery reports are tracked in memory; checkpoints are written only
 when a task closes cleanly (then the marker is removed), never at a commit. A fenced producer
 (TaskMigratedError) closes its task dirty (transaction aborted, marker kept) and asks the group for
