@@ -342,7 +342,7 @@ PARALLEL_COMMITS = False
 #: output and changelog records are already committed. While the offsets do not show, the same
 #: offsets are committed again every this many seconds in a transaction without records, which on
 #: Tansu re-runs the completion check (a no-op on Kafka).
-CONFIRM_NUDGE_S = 0.1
+CONFIRM_NUDGE_S = 0.25
 
 #: Kafka Streams' transaction timeout under exactly-once (librdkafka's default is 60 s): a hung
 #: transaction is aborted by the broker after this long (user ``producer.`` overrides win)
