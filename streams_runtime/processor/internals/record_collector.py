@@ -340,9 +340,12 @@ PARALLEL_COMMITS = False
 #: one, and if that new one is aborted (its producer killed and fenced) the pending offsets are
 #: dropped while its records keep their COMMIT markers: the next owner reprocesses input whose
 #: output and changelog records are already committed. While the offsets do not show, the same
-#: offsets are committed again every this many seconds in a transaction without records, which on
-#: Tansu re-runs the completion check (a no-op on Kafka).
+#: offsets are committed again in a transaction without records, which on Tansu re-runs the
+#: completion check (a no-op on Kafka): first after this many seconds, then at doubling intervals up
+#: to :data:`CONFIRM_NUDGE_MAX_S` (a long wait, e.g. for a killed owner's transaction to be aborted,
+#: does not load the broker).
 CONFIRM_NUDGE_S = 0.25
+CONFIRM_NUDGE_MAX_S = 2.0
 
 #: Kafka Streams' transaction timeout under exactly-once (librdkafka's default is 60 s): a hung
 #: transaction is aborted by the broker after this long (user ``producer.`` overrides win)
@@ -389,6 +392,7 @@ class TransactionalRecordCollector(RecordCollector):
         self.unconfirmed: list[Any] = []
         self._group_metadata: Any = None
         self._confirm_timeout_s = 10.0
+        self._nudge_every = CONFIRM_NUDGE_S
         self._nudge_at = 0.0
         self._send_in_transaction = self.producer.produce
         self._produce = self._begin_then_produce
@@ -533,14 +537,15 @@ class TransactionalRecordCollector(RecordCollector):
             self.unconfirmed = list(offsets)
             self._group_metadata = group_metadata
             self._confirm_timeout_s = timeout_s
-            self._nudge_at = time.monotonic() + CONFIRM_NUDGE_S
+            self._nudge_every = CONFIRM_NUDGE_S
+            self._nudge_at = time.monotonic() + self._nudge_every
         return True
 
     def confirm(self, committed: Mapping[tuple[str, int], int]) -> bool:
         """Step 5: whether the input offsets of the last commit are committed in the group
         (``committed``: the group's offsets as just read); clears :attr:`unconfirmed` when they
-        are. While they are not, every :data:`CONFIRM_NUDGE_S` the same offsets are committed
-        again in a transaction of their own, without records (see :data:`CONFIRM_NUDGE_S`)."""
+        are. While they are not, the same offsets are committed again in a transaction of their
+        own, without records, at growing intervals (see :data:`CONFIRM_NUDGE_S`)."""
         if all(committed.get((tp.topic, tp.partition), -1) >= tp.offset for tp in self.unconfirmed):
             self.unconfirmed = []
             return True
@@ -552,7 +557,8 @@ class TransactionalRecordCollector(RecordCollector):
             self._call(self.producer.send_offsets, what, self.unconfirmed, self._group_metadata, timeout_s)
             self._call(self.producer.commit_transaction, what, timeout_s)
             self.in_transaction = False
-            self._nudge_at = time.monotonic() + CONFIRM_NUDGE_S
+            self._nudge_every = min(2 * self._nudge_every, CONFIRM_NUDGE_MAX_S)
+            self._nudge_at = time.monotonic() + self._nudge_every
         return False
 
     def abort(self, timeout_s: float = 10.0) -> None:

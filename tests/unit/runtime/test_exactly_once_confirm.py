@@ -57,6 +57,27 @@ def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhil
         collectors.close()
 
 
+def test_the_nudges_back_off_while_the_offsets_do_not_show(monkeypatch):
+    collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "app")
+    clock = [100.0]
+    monkeypatch.setattr(record_collector.time, "monotonic", lambda: clock[0])
+    try:
+        collector = collectors.for_task(T0)
+        producer = FakeStreamsProducer.instances[0]
+        assert collector.commit([TopicPartition("in", 0, 7)], "group metadata")
+        nudged_at = []
+        while clock[0] < 106.0:
+            clock[0] += 0.125  # exact in binary: no rounding at the boundaries
+            before = producer.calls.count("send_offsets")
+            assert not collector.confirm({})
+            if producer.calls.count("send_offsets") > before:
+                nudged_at.append(clock[0] - 100.0)
+        # after 0.25 s, then at doubling intervals up to every 2 s
+        assert nudged_at == [0.25, 0.75, 1.75, 3.75, 5.75]
+    finally:
+        collectors.close()
+
+
 def test_a_commit_without_input_offsets_leaves_nothing_to_confirm():
     collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "app")
     try:
