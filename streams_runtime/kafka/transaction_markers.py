@@ -229,9 +229,13 @@ class _PartitionScan:
         if control is not None:
             ranges = self.open.pop(pid, [])
             if control == _ABORT:
+                # kept sorted by start for is_aborted: with several writers on a partition, a
+                # transaction that began earlier can end (and be aborted) later; batch ranges
+                # never overlap, so sorted starts mean sorted ranges
                 for first, end in ranges:
-                    self.aborted_first.append(first)
-                    self.aborted_last.append(end)
+                    i = bisect.bisect_left(self.aborted_first, first)
+                    self.aborted_first.insert(i, first)
+                    self.aborted_last.insert(i, end)
         elif transactional:
             self.open.setdefault(pid, []).append((base, last))
         self.next_offset = last + 1
@@ -242,6 +246,10 @@ class _PartitionScan:
 
     def open_at(self, offset: int) -> bool:
         return any(first <= offset <= last for ranges in self.open.values() for first, last in ranges)
+
+    def open_up_to(self, offset: int) -> bool:
+        """Some transaction with a record at or below ``offset`` has no marker yet (in the scan)."""
+        return any(first <= offset for ranges in self.open.values() for first, _ in ranges)
 
 
 def scan_markers(bootstrap_servers: str, tp: TopicPartition, start: int = 0, timeout_s: float = 10.0) -> Any:
@@ -305,7 +313,7 @@ class AbortedFilter:
         if scan is None or first < scan.start:  # a reader that went back before the scan: again
             scan = self._scans[tp] = _PartitionScan(first, first)
         for _ in range(3):
-            if last is not None and scan.next_offset > last and not scan.open_at(last):
+            if last is not None and scan.next_offset > last and not scan.open_up_to(last):
                 return
             if not self._scan_to_end(tp, scan) and last is None:
                 return

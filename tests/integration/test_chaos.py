@@ -94,20 +94,7 @@ def _produce_stream(bootstrap: str, source: str, stop_at: float, produced: list[
         time.sleep(max(0.0, started + n / RATE - time.monotonic()))
 
 
-#: A known defect, kept visible rather than skipped: on the embedded broker, in about half the
-#: runs one partition's committed counts end one update high after the kills (a duplicate
-#: increment that a marker-aware reader still sees), so exactly-once is not yet exact under
-#: repeated ``kill -9`` here. Non-strict: the runs that come out exact pass as XPASS.
-EOS_UNDER_KILLS_NOT_YET_EXACT = pytest.mark.xfail(
-    reason="exactly-once counts can end one update high on one partition after kill -9 on Tansu",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize(
-    "guarantee",
-    ["at_least_once", pytest.param("exactly_once_v2", marks=EOS_UNDER_KILLS_NOT_YET_EXACT)],
-)
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_no_input_is_lost_and_exactly_once_stays_exact_under_repeated_kill_9(
     bootstrap_servers, unique_name, tmp_path, guarantee
 ):

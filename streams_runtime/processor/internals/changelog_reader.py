@@ -40,6 +40,10 @@ transactions; the batch's last offset still moves the store's offset (the droppe
 skipped, not lost). On Apache Kafka the consumer has already left them out and the filter drops
 nothing.
 
+Exactly-once, step 1: the end is taken only where the changelog is stable (its read_committed end
+is its high watermark): a pending transaction of the previous owner is waited for, so its input
+offsets are committed before the task reads them (see :meth:`StoreChangelogReader._stable`).
+
 Records beyond the end probed in step 1 (only possible if someone else writes the changelog
 meanwhile) are applied too: newer changelog data never makes a store wrong.
 
@@ -72,6 +76,8 @@ log = logging.getLogger("streams_runtime.state")
 PROBING, RESTORING, COMPLETED = "PROBING", "RESTORING", "COMPLETED"
 DEFAULT_MAX_BATCH_RECORDS = 10_000
 LIST_OFFSETS_TIMEOUT_S = 10.0
+#: exactly-once: how long a probe waits for a pending transaction on a changelog (``_stable``)
+STABLE_END_WAIT_S = 30.0
 
 ChangelogPartition = tuple[str, int]
 
@@ -85,6 +91,9 @@ class _Changelog:
     low: int = 0
     start: int = 0
     restored: int = 0
+    #: exactly-once: an end seen while a transaction on the changelog was still pending, and when
+    unstable_end: int | None = None
+    unstable_since: float = 0.0
 
 
 @dataclass
@@ -213,6 +222,10 @@ class StoreChangelogReader:
             self._apply(messages, eofs)
         for tp, offset in eofs.items():
             self._on_eof(tp, offset)
+        for _, c in self._by_tp.values():  # exactly-once: pending ends past their wait (_stable)
+            pending = c.unstable_end
+            if pending is not None and c.end is None and self._stable_wait_over(c):
+                c.end = pending
         # Step 4
         for task_id, entry in self._tasks.items():
             if not entry.started and all(c.end is not None for c in entry.changelogs.values()):
@@ -310,12 +323,60 @@ class StoreChangelogReader:
             return
         changelog = found[1]
         if changelog.state == PROBING and changelog.end is None:
-            changelog.end = offset
+            if self._aborted is None or self._stable(changelog, offset):
+                changelog.end = offset
         elif changelog.state == RESTORING and self._tasks[found[0]].standby:
             changelog.end = max(changelog.end or 0, offset)
         elif changelog.state == RESTORING:
             changelog.end = offset
             self._complete([changelog])
+
+    def _stable(self, changelog: _Changelog, offset: int) -> bool:
+        """Exactly-once, step 1: a read_committed end (the last stable offset) is the end only
+        when no transaction on the changelog is pending, i.e. it is the high watermark too. On
+        Apache Kafka it always is once the task's producer ran ``init_transactions`` (the task's
+        producer is the changelog's only writer, and the coordinator completes or aborts the
+        previous owner's transaction first). The embedded broker answers EndTxn before it
+        completes the transaction (see ``CONFIRM_NUDGE_S`` in the transactional record collector): until it
+        does, the previous owner's last input offsets are not committed, and state restored to
+        the stable offset plus input read from the committed offsets would still be consistent,
+        but the output the pending transaction already wrote with its COMMIT marker would be
+        written again. So the probe waits (the changelog stays PROBING and the next end-of-
+        partition event is checked again) for up to :data:`STABLE_END_WAIT_S`."""
+        tp = clients.TopicPartition(*changelog.tp)
+        try:
+            _, high = self._consumer.get_watermark_offsets(tp, cached=True)
+        except clients.KafkaException:
+            high = offset
+        if offset >= high:
+            changelog.unstable_end = None
+            return True
+        if changelog.unstable_end is None:
+            changelog.unstable_since = time.monotonic()
+            log.info(
+                "changelog %s-%d: stable up to offset %d of %d (a transaction is still pending); "
+                "waiting for it before taking the end",
+                changelog.tp[0],
+                changelog.tp[1],
+                offset,
+                high,
+            )
+        changelog.unstable_end = offset
+        return self._stable_wait_over(changelog)
+
+    def _stable_wait_over(self, changelog: _Changelog) -> bool:
+        if time.monotonic() - changelog.unstable_since < STABLE_END_WAIT_S:
+            return False
+        log.warning(
+            "changelog %s-%d: a transaction is still pending after %.0fs; taking the stable offset "
+            "%d as the end (the previous owner's last output may be written twice)",
+            changelog.tp[0],
+            changelog.tp[1],
+            STABLE_END_WAIT_S,
+            changelog.unstable_end,
+        )
+        changelog.unstable_end = None
+        return True
 
     def _start(self, task_id: Any, entry: _TaskRestore) -> None:
         """Step 4 for one task: fresh-broker check, then seek or complete each changelog."""

@@ -75,6 +75,13 @@ class SharedRecordCollectors:
     def poll(self) -> None:
         self.collector.poll()
 
+    def unconfirmed_tasks(self) -> set[Any]:
+        """Commit step 5 is exactly-once's: no task ever waits for its offsets to show."""
+        return set()
+
+    def confirm_commits(self, consumer: Any) -> set[Any]:
+        return set()
+
     def commit_tasks(
         self, commits: list[tuple[Any, list[Any]]], consumer: Any, task_timeout_ms: int
     ) -> list[Any]:

@@ -21,7 +21,12 @@ previous steps made durable:
   4. each task's ``post_commit`` writes its checkpoint (changelog offsets from the delivery
      reports), after step 3, so a checkpoint never claims state the committed offsets do not
      cover; a crash before this step leaves an older checkpoint and the next restore replays a
-     little more changelog.
+     little more changelog;
+  5. exactly-once only: a task whose transaction committed input offsets begins no new
+     transaction (is not processed or punctuated) until the group shows those offsets
+     (``confirm_commits``, once per loop iteration; see ``CONFIRM_NUDGE_S`` in
+     :mod:`.transactional_record_collector` for why: the embedded broker answers a commit before
+     it completes it).
 
 Outages (Kafka Streams' ``task.timeout.ms``): step 2 waits through a broker outage for up to the
 producer's delivery timeout (librdkafka then fails the records, and the production handler
@@ -122,14 +127,17 @@ class TaskExecutor:
         """Process every buffered record of every processable task; return how many (0 in the
         iteration where a task turned out fenced: it is closed and the rest go on next time)."""
         try:
-            return self._process(now_ms)
+            waiting = self._producers.confirm_commits(self._consumer)
+            return self._process(now_ms, waiting)
         except TaskMigratedError as exc:
             self._on_migrated(exc.task_ids)
             return 0
 
-    def _process(self, now_ms: int) -> int:
+    def _process(self, now_ms: int, waiting: set[Any]) -> int:
         total = 0
         for task in self._registry.running():
+            if waiting and task.id in waiting:  # commit step 5: no new transaction yet
+                continue
             queues = task.multi_queues
             if queues is not None and not self._processable(task, queues, now_ms):
                 continue
@@ -162,9 +170,11 @@ class TaskExecutor:
         return now_ms - task.idle_since >= self._max_idle_ms
 
     def punctuate(self) -> None:
+        waiting = self._producers.unconfirmed_tasks()
         try:
             for task in self._registry.running():
-                task.maybe_punctuate_system_time()
+                if task.id not in waiting:
+                    task.maybe_punctuate_system_time()
         except TaskMigratedError as exc:
             self._on_migrated(exc.task_ids)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
-from streams_runtime.kafka.clients import KafkaException
+from streams_runtime.kafka.clients import KafkaException, TopicPartition
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -53,6 +54,23 @@ log = logging.getLogger("streams_runtime.processor")
 #: last stable offset stops moving; 5 failures in ~20 runs of the exactly-once tests with it on,
 #: none in 14 runs with it off). Apache Kafka has no such race; measure before turning it on.
 PARALLEL_COMMITS = False
+
+#: Commit step 5 (exactly-once): a task whose last transaction committed input offsets begins no
+#: new transaction until the group shows those offsets committed. Apache Kafka enforces this itself
+#: (the transaction coordinator answers CONCURRENT_TRANSACTIONS until the previous transaction,
+#: markers and offsets, is complete). The embedded broker (Tansu 0.6) does not: it answers EndTxn at
+#: once and writes the COMMIT markers, but completes the transaction (moves the last stable offset,
+#: commits the offsets) only once every transaction overlapping it on a partition has ended too; a
+#: new transaction of the same producer meanwhile takes over the pending one, and if that new one is
+#: aborted (its producer killed and fenced) the pending offsets are dropped while its records keep
+#: their COMMIT markers: the next owner would reprocess input whose output and changelog records are
+#: already committed. While the offsets do not show, the same offsets are committed again in a
+#: transaction without records, which on Tansu re-runs the completion check (a no-op on Kafka):
+#: first after this many seconds, then at doubling intervals up to :data:`CONFIRM_NUDGE_MAX_S`.
+CONFIRM_NUDGE_S = 0.25
+CONFIRM_NUDGE_MAX_S = 2.0
+#: how long one read of the group's committed offsets (step 5) may take
+CONFIRM_READ_TIMEOUT_S = 5.0
 
 #: Kafka Streams' transaction timeout under exactly-once (librdkafka's default is 60 s): a hung
 #: transaction is aborted by the broker after this long (user ``producer.`` overrides win)
@@ -99,6 +117,13 @@ class TransactionalRecordCollector(RecordCollector):
         self.transactional_id = transactional_id
         self.in_transaction = False
         self.fenced = False  # set once an error says another producer holds the transactional id
+        #: the input offsets of the last committed transaction, until the group shows them
+        #: committed (:meth:`confirm`); meanwhile the task begins no new transaction
+        self.unconfirmed: list[Any] = []
+        self._group_metadata: Any = None
+        self._confirm_timeout_s = 10.0
+        self._nudge_every = CONFIRM_NUDGE_S
+        self._nudge_at = 0.0
         self._send_in_transaction = self.producer.produce
         self._produce = self._begin_then_produce
         self._call(self.producer.init_transactions, "initializing transactions", init_timeout_s)
@@ -238,7 +263,33 @@ class TransactionalRecordCollector(RecordCollector):
         self._call(self.producer.commit_transaction, "committing the transaction", timeout_s)
         self.in_transaction = False
         self._produce = self._begin_then_produce
+        if offsets:  # step 5: the task waits until they read back as committed
+            self.unconfirmed = list(offsets)
+            self._group_metadata = group_metadata
+            self._confirm_timeout_s = timeout_s
+            self._nudge_every = CONFIRM_NUDGE_S
+            self._nudge_at = time.monotonic() + self._nudge_every
         return True
+
+    def confirm(self, committed: Mapping[tuple[str, int], int]) -> bool:
+        """Step 5: whether the input offsets of the last commit are committed in the group
+        (``committed``: the group's offsets as just read); clears :attr:`unconfirmed` when they
+        are. While they are not, the same offsets are committed again in a transaction of their
+        own, without records, at growing intervals (see :data:`CONFIRM_NUDGE_S`)."""
+        if all(committed.get((tp.topic, tp.partition), -1) >= tp.offset for tp in self.unconfirmed):
+            self.unconfirmed = []
+            return True
+        if time.monotonic() >= self._nudge_at:
+            self._call(self.producer.begin_transaction, "beginning a transaction")
+            self.in_transaction = True
+            what = "committing the input offsets again"
+            timeout_s = self._confirm_timeout_s
+            self._call(self.producer.send_offsets, what, self.unconfirmed, self._group_metadata, timeout_s)
+            self._call(self.producer.commit_transaction, what, timeout_s)
+            self.in_transaction = False
+            self._nudge_every = min(2 * self._nudge_every, CONFIRM_NUDGE_MAX_S)
+            self._nudge_at = time.monotonic() + self._nudge_every
+        return False
 
     def abort(self, timeout_s: float = 10.0) -> None:
         """Abort the open transaction, if any (best effort: a fenced producer cannot)."""
@@ -369,6 +420,30 @@ class TaskRecordCollectors:
     def poll(self) -> None:
         for collector in self._collectors.values():
             collector.serve()
+
+    def unconfirmed_tasks(self) -> set[Any]:
+        """Tasks whose last commit's input offsets the group does not show yet (step 5)."""
+        return {task_id for task_id, c in self._collectors.items() if c.unconfirmed}
+
+    def confirm_commits(self, consumer: Any) -> set[Any]:
+        """Commit step 5: read back the group's offsets of the tasks whose last commit does not
+        show yet; returns the tasks still waiting (not processed, not punctuated: they begin no
+        new transaction)."""
+        waiting = self.unconfirmed_tasks()
+        if not waiting:
+            return waiting
+        collectors = {t: self._collectors[t] for t in waiting}
+        wanted = [TopicPartition(tp.topic, tp.partition) for c in collectors.values() for tp in c.unconfirmed]
+        try:
+            read = consumer.committed(wanted, timeout=CONFIRM_READ_TIMEOUT_S)
+        except KafkaException as exc:  # not readable now (e.g. offsets still unstable): next time
+            log.debug("reading the committed offsets back failed: %s", exc)
+            return waiting
+        committed = {(tp.topic, tp.partition): tp.offset for tp in read}
+        for task_id, collector in collectors.items():
+            if collector.confirm(committed):
+                waiting.discard(task_id)
+        return waiting
 
     def commit_all(self, commits: list[tuple[Any, list[Any], Any]], task_timeout_ms: int = 0) -> list[Any]:
         """Steps 2-4 of several tasks' transactions: ``(task_id, offsets, group_metadata)`` each;

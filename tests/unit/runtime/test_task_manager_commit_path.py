@@ -54,6 +54,12 @@ class RecordingProducers:
     def release(self, task_id: TaskId, clean: bool) -> None:
         self.released.append((task_id, clean))
 
+    def unconfirmed_tasks(self) -> set[Any]:
+        return set()
+
+    def confirm_commits(self, consumer: Any) -> set[Any]:
+        return set()
+
     def in_transaction(self, task_id: TaskId) -> bool:
         return False
 
