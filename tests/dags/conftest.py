@@ -158,3 +158,50 @@ class DagRunResult:
 
 def _ti_key(ti: Any) -> str:
     return ti.task_id if ti.map_index < 0 else f"{ti.task_id}[{ti.map_index}]"
+
+
+@pytest.fixture(scope="session")
+def airflow_standalone(kafka_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One ``airflow standalone`` for the session, shared by the tests that drive it over HTTP.
+
+    Starting it (api-server, scheduler, dag-processor, triggerer) and stopping it cost tens of
+    seconds each on a 2-core machine, so the REST-API test and the UI-forms test use the same one.
+    Its ``streams_worker`` Connection points at ``worker_port`` (where the UI-forms test starts a
+    demo worker). Each test names its own runs, output directories and data intervals, so they do
+    not see each other's results. On teardown no process of its group may outlive ``stop()``.
+    """
+    import os
+
+    from streams_runtime.demo.airflow_standalone import AirflowStandalone, free_port
+
+    tmp = tmp_path_factory.mktemp("airflow_standalone")
+    worker_port = free_port()
+    conn = {
+        "conn_type": "streams_worker",
+        "host": "127.0.0.1",
+        "port": worker_port,
+        "password": "ui-forms-token",
+    }
+    standalone = AirflowStandalone(
+        kafka_broker,
+        home=tmp / "airflow_home",
+        log_file=tmp / "airflow.log",
+        extra_env={
+            "AIRFLOW_CONN_STREAMS_WORKER": json.dumps(conn),
+            "STREAMS_RUNTIME_HOME": str(tmp / "runtime_home"),
+        },
+    )
+    standalone.worker_port = worker_port  # type: ignore[attr-defined]
+    standalone.worker_token = conn["password"]  # type: ignore[attr-defined]
+    standalone.start()
+    try:
+        yield standalone
+    finally:
+        pgid = standalone.process.pid
+        clean = standalone.stop(timeout=60)
+        # Under a loaded CI machine Airflow may need the SIGTERM/SIGKILL fallback; what must
+        # hold is that no process of its group outlives stop().
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pgid, 0)
+        if not clean:
+            print(f"airflow standalone needed SIGTERM/SIGKILL to stop; log {standalone.log_file}")

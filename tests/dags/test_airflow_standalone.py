@@ -13,7 +13,6 @@ checks its run succeeded and wrote that day's answer.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -45,22 +44,9 @@ PAYMENTS = [
 
 
 @pytest.fixture
-def airflow(bootstrap_servers: str, tmp_path: Path):
-    standalone = AirflowStandalone(
-        bootstrap_servers, home=tmp_path / "airflow_home", log_file=tmp_path / "airflow.log"
-    )
-    standalone.start()
-    try:
-        yield standalone
-    finally:
-        pgid = standalone.process.pid
-        clean = standalone.stop(timeout=60)
-        # Under a loaded CI machine Airflow may need the SIGTERM/SIGKILL fallback; what must
-        # hold is that no process of its group outlives stop().
-        with pytest.raises(ProcessLookupError):
-            os.killpg(pgid, 0)
-        if not clean:
-            print(f"airflow standalone needed SIGTERM/SIGKILL to stop; log {standalone.log_file}")
+def airflow(airflow_standalone: AirflowStandalone) -> AirflowStandalone:
+    """The session's ``airflow standalone`` (tests/dags/conftest.py), shared with the UI-forms test."""
+    return airflow_standalone
 
 
 def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(

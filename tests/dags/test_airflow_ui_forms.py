@@ -12,21 +12,19 @@ at). Screenshots of the four forms and the finished backfill with its Data Docs 
 from __future__ import annotations
 
 import json
-import os
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from streams_runtime.demo.airflow_standalone import AirflowStandalone, free_port
+from streams_runtime.demo.airflow_standalone import AirflowStandalone
 
 # a few minutes on an idle 2-core machine (Airflow's start, two Spark sessions); more under load
 pytestmark = [pytest.mark.airflow, pytest.mark.kafka, pytest.mark.timeout(900)]
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "docs" / "airflow"
-TOKEN = "ui-forms-token"
 DAGS = [
     "streams_provision_topics",
     "streams_spark_backfill",
@@ -48,13 +46,13 @@ def demo_worker(bootstrap_servers: str, tmp_path: Path):
 
     started = []
 
-    def start(port: int) -> str:
+    def start(port: int, token: str) -> str:
         config = {
             **CONFIG,
             "bootstrap_servers": bootstrap_servers,
             "state_dir": str(tmp_path / "state"),
             "application_server": f"127.0.0.1:{port}",
-            "application_server_token": TOKEN,
+            "application_server_token": token,
         }
         streams = KafkaStreams(payments_topology(config), config)
         streams.start()
@@ -67,27 +65,10 @@ def demo_worker(bootstrap_servers: str, tmp_path: Path):
 
 
 @pytest.fixture
-def airflow(bootstrap_servers: str, tmp_path: Path):
-    worker_port = free_port()
-    conn = {"conn_type": "streams_worker", "host": "127.0.0.1", "port": worker_port, "password": TOKEN}
-    standalone = AirflowStandalone(
-        bootstrap_servers,
-        home=tmp_path / "airflow_home",
-        log_file=tmp_path / "airflow.log",
-        extra_env={
-            "AIRFLOW_CONN_STREAMS_WORKER": json.dumps(conn),
-            "STREAMS_RUNTIME_HOME": str(tmp_path / "runtime_home"),
-        },
-    )
-    standalone.worker_port = worker_port
-    standalone.start()
-    try:
-        yield standalone
-    finally:
-        pgid = standalone.process.pid
-        standalone.stop(timeout=60)
-        with pytest.raises(ProcessLookupError):
-            os.killpg(pgid, 0)
+def airflow(airflow_standalone: AirflowStandalone) -> AirflowStandalone:
+    """The session's ``airflow standalone`` (tests/dags/conftest.py): its ``streams_worker``
+    Connection points at ``worker_port`` with the token ``worker_token``."""
+    return airflow_standalone
 
 
 def produce_demo_payments(bootstrap_servers: str, at_ms: int) -> int:
@@ -147,7 +128,8 @@ def test_each_dag_runs_from_its_trigger_form_with_defaults(
             if dag_id == "streams_spark_backfill":
                 produce_demo_payments(bootstrap_servers, yesterday_noon_ms())
             if dag_id == "streams_changelog_compaction_check":
-                demo_worker(airflow.worker_port)  # the streams_worker Connection points at it
+                # the streams_worker Connection points at it
+                demo_worker(airflow.worker_port, airflow.worker_token)
             known = {
                 r["dag_run_id"]
                 for r in client.request("GET", f"/api/v2/dags/{dag_id}/dagRuns?limit=100")["dag_runs"]
