@@ -22,6 +22,12 @@ from streams_runtime.kafka.broker import EmbeddedBroker
 
 APACHE_KAFKA = os.environ.get("STREAMS_TEST_APACHE_KAFKA") == "1"
 
+# Every JVM the tests start (the in-process Spark sessions, and the Spark tasks of the Airflow
+# processes the tests start, which inherit this environment) runs short jobs: the quick JIT tier
+# only and the serial collector start up and finish them faster on a 2-core machine (the Spark
+# job tests ~18% faster). Same code, same results; a value already set in the environment wins.
+os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(
