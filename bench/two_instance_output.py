@@ -48,6 +48,7 @@ from tests.integration.streams_support import (  # noqa: E402
 )
 
 APP = "tests.integration.chaos_app:app"
+REPARTITION_APP = "bench.two_instance_app:app"
 PARTITIONS = 6
 KEYS = 60
 
@@ -127,8 +128,13 @@ def run(bootstrap: str, args: argparse.Namespace, workdir: Path) -> dict[str, An
     tag = uuid.uuid4().hex[:8]
     source, counts, ids, app = f"tio-in-{tag}", f"tio-counts-{tag}", f"tio-ids-{tag}", f"tio-{tag}"
     make_topics(bootstrap, **{source: PARTITIONS, counts: PARTITIONS, ids: PARTITIONS})
-    env = {"WORKER_TEST_TOPICS": f"{source},{counts},{ids},{app}", "CHAOS_GUARANTEE": "at_least_once"}
-    workers = [WorkerProcess(APP, i, bootstrap, workdir / f"{tag}-{i}", env) for i in range(2)]
+    if args.repartition:
+        app_path, prefix = REPARTITION_APP, "r"
+        env = {"WORKER_TEST_TOPICS": f"{source},{counts},{app}"}
+    else:
+        app_path, prefix = APP, ""
+        env = {"WORKER_TEST_TOPICS": f"{source},{counts},{ids},{app}", "CHAOS_GUARANTEE": "at_least_once"}
+    workers = [WorkerProcess(app_path, i, bootstrap, workdir / f"{tag}-{i}", env) for i in range(2)]
     live = LiveReader(bootstrap, counts)
     produced: Counter = Counter()
     restarts = 0
@@ -146,19 +152,28 @@ def run(bootstrap: str, args: argparse.Namespace, workdir: Path) -> dict[str, An
                     workers[1].kill()
                 else:
                     workers[1].stop()
-                workers[1] = WorkerProcess(APP, 1, bootstrap, workdir / f"{tag}-1", env)
+                workers[1] = WorkerProcess(app_path, 1, bootstrap, workdir / f"{tag}-1", env)
                 restarts += 1
                 next_restart = time.monotonic() + args.restart_every
         fresh: list[Row] = []
+        latest: dict[str, int] = {}
 
         def settled() -> bool:
             fresh[:] = [_row(m) for m in read_to_end(bootstrap, counts, PARTITIONS, timeout=30)]
-            latest: dict[str, int] = {}
+            latest.clear()
             for _, _, key, count in fresh:
                 latest[key] = count
-            return all(latest.get(k, 0) >= n for k, n in produced.items())
+            return all(latest.get(prefix + k, 0) >= n for k, n in produced.items())
 
-        wait_until(settled, 120, lambda: "final counts")
+        try:
+            wait_until(settled, args.settle_s, lambda: "final counts")
+            low: dict[str, tuple[int, int]] = {}
+        except AssertionError:  # reported: (final count, produced) of every key left low
+            low = {
+                k: (latest.get(prefix + k, 0), n)
+                for k, n in produced.items()
+                if latest.get(prefix + k, 0) < n
+            }
         time.sleep(2)  # any record still in flight lands; then the final fresh read
         fresh[:] = [_row(m) for m in read_to_end(bootstrap, counts, PARTITIONS, timeout=30)]
         ends = {p: 0 for p in range(PARTITIONS)}
@@ -174,9 +189,10 @@ def run(bootstrap: str, args: argparse.Namespace, workdir: Path) -> dict[str, An
         live.close()
         for w in workers:
             w.stop()
-    expected = {(k, c) for k, n in produced.items() for c in range(1, n + 1)}
+    expected = {(prefix + k, c) for k, n in produced.items() for c in range(1, n + 1)}
     result: dict[str, Any] = {
         "records": sum(produced.values()),
+        "low_final_counts": low,
         "restarts": restarts,
         "expected": len(expected),
         "live_reached_ends": live_reached,
@@ -202,13 +218,17 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="input records per second")
     parser.add_argument("--restart-every", type=float, default=5.0, help="seconds between restarts")
     parser.add_argument("--kill", action="store_true", help="SIGKILL instead of a clean SIGTERM")
+    parser.add_argument(
+        "--repartition", action="store_true", help="count a re-keyed stream (a repartition topic both write)"
+    )
+    parser.add_argument("--settle-s", type=float, default=120.0, help="wait for the final counts at most")
     parser.add_argument("--bootstrap-servers", default=None)
     args = parser.parse_args()
     totals = Counter()
     with bootstrap_or_embedded(args.bootstrap_servers) as bootstrap, tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):
             r = run(bootstrap, args, Path(tmp))
-            short = len(r["fresh_missing"]) > 0 or len(r["live_missing"]) > 0
+            short = bool(r["fresh_missing"] or r["live_missing"] or r["low_final_counts"])
             totals["runs"] += 1
             totals["short"] += short
             totals["records"] += r["records"]
@@ -221,6 +241,8 @@ def main() -> None:
                 f"offset gaps {r['live_gaps'] or 'none'}, reached the ends: {r['live_reached_ends']})",
                 flush=True,
             )
+            if r["low_final_counts"]:
+                print(f"  final counts low (count, produced): {r['low_final_counts']}", flush=True)
             if r["fresh_missing"]:
                 print(f"  missing from the log (never written): {r['fresh_missing'][:50]}", flush=True)
             if r["live_missing"]:
