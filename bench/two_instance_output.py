@@ -25,6 +25,8 @@ Run:  nice -n 10 .venv/bin/python bench/two_instance_output.py [--runs 3] [--rec
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import struct
 import sys
 import tempfile
@@ -68,12 +70,21 @@ def _row(message: Any) -> Row:
 class LiveReader:
     """Reads the output topic from offset 0 while it is written, as a downstream consumer would."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, fetch_log: Path | None = None) -> None:
         self.rows: list[Row] = []
         self.positions: dict[int, int] = {}
         self.targets: dict[int, int] | None = None
         self._stop = threading.Event()
-        self._consumer = create_consumer(bootstrap, f"live-{uuid.uuid4().hex[:8]}", low_latency=True)
+        overrides: dict[str, Any] = {}
+        if fetch_log is not None:  # librdkafka's fetch requests and answers, one line each
+            logger = logging.getLogger(f"live-fetch-{topic}")
+            logger.propagate = False
+            logger.setLevel(logging.DEBUG)
+            logger.addHandler(logging.FileHandler(fetch_log))
+            overrides = {"debug": "fetch", "logger": logger}
+        self._consumer = create_consumer(
+            bootstrap, f"live-{uuid.uuid4().hex[:8]}", overrides, low_latency=True
+        )
         self._consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -94,6 +105,11 @@ class LiveReader:
         self._stop.set()
         self._thread.join(10)
         self._consumer.close()
+
+
+def _fetch_at(partition: int, line: str) -> re.Match[str] | None:
+    """A librdkafka fetch debug line requesting ``partition`` at an offset (the offset is group 1)."""
+    return re.search(rf"\[{partition}\] at offset (\d+)", line)
 
 
 def _gaps(rows: list[Row], ends: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
@@ -135,7 +151,8 @@ def run(bootstrap: str, args: argparse.Namespace, workdir: Path) -> dict[str, An
         app_path, prefix = APP, ""
         env = {"WORKER_TEST_TOPICS": f"{source},{counts},{ids},{app}", "CHAOS_GUARANTEE": "at_least_once"}
     workers = [WorkerProcess(app_path, i, bootstrap, workdir / f"{tag}-{i}", env) for i in range(2)]
-    live = LiveReader(bootstrap, counts)
+    fetch_log = workdir / f"{tag}-fetch.log" if args.debug_fetch else None
+    live = LiveReader(bootstrap, counts, fetch_log)
     produced: Counter = Counter()
     restarts = 0
     try:
@@ -204,6 +221,17 @@ def run(bootstrap: str, args: argparse.Namespace, workdir: Path) -> dict[str, An
         result[f"{name}_duplicates"] = sum(n - 1 for n in updates.values())
         result[f"{name}_gaps"] = _gaps(rows, ends)
         result[f"{name}_extra"] = len(set(updates) - expected)
+    result["fetch_log"] = []
+    if fetch_log is not None:  # the fetch log lines of the live reader around each gap
+        lines = fetch_log.read_text(errors="replace").splitlines()
+        for p, ranges in result["live_gaps"].items():
+            fetches = [(i, int(m.group(1))) for i, line in enumerate(lines) if (m := _fetch_at(p, line))]
+            for a, _ in ranges:
+                before = [i for i, o in fetches if o <= a]
+                after = [i for i, o in fetches if o > a]
+                if before and after:  # the last fetch at or below the gap to the first above it
+                    window = lines[before[-1] : after[0] + 1]
+                    result["fetch_log"] += [line for line in window if f"[{p}]" in line]
     in_log = {(k, c): (p, o) for p, o, k, c in fresh}
     result["live_missing_in_log"] = {u: in_log[u] for u in result["live_missing"] if u in in_log}
     return result
@@ -222,6 +250,9 @@ def main() -> None:
         "--repartition", action="store_true", help="count a re-keyed stream (a repartition topic both write)"
     )
     parser.add_argument("--settle-s", type=float, default=120.0, help="wait for the final counts at most")
+    parser.add_argument(
+        "--debug-fetch", action="store_true", help="log the live reader's fetches; print them around a gap"
+    )
     parser.add_argument("--bootstrap-servers", default=None)
     args = parser.parse_args()
     totals = Counter()
@@ -243,6 +274,8 @@ def main() -> None:
             )
             if r["low_final_counts"]:
                 print(f"  final counts low (count, produced): {r['low_final_counts']}", flush=True)
+            for line in r["fetch_log"][:40]:
+                print(f"  fetch: {line}", flush=True)
             if r["fresh_missing"]:
                 print(f"  missing from the log (never written): {r['fresh_missing'][:50]}", flush=True)
             if r["live_missing"]:
