@@ -64,28 +64,65 @@ def read_payments(bootstrap_servers: str, topic: str, partitions: int, timeout: 
 
 
 class ResultsView:
-    """The latest result per user on the results topic (read from the beginning)."""
+    """The latest result per user on the results topic (read from the beginning).
 
-    def __init__(self, bootstrap_servers: str, topic: str, partitions: int) -> None:
+    Read live, as the results are written. On the embedded broker a live consumer can skip a
+    batch of a partition that two producers (the two workers) write at once: the batch is in the
+    log, but the consumer's position has moved past it (docs/decisions/0001-embedded-broker.md).
+    :meth:`resync` re-reads the topic to each partition's true end with a fresh consumer, which
+    finds such a batch; the demo calls it when the results stop changing while they still differ
+    from the ledger.
+    """
+
+    def __init__(
+        self, bootstrap_servers: str, topic: str, partitions: int, consumer_factory: Any = create_consumer
+    ) -> None:
+        self._bootstrap, self._topic, self._partitions = bootstrap_servers, topic, partitions
+        self._factory = consumer_factory
         group = f"demo-results-{time.monotonic_ns()}"
-        self._consumer = create_consumer(bootstrap_servers, group, low_latency=True)
+        self._consumer = consumer_factory(bootstrap_servers, group, low_latency=True)
         self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         self.latest: dict[str, dict[str, int]] = {}
         self.updates = 0
+        self.resyncs = 0
+
+    def _apply(self, msg: Any, latest: dict[str, dict[str, int]]) -> bool:
+        key, value = msg.key(), msg.value()
+        if key is None or value is None:
+            return False
+        latest[key.decode()] = json.loads(value)
+        return True
 
     def poll(self, timeout: float = 0.2) -> int:
         """Read what arrived; return how many result records came."""
         n = 0
         for msg in self._consumer.consume(num_messages=1000, timeout=timeout):
-            if msg.error():
-                continue
-            key, value = msg.key(), msg.value()
-            if key is None or value is None:
-                continue
-            self.latest[key.decode()] = json.loads(value)
-            n += 1
+            if not msg.error() and self._apply(msg, self.latest):
+                n += 1
         self.updates += n
         return n
+
+    def resync(self, timeout: float = 30.0) -> None:
+        """Replace :attr:`latest` by a fresh read of the whole topic to each partition's true end,
+        and go on reading live from those ends.
+
+        :raises PartitionReadError: when a partition cannot be read to its end within ``timeout``."""
+        group = f"demo-results-resync-{time.monotonic_ns()}"
+        consumer = self._factory(self._bootstrap, group, EOF_OVERRIDES, low_latency=True)
+        latest: dict[str, dict[str, int]] = {}
+
+        def on_record(msg: Any) -> None:
+            self._apply(msg, latest)
+
+        try:
+            ends = scan_to_eof(
+                consumer, self._topic, dict.fromkeys(range(self._partitions), 0), on_record, timeout
+            )
+        finally:
+            consumer.close()
+        self.latest = latest
+        self._consumer.assign([TopicPartition(self._topic, p, o) for p, o in ends.items()])
+        self.resyncs += 1
 
     def reflected(self) -> int:
         """Payments the results account for so far."""
