@@ -241,21 +241,8 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
-        topic = self.topic
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            serde = self._keys
-            try:
-                raw_key = serde.serialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
-            data = self.wrapped.get(raw_key)
-            serde = self._values
-            try:
-                return serde.deserialize(topic, data)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "deserialize") from exc
+            return self._value_from(self.wrapped.get(self._key_bytes(key)))
         finally:
             self._count_get()
 
@@ -263,21 +250,8 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
             return
-        topic = self.topic
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            serde = self._keys
-            try:
-                raw_key = serde.serialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
-            serde = self._values
-            try:
-                raw_value = serde.serialize(topic, value)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "serialize") from exc
-            self.wrapped.put(raw_key, raw_value)
+            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
         finally:
             self._count_put()
 
