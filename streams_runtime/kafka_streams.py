@@ -254,6 +254,8 @@ class KafkaStreams:
                 raise
 
     def _new_thread(self) -> StreamThread:
+        if self._setup is None:
+            raise StreamsError("a stream thread needs the client's setup: call start() first")
         thread = StreamThread(
             self._setup, self._next_index, self._on_thread_state, self._on_thread_death, self._on_thread_error
         )

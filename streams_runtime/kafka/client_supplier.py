@@ -125,61 +125,17 @@ class KafkaClientSupplier(Protocol):
 
 
 class DefaultKafkaClientSupplier:
-    """The real clients: confluent-kafka from :mod:`.clients`, kafka-python from :mod:`.membership`."""
+    """The real clients: confluent-kafka from :mod:`.clients`, kafka-python from :mod:`.membership`.
 
-    def get_consumer(
-        self,
-        bootstrap_servers: str,
-        group_id: str,
-        overrides: Mapping[str, Any] | None = None,
-        *,
-        low_latency: bool = False,
-        read_committed: bool | None = None,
-    ) -> ConsumerClient:
-        return clients.create_consumer(
-            bootstrap_servers, group_id, overrides, low_latency=low_latency, read_committed=read_committed
-        )
+    Each getter is the runtime's own factory (same parameters as the Protocol's)."""
 
-    def get_restore_consumer(
-        self, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
-    ) -> ConsumerClient:
-        return clients.create_restore_consumer(bootstrap_servers, overrides)
-
-    def get_global_consumer(
-        self, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
-    ) -> ConsumerClient:
-        return clients.create_restore_consumer(bootstrap_servers, overrides)
-
-    def get_producer(
-        self, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
-    ) -> ProducerClient:
-        return clients.create_producer(bootstrap_servers, overrides)
-
-    def get_admin(
-        self, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
-    ) -> AdminClientLike:
-        return clients.create_admin(bootstrap_servers, overrides)
-
-    def get_coordination_consumer(
-        self,
-        *,
-        bootstrap_servers: str,
-        group_id: str,
-        client_id: str,
-        assignor: GroupAssignor,
-        session_timeout_ms: int,
-        heartbeat_interval_ms: int,
-        overrides: Mapping[str, Any] | None = None,
-    ) -> CoordinationClient:
-        return create_coordination_consumer(
-            bootstrap_servers=bootstrap_servers,
-            group_id=group_id,
-            client_id=client_id,
-            assignor=assignor,
-            session_timeout_ms=session_timeout_ms,
-            heartbeat_interval_ms=heartbeat_interval_ms,
-            overrides=overrides,
-        )
+    get_consumer = staticmethod(clients.create_consumer)
+    get_restore_consumer = staticmethod(clients.create_restore_consumer)
+    #: the global consumer reads as a restore consumer does (assign, EOF events)
+    get_global_consumer = staticmethod(clients.create_restore_consumer)
+    get_producer = staticmethod(clients.create_producer)
+    get_admin = staticmethod(clients.create_admin)
+    get_coordination_consumer = staticmethod(create_coordination_consumer)
 
     def get_aborted_filter(self, bootstrap_servers: str) -> AbortedFilter | None:
         return AbortedFilter(bootstrap_servers)

@@ -4,52 +4,12 @@ Implementations live in :mod:`streams_runtime.state.internals` (the only place `
 imported, in ``rocksdb_store``).
 """
 
-from streams_runtime.state.interfaces import (
-    KeyValue,
-    KeyValueIterator,
-    KeyValueStore,
-    ReadOnlyKeyValueStore,
-    ReadOnlySessionStore,
-    ReadOnlyWindowStore,
-    RecordContext,
-    SessionStore,
-    StateStore,
-    StateStoreContext,
-    StoreBuilder,
-    StoreSupplier,
-    TimestampedKeyValueStore,
-    TimestampedWindowStore,
-    WindowStore,
-)
+from streams_runtime.state import interfaces, versioned
+from streams_runtime.state.interfaces import *  # noqa: F403 (the contracts: interfaces.__all__)
 from streams_runtime.state.stores import Stores
 from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
-from streams_runtime.state.versioned import (
-    PUT_RETURN_CODE_NOT_PUT,
-    PUT_RETURN_CODE_VALID_TO_UNDEFINED,
-    VersionedKeyValueStore,
-    VersionedRecord,
-)
+from streams_runtime.state.versioned import *  # noqa: F403 (versioned stores: versioned.__all__)
 
-__all__ = [
-    "PUT_RETURN_CODE_NOT_PUT",
-    "PUT_RETURN_CODE_VALID_TO_UNDEFINED",
-    "VersionedKeyValueStore",
-    "VersionedRecord",
-    "KeyValue",
-    "KeyValueIterator",
-    "KeyValueStore",
-    "ReadOnlyKeyValueStore",
-    "ReadOnlySessionStore",
-    "ReadOnlyWindowStore",
-    "RecordContext",
-    "SessionStore",
-    "StateStore",
-    "StateStoreContext",
-    "StoreBuilder",
-    "StoreSupplier",
-    "Stores",
-    "TimestampedKeyValueStore",
-    "TimestampedWindowStore",
-    "ValueAndTimestamp",
-    "WindowStore",
-]
+__all__ = ["Stores", "ValueAndTimestamp"]
+__all__ += interfaces.__all__
+__all__ += versioned.__all__

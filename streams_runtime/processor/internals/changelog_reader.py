@@ -403,12 +403,13 @@ class StoreChangelogReader:
                 c.state = RESTORING
                 seeks.append((c.tp, c.start))
                 continue
-            if c.start >= c.end:
+            end = c.end if c.end is not None else c.start  # probed (step 3) before this step
+            if c.start >= end:
                 done.append(c)
                 continue
             c.state = RESTORING
             seeks.append((c.tp, c.start))
-            self._listener.on_restore_start(c.tp, c.meta.name, c.start, c.end)
+            self._listener.on_restore_start(c.tp, c.meta.name, c.start, end)
         self._unassign([tp for tp, _ in seeks])
         self._assign(seeks)
         self._complete(done)

@@ -281,6 +281,12 @@ class GlobalStreamThread(threading.Thread):
             },
         )
 
+    def _built(self) -> StreamTask:
+        """The global task (built by ``start`` before any other use)."""
+        if self._task is None:
+            raise StreamsError(f"global stream thread {self.name}: the global task is not built yet")
+        return self._task
+
     def _build_task(self) -> StreamTask:
         rt = self._runtime
         builder = rt.builder
@@ -308,9 +314,10 @@ class GlobalStreamThread(threading.Thread):
         return task
 
     def _trusted_checkpoint(self) -> dict[TopicPartitionKey, int]:
-        if not all(getattr(s, "persistent", False) for s in self._task.stores.values()):
+        if not all(getattr(s, "persistent", False) for s in self._built().stores.values()):
             return {}
-        return self._runtime.state_directory.read_checkpoint(GLOBAL_DIR)
+        checkpoint: dict[TopicPartitionKey, int] = self._runtime.state_directory.read_checkpoint(GLOBAL_DIR)
+        return checkpoint
 
     def _restore(self) -> None:
         consumer = self._consumer
@@ -349,7 +356,7 @@ class GlobalStreamThread(threading.Thread):
                     lows[tp],
                     checkpoint[tp],
                 )
-            self._task.close()
+            self._built().close()
             self._runtime.state_directory.wipe_task(GLOBAL_DIR)
             self._task = self._build_task()
             checkpoint = {}
@@ -371,7 +378,7 @@ class GlobalStreamThread(threading.Thread):
         log.info(
             "%s: global stores %s restored (%d records in %.2fs)",
             self.name,
-            sorted(self._task.stores),
+            sorted(self._built().stores),
             self.restored,
             time.monotonic() - began,
         )
@@ -403,7 +410,7 @@ class GlobalStreamThread(threading.Thread):
 
     def _apply(self, messages: list[Any], eofs: dict[TopicPartitionKey, int] | None = None) -> int:
         """Feed records to the global task and process them all; returns how many were fed."""
-        task, positions, n = self._task, self._positions, 0
+        task, positions, n = self._built(), self._positions, 0
         for msg in messages:
             if msg.error() is not None:
                 self._on_error(msg, eofs)
@@ -438,7 +445,7 @@ class GlobalStreamThread(threading.Thread):
         """Flush the global stores and wait for the dead-letter records' acks (``task.commit()``
         flushes the stores, then the collector), then record the offsets their data reflects: a
         failed dead-letter write raises here, before the checkpoint moves past its record."""
-        self._task.commit()
+        self._built().commit()
         offsets = {tp: off for tp, off in self._positions.items() if off >= 0}
         if offsets and offsets != self._checkpointed:
             self._runtime.state_directory.write_checkpoint(GLOBAL_DIR, offsets)

@@ -223,7 +223,7 @@ class RecordCollector:
         topic: str,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple,
+        headers: tuple[Any, ...],
         timestamp: int,
         partition: int | None,
     ) -> None:

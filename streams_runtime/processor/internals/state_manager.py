@@ -67,7 +67,8 @@ class StoreMetadata:
 
     @property
     def name(self) -> str:
-        return self.store.name
+        name: str = self.store.name
+        return name
 
 
 class ProcessorStateManager:
@@ -128,7 +129,8 @@ class ProcessorStateManager:
     def _initial_offset(self, inner: Any, changelog: ChangelogPartition) -> int | None:
         committed = getattr(inner, "committed_offset", None)
         if callable(committed):
-            return committed()
+            offset: int | None = committed()
+            return offset
         if self._checkpoint_file is None:
             self._checkpoint_file = (
                 self._state_directory.read_checkpoint(self.task_id) if self._state_directory else {}

@@ -48,7 +48,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
@@ -56,6 +56,9 @@ from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.record_collector import create_record_collector
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
+
+if TYPE_CHECKING:  # the setup module imports the thread's collaborators
+    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -79,7 +82,7 @@ class StreamThread(threading.Thread):
 
     def __init__(
         self,
-        runtime: Any,
+        runtime: RuntimeSetup,
         index: int,
         on_state: Callable[[StreamThread, str, str], None],
         on_death: Callable[[StreamThread], None],
@@ -103,7 +106,7 @@ class StreamThread(threading.Thread):
         #: held by the loop while it touches tasks and stores (everything but the consumer's wait):
         #: interactive queries read stores (and their record caches) under it
         self.query_lock = threading.RLock()
-        self._requests: deque[tuple[Callable[[], Any], Future]] = deque()
+        self._requests: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
         #: thread-level sensors (recorded once per loop iteration) and the tasks' registry
         self.metrics = ThreadMetrics(self.name)
         self.streams_metrics = StreamsMetrics()
@@ -174,11 +177,11 @@ class StreamThread(threading.Thread):
         self.standby_tasks = {t: tuple(self._tasks.partitions_of(t)) for t in self._tasks.standby_tasks}
 
     # ------------------------------------------------------------------ work from other threads
-    def submit(self, fn: Callable[[], Any]) -> Future:
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
         """Run ``fn()`` on this thread at the top of its next loop iteration (it may touch the
         TaskManager, as ``fn`` closes over ``self``); the Future carries its result or error, or
         a StreamsError if the thread stops first."""
-        future: Future = Future()
+        future: Future[Any] = Future()
         if not self.is_alive_member():
             future.set_exception(StreamsError(f"stream thread {self.name} is {self.state}"))
             return future
@@ -186,7 +189,7 @@ class StreamThread(threading.Thread):
         return future
 
     @staticmethod
-    def _serve(fn: Callable[[], Any], future: Future) -> None:
+    def _serve(fn: Callable[[], Any], future: Future[Any]) -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:

@@ -236,7 +236,7 @@ class StreamTask(Task):
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple = (),
+        headers: tuple[Any, ...] = (),
     ) -> None:
         queue = self.partition_group.queue_for(topic, partition)
         if queue is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import CorruptedStoreError, StreamsError
 from streams_runtime.processor.internals.nodes import build_processor_topology
@@ -26,12 +26,18 @@ from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
 
+if TYPE_CHECKING:  # types only
+    from streams_runtime.processor.internals.producer_side import ProducerSide
+    from streams_runtime.processor.internals.state_directory import StateDirectory
+
 __all__ = ["ActiveTaskCreator", "StandbyTaskCreator", "wipe_damaged"]
 
 log = logging.getLogger("streams_runtime.processor")
 
 
-def wipe_damaged(state_directory: Any, task_id: TaskId, exc: CorruptedStoreError, eos: bool) -> None:
+def wipe_damaged(
+    state_directory: StateDirectory, task_id: TaskId, exc: CorruptedStoreError, eos: bool
+) -> None:
     """A store of ``task_id`` cannot be opened or read: throw the task's local state away (the
     lock is held) so its stores restore from their changelogs. Other tasks are untouched."""
     log.warning(
@@ -56,11 +62,11 @@ class ActiveTaskCreator:
         *,
         builder: Any,
         config: Any,
-        producers: Any,
+        producers: ProducerSide,
         metrics: Any,
         cache: Any,
         wall_clock: Callable[[], int],
-        state_directory: Any,
+        state_directory: StateDirectory,
         global_stores: Mapping[str, Any],
     ) -> None:
         self._builder = builder
@@ -139,7 +145,7 @@ class StandbyTaskCreator:
         config: Any,
         metrics: Any,
         wall_clock: Callable[[], int],
-        state_directory: Any,
+        state_directory: StateDirectory,
         eos: bool,
     ) -> None:
         self._store_builders = dict(store_builders)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
@@ -56,6 +56,10 @@ from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.tasks import Tasks
+
+if TYPE_CHECKING:  # types only
+    from streams_runtime.kafka.client_supplier import ConsumerClient
+    from streams_runtime.processor.internals.producer_side import ProducerSide
 
 __all__ = ["TaskExecutor"]
 
@@ -74,8 +78,8 @@ class TaskExecutor:
     def __init__(
         self,
         registry: Tasks,
-        consumer: Any,
-        producers: Any,
+        consumer: ConsumerClient,
+        producers: ProducerSide,
         on_migrated: Callable[[Iterable[Any]], None],
         *,
         max_task_idle_ms: int,

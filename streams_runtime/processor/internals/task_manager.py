@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import TopicPartition
@@ -53,6 +53,12 @@ from streams_runtime.processor.internals.task_rebuilder import TaskRebuilder
 from streams_runtime.processor.internals.tasks import Tasks
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:  # types only
+    from streams_runtime.kafka.client_supplier import ConsumerClient
+    from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+    from streams_runtime.processor.internals.producer_side import ProducerSide
+    from streams_runtime.processor.internals.state_directory import StateDirectory
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -73,13 +79,13 @@ class TaskManager:
         subtopologies: Mapping[int, SubtopologyInfo],
         partition_counts: Mapping[str, int],
         config: Any,
-        consumer: Any,
-        collector: Any,
+        consumer: ConsumerClient,
+        collector: ProducerSide,
         metrics: Any,
         cache: Any,
         wall_clock: Callable[[], int],
-        state_directory: Any,
-        changelog_reader: Any,
+        state_directory: StateDirectory,
+        changelog_reader: StoreChangelogReader,
         global_stores: Mapping[str, Any] | None = None,
     ) -> None:
         self._subtopologies = subtopologies

@@ -7,12 +7,18 @@ stream thread (``StreamThread.submit``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.processor.internals.state_rebuild import snapshot_restored_store
 from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:  # types only
+    from streams_runtime.kafka.client_supplier import ConsumerClient
+    from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+    from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.task_manager import TaskManager
 
 __all__ = ["TaskRebuilder"]
 
@@ -26,7 +32,13 @@ class TaskRebuilder:
     :param changelog_reader: the thread's StoreChangelogReader (``restored_count``).
     """
 
-    def __init__(self, manager: Any, consumer: Any, state_directory: Any, changelog_reader: Any) -> None:
+    def __init__(
+        self,
+        manager: TaskManager,
+        consumer: ConsumerClient,
+        state_directory: StateDirectory,
+        changelog_reader: StoreChangelogReader,
+    ) -> None:
         self._manager = manager
         self._consumer = consumer
         self._state_directory = state_directory

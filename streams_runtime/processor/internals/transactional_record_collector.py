@@ -140,7 +140,7 @@ class TransactionalRecordCollector(RecordCollector):
         topic: str,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple,
+        headers: tuple[Any, ...],
         timestamp: int,
         partition: int | None,
     ) -> None:

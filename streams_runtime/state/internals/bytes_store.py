@@ -209,8 +209,11 @@ class AbstractBytesStore(AbstractInnerStore):
 
     def get(self, key: bytes) -> bytes | None:
         """The value of ``key``, or ``None``."""
-        self._check_open()
-        return self._get(check_key(key))
+        if not self._open:
+            self._check_open()
+        if type(key) is not bytes:
+            key = check_key(key)
+        return self._get(key)
 
     def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
         """Entries with ``from_key <= key <= to_key`` in ascending order (``None`` = open)."""

@@ -162,19 +162,12 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
 
     def get(self, key: bytes) -> bytes | None:
         """The cached value (or cached delete), else the store's value (then cached clean)."""
-        # _open_cache, check_key and _get in one frame (the hot path of a cached store)
         cache = self._cache
         if cache is None or not self.wrapped.is_open():
             cache = self._open_cache()  # raises
         if type(key) is not bytes:
             key = check_key(key)
-        entry = cache.get(self._namespace, key)
-        if entry is not None:
-            return entry.value
-        raw: bytes | None = self.wrapped.get(key)
-        if raw is not None:
-            cache.put(self._namespace, key, LRUCacheEntry(raw))
-        return raw
+        return self._get(cache, key)
 
     def _get(self, cache: ThreadCache, key: bytes) -> bytes | None:
         entry = cache.get(self._namespace, key)

@@ -17,10 +17,10 @@ Concerns, and nothing else:
 One path per operation: every operation, timed or not, goes through :meth:`MeteredStoreMixin._start`
 and :meth:`MeteredStoreMixin._record` (a clock read on each side only when latencies are
 measured), except ``get`` and ``put`` of the key-value face when only counted (the default
-``info`` level): those two run in one frame each, serdes inlined, and count through the
-operation's bound :meth:`Sensor.record_count` -- the same checks, errors and counts, without
-the helper calls (they are most of a stateful record's store work). A serde failure is wrapped
-exactly as :func:`serialize_or_raise` does.
+``info`` level): those two skip the timing and count through the operation's bound
+:meth:`Sensor.record_count`, with the same serde helpers (``_key_bytes``, ``_value_bytes``,
+``_value_from``) as every other operation. A serde failure is wrapped exactly as
+:func:`serialize_or_raise` does.
 
 The flush listener given to :meth:`set_flush_listener` receives deserialized keys and values.
 The serde resolution, (de)serialization and timing live in :class:`MeteredStoreMixin`, which
@@ -112,7 +112,7 @@ class MeteredStoreMixin:
         self.topic = ""
         self.store_metrics: StoreMetrics | None = None
         self._timing = False  # measure latencies (metrics_recording_level debug/trace)
-        self._counted = False  # initialized and only counting: the one-frame get/put paths
+        self._counted = False  # initialized and only counting: get/put skip the timing
         self._sensors: dict[str, Any] = {}
         self._count_get: Callable[[], None] = _not_counting
         self._count_put: Callable[[], None] = _not_counting
@@ -241,21 +241,8 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
-        topic = self.topic
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            serde = self._keys
-            try:
-                raw_key = serde.serialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
-            data = self.wrapped.get(raw_key)
-            serde = self._values
-            try:
-                return serde.deserialize(topic, data)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "deserialize") from exc
+            return self._value_from(self.wrapped.get(self._key_bytes(key)))
         finally:
             self._count_get()
 
@@ -263,21 +250,8 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
             return
-        topic = self.topic
         try:
-            if key is None:
-                raise TypeError("key cannot be None")
-            serde = self._keys
-            try:
-                raw_key = serde.serialize(topic, key)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "key", exc, "serialize") from exc
-            serde = self._values
-            try:
-                raw_value = serde.serialize(topic, value)
-            except Exception as exc:
-                raise _serde_error(serde, topic, "value", exc, "serialize") from exc
-            self.wrapped.put(raw_key, raw_value)
+            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
         finally:
             self._count_put()
 

@@ -57,7 +57,7 @@ from rocksdict import (
 )
 
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
-from streams_runtime.state.internals.bytes_store import AbstractBytesStore, check_key, check_value
+from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 
 __all__ = [
     "RocksDBStore",
@@ -291,33 +291,6 @@ class RocksDBStore(AbstractBytesStore):
             self._db.flush_wal(False)
         except Exception as exc:
             raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
-
-    # get/put: AbstractBytesStore's checks and the _get/_put hooks in one frame each (the
-    # store's hot path); the same checks, errors and results.
-    def get(self, key: bytes) -> bytes | None:
-        """The value of ``key`` (a write not yet in RocksDB included), or ``None``."""
-        if not self._open:
-            self._check_open()
-        if type(key) is not bytes:
-            key = check_key(key)
-        value = self.pending.get(key, _ABSENT)
-        if value is _ABSENT:
-            found: bytes | None = self._db.get(key)
-            return found
-        return value  # type: ignore[return-value]
-
-    def put(self, key: bytes, value: bytes | None) -> None:
-        """Write ``value`` under ``key`` (``None`` deletes it), buffered until the next batch."""
-        if not self._open:
-            self._check_open()
-        if type(key) is not bytes:
-            key = check_key(key)
-        if value is not None and type(value) is not bytes:
-            value = check_value(value)
-        pending = self.pending
-        pending[key] = value
-        if len(pending) >= MAX_PENDING_KEYS:
-            self._write_pending()
 
     def _get(self, key: bytes) -> bytes | None:
         value = self.pending.get(key, _ABSENT)

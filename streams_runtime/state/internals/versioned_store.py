@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from streams_runtime.state.internals.builders import StoreBuilderSwitches, validate_store_name
+from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
 
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
@@ -69,35 +69,25 @@ def _decode(data: bytes | None) -> list[tuple[int, bytes | None]]:
     return versions
 
 
-class VersionedBytesStoreSupplier:
+class VersionedBytesStoreSupplier(StoreSupplierBase):
     """Makes the inner bytes store of a versioned store; carries the history retention."""
 
     def __init__(self, name: str, history_retention_ms: int, make: Any, scope: str, persistent: bool) -> None:
-        self._name = validate_store_name(name)
+        super().__init__(name, scope, persistent)
         if int(history_retention_ms) < 0:
             raise ValueError(f"history_retention must be >= 0, got {history_retention_ms}")
         self.history_retention_ms = int(history_retention_ms)
         self._make = make
-        self._scope = scope
-        self.persistent = persistent
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def get(self) -> Any:
         return self._make(self._name)
 
-    def metrics_scope(self) -> str:
-        return self._scope
-
     def __repr__(self) -> str:
-        return (
-            f"<VersionedBytesStoreSupplier {self._name} {self._scope} retention={self.history_retention_ms}>"
-        )
+        retention = self.history_retention_ms
+        return f"<VersionedBytesStoreSupplier {self._name} {self._metrics_scope} retention={retention}>"
 
 
-class VersionedKeyValueStoreBuilder(StoreBuilderSwitches):
+class VersionedKeyValueStoreBuilder(StoreBuilderBase):
     """Builds versioned stores; logging on by default (caching does not apply to them)."""
 
     def __init__(
@@ -107,22 +97,8 @@ class VersionedKeyValueStoreBuilder(StoreBuilderSwitches):
             raise TypeError(
                 "supplier must come from Stores.*_versioned_key_value_store(name, history_retention)"
             )
-        self._supplier = supplier
-        self._key_serde = key_serde
-        self._value_serde = value_serde
-        self._init_switches()
-
-    @property
-    def name(self) -> str:
-        return self._supplier.name
-
-    @property
-    def key_serde(self) -> Any:
-        return self._key_serde
-
-    @property
-    def persistent(self) -> bool:
-        return self._supplier.persistent
+        super().__init__(supplier, key_serde, value_serde)
+        self._supplier: VersionedBytesStoreSupplier = supplier
 
     @property
     def history_retention_ms(self) -> int:

@@ -64,7 +64,24 @@ def windowed_changelog_config(
     return config
 
 
-class WindowBytesStoreSupplier(StoreSupplierBase):
+class _SegmentedStoreSupplier(StoreSupplierBase):
+    """What window and session store suppliers share: a retention period and a segments factory."""
+
+    def __init__(
+        self,
+        name: str,
+        retention_period_ms: int,
+        segments_factory: Callable[[], Any],
+        metrics_scope: str,
+        *,
+        persistent: bool,
+    ) -> None:
+        super().__init__(name, metrics_scope, persistent)
+        self.retention_period_ms = validate_retention(name, retention_period_ms)
+        self._segments_factory = segments_factory
+
+
+class WindowBytesStoreSupplier(_SegmentedStoreSupplier):
     """Makes inner window stores of one name and shape.
 
     :param segments_factory: ``() -> new segments`` (``InMemorySegments`` or ``RocksDBSegments``).
@@ -82,8 +99,7 @@ class WindowBytesStoreSupplier(StoreSupplierBase):
         *,
         persistent: bool,
     ) -> None:
-        super().__init__(name, metrics_scope, persistent)
-        self.retention_period_ms = validate_retention(name, retention_period_ms)
+        super().__init__(name, retention_period_ms, segments_factory, metrics_scope, persistent=persistent)
         if window_size_ms < 0:
             raise ValueError(f"window_size_ms of store {name!r} cannot be negative, got {window_size_ms}")
         if window_size_ms > retention_period_ms:
@@ -93,7 +109,6 @@ class WindowBytesStoreSupplier(StoreSupplierBase):
             )
         self.window_size_ms = int(window_size_ms)
         self.retain_duplicates = bool(retain_duplicates)
-        self._segments_factory = segments_factory
 
     def get(self) -> WindowBytesStore:
         """A new inner store (one per task)."""
@@ -106,21 +121,8 @@ class WindowBytesStoreSupplier(StoreSupplierBase):
         )
 
 
-class SessionBytesStoreSupplier(StoreSupplierBase):
+class SessionBytesStoreSupplier(_SegmentedStoreSupplier):
     """Makes inner session stores of one name (see :class:`WindowBytesStoreSupplier`)."""
-
-    def __init__(
-        self,
-        name: str,
-        retention_period_ms: int,
-        segments_factory: Callable[[], Any],
-        metrics_scope: str,
-        *,
-        persistent: bool,
-    ) -> None:
-        super().__init__(name, metrics_scope, persistent)
-        self.retention_period_ms = validate_retention(name, retention_period_ms)
-        self._segments_factory = segments_factory
 
     def get(self) -> SessionBytesStore:
         """A new inner store (one per task)."""

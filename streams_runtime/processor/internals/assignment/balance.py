@@ -105,7 +105,7 @@ class BalancedPlacer:
             if item in placement:
                 continue
             candidates = [b for b in sorted(self.counts) if self.has_room(b)] or sorted(self.counts)
-            chosen = min(candidates, key=lambda b, it=item: rank(it, b))
+            chosen = min(candidates, key=lambda b, it=item: rank(it, b))  # type: ignore[misc]
             self._record(placement, item, chosen, on_take)
         return placement
 

@@ -71,11 +71,13 @@ class SubscriptionInfo:
     shutdown_requested: bool = False
 
     def __post_init__(self) -> None:
-        if self.version is None:
-            object.__setattr__(self, "version", SHUTDOWN_FLAG_VERSION if self.shutdown_requested else 1)
-        if self.version not in SUPPORTED_SUBSCRIPTION_VERSIONS:
-            raise ValueError(f"subscription version {self.version} is not supported")
-        if self.shutdown_requested and self.version < SHUTDOWN_FLAG_VERSION:
+        version = self.version
+        if version is None:
+            version = SHUTDOWN_FLAG_VERSION if self.shutdown_requested else 1
+            object.__setattr__(self, "version", version)
+        if version not in SUPPORTED_SUBSCRIPTION_VERSIONS:
+            raise ValueError(f"subscription version {version} is not supported")
+        if self.shutdown_requested and version < SHUTDOWN_FLAG_VERSION:
             raise ValueError(f"shutdown_requested needs subscription version >= {SHUTDOWN_FLAG_VERSION}")
         if not self.process_id:
             raise ValueError("process_id must be a non-empty string")
@@ -107,9 +109,10 @@ class SubscriptionInfo:
             "threads": self.thread_count,
             "sums": {str(task): s for task, s in sorted(self.task_offset_sums.items())},
         }
-        if self.version >= SHUTDOWN_FLAG_VERSION:
+        version = self.version or 1  # set by __post_init__
+        if version >= SHUTDOWN_FLAG_VERSION:
             body["shutdown"] = self.shutdown_requested
-        return encode_payload(self.version, body)
+        return encode_payload(version, body)
 
     @classmethod
     def decode(cls, data: bytes) -> SubscriptionInfo:

@@ -1,0 +1,70 @@
+"""What the task manager and the task executor use of a stream thread's producer side.
+
+Two implementations: :class:`~.shared_record_collectors.SharedRecordCollectors` (at-least-once,
+one producer per thread shared by the tasks) and
+:class:`~.transactional_record_collector.TaskRecordCollectors` (exactly-once, one transactional
+producer per task). The processing guarantee lives inside them; the callers see only this
+interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from streams_runtime.kafka.client_supplier import ConsumerClient
+
+__all__ = ["ProducerSide", "TaskCollector"]
+
+
+class TaskCollector(Protocol):
+    """One active task's record collector (what its task and state manager read of it)."""
+
+    @property
+    def eos_enabled(self) -> bool: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    @property
+    def changelog_offsets(self) -> dict[tuple[str, int], int]: ...
+
+
+class ProducerSide(Protocol):
+    """A thread's producer side: task collectors in, commits out (see the module docstring)."""
+
+    @property
+    def eos_enabled(self) -> bool: ...
+
+    def prepare(self, task_ids: Iterable[Any]) -> None:
+        """Make ready the producers of tasks about to be created (exactly-once: one each)."""
+
+    def for_task(self, task_id: Any) -> TaskCollector:
+        """The collector of one active task."""
+
+    def release(self, task_id: Any, clean: bool) -> None:
+        """A task is closing: let go of its collector (dirty: abort what it has open)."""
+
+    def in_transaction(self, task_id: Any) -> bool:
+        """Whether the task has records in an open transaction."""
+
+    def poll(self) -> None:
+        """Serve delivery reports."""
+
+    def unconfirmed_tasks(self) -> set[Any]:
+        """Tasks whose last commit is not yet visible as committed offsets."""
+
+    def confirm_commits(self, consumer: ConsumerClient) -> set[Any]:
+        """Check the unconfirmed commits against ``consumer``'s committed offsets; the tasks
+        still waiting."""
+
+    def commit_tasks(
+        self, commits: list[tuple[Any, list[Any]]], consumer: ConsumerClient, task_timeout_ms: int
+    ) -> list[Any]:
+        """Commit ``(task_id, offsets)`` pairs; per task, True or the error its commit raised."""
+
+    def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
+        """Wait for every acknowledgement of what was sent."""
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Flush and close the producers."""
