@@ -157,6 +157,11 @@ class PartitionGroup:
     def queue_for(self, topic: str, partition: int) -> RecordQueue | None:
         return self.queues.get((topic, partition))
 
+    @property
+    def ordered_queues(self) -> list[RecordQueue]:
+        """The input queues in the order they were added (do not change the list)."""
+        return self._ordered
+
     def has_records(self) -> bool:
         return any(q.head is not None or q.raw for q in self._ordered)
 

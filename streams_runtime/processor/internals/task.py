@@ -268,6 +268,42 @@ class StreamTask(Task):
         self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
         return True
 
+    def process_all(self) -> int:
+        """Process every buffered record; return how many. A task with one input queue drains
+        it in one loop: the same steps as :meth:`process` per record, the consumed offset
+        recorded once (the last record every downstream node took, also when one raised)."""
+        queues = self.partition_group.ordered_queues
+        if len(queues) != 1:
+            n = 0
+            while self.process():
+                n += 1
+            return n
+        queue = queues[0]
+        context = self.context
+        source = queue.source
+        set_source, set_node, forward = context.set_source, context.set_current_node, context.forward
+        topic, partition = queue.topic, queue.partition
+        n = 0
+        offset = -1
+        try:
+            while queue.head is not None:
+                consumed, time = queue.poll()
+                if time > self.stream_time:
+                    self.stream_time = time
+                record = Record(consumed.key, consumed.value, time, consumed.headers)
+                set_source(topic, partition, consumed.offset, record)
+                set_node(source)
+                try:
+                    forward(record)
+                finally:
+                    set_node(None)
+                offset = consumed.offset
+                n += 1
+        finally:
+            if n:
+                self.consumed_offsets[(topic, partition)] = offset
+        return n
+
     # ------------------------------------------------------------------ punctuation
     def schedule(
         self, node: Any, interval: int, kind: PunctuationType, punctuator: Callable[[int], None]

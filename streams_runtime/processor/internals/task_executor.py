@@ -65,6 +65,8 @@ __all__ = ["TaskExecutor"]
 
 log = logging.getLogger("streams_runtime.processor")
 
+_new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
+
 
 class TaskExecutor:
     """See the module docstring.
@@ -103,14 +105,17 @@ class TaskExecutor:
             add = adders.get((topic, partition))
             if add is not None:  # a record of a partition revoked since the fetch is dropped
                 add(
-                    RawRecord(
-                        topic,
-                        partition,
-                        msg.offset(),
-                        msg.timestamp()[1],
-                        msg.key(),
-                        msg.value(),
-                        msg.headers() or (),
+                    _new_tuple(
+                        RawRecord,
+                        (
+                            topic,
+                            partition,
+                            msg.offset(),
+                            msg.timestamp()[1],
+                            msg.key(),
+                            msg.value(),
+                            msg.headers() or (),
+                        ),
                     )
                 )
 
@@ -145,12 +150,11 @@ class TaskExecutor:
             queues = task.multi_queues
             if queues is not None and not self._processable(task, queues, now_ms):
                 continue
-            process = task.process
             n = 0
             if queues is None:
-                while process():
-                    n += 1
+                n = task.process_all()
             else:
+                process = task.process
                 while all(q.head is not None for q in queues) and process():
                     n += 1
                 if task.idle_since is not None:  # enforced: drain what is buffered
