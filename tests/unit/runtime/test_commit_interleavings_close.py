@@ -19,38 +19,10 @@ from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.task_id import TaskId
+from tests.fakes import FakeMessage
 from tests.unit.runtime.test_commit_interleavings import GatedCollector, RecordingConsumer
 
 T0, T1 = TaskId(0, 0), TaskId(0, 1)
-
-
-class Message:
-    def __init__(self, partition: int, offset: int) -> None:
-        self._partition, self._offset = partition, offset
-
-    def error(self) -> None:
-        return None
-
-    def topic(self) -> str:
-        return "input"
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def timestamp(self) -> tuple[int, int]:
-        return (1, 1000 + self._offset)
-
-    def key(self) -> bytes:
-        return b"k"
-
-    def value(self) -> bytes:
-        return b"p%d-%d" % (self._partition, self._offset)
-
-    def headers(self) -> None:
-        return None
 
 
 def _manager(tmp_path: Any) -> tuple[TaskManager, RecordingConsumer, GatedCollector]:
@@ -75,7 +47,13 @@ def _manager(tmp_path: Any) -> tuple[TaskManager, RecordingConsumer, GatedCollec
         changelog_reader=None,
     )
     manager.handle_assignment((), [T0, T1], clean=True)
-    manager.add_records([Message(p, o) for p in (0, 1) for o in range(3)])
+    manager.add_records(
+        [
+            FakeMessage(o, b"k", b"p%d-%d" % (p, o), topic="input", partition=p)
+            for p in (0, 1)
+            for o in range(3)
+        ]
+    )
     assert manager.process(0) == 6
     assert len(collector.unacked) == 6  # every output sent, none acknowledged yet
     return manager, consumer, collector
