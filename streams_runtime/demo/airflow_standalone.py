@@ -329,12 +329,19 @@ class AirflowStandalone:
                 )
             time.sleep(0.5)
 
-    def stop(self, timeout: float = 30.0) -> bool:
-        """Stop the whole process group: SIGINT (clean), then SIGTERM, then SIGKILL. True if clean."""
+    def stop(self, timeout: float = 30.0, *, graceful: bool = True) -> bool:
+        """Stop the whole process group: SIGINT (clean), then SIGTERM, then SIGKILL. True if clean.
+
+        ``graceful=False`` skips the SIGINT step (Airflow's own orderly shutdown, which can take
+        most of a minute): SIGTERM, up to ``timeout`` seconds, then SIGKILL. For throwaway homes
+        (tests) where nothing needs a clean stop; the result is then always False.
+        """
         if self.process is None:
             return True
-        pgid, clean = self.process.pid, True
-        for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        pgid, clean = self.process.pid, graceful
+        ladder = [(signal.SIGINT, timeout)] if graceful else []
+        ladder += [(signal.SIGTERM, 10.0 if graceful else timeout), (signal.SIGKILL, 5.0)]
+        for sig, wait in ladder:
             if self._group_gone(pgid, 0):
                 break
             clean = clean and sig == signal.SIGINT
