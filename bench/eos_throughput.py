@@ -2,10 +2,11 @@
 
 One broker (embedded Tansu unless ``--bootstrap-servers``), one input topic of ``--records``
 JSON payments (bench/runtime_throughput.py's generator), and two measured runs of the same
-topology (``group_by_key -> count`` on RocksDB with its changelog, record cache on,
-``to_stream -> to``; bench/runtime_workloads.py), each in its own process, one stream thread:
+topology (``group_by_key -> count`` on RocksDB with its changelog, record cache off so every
+update is emitted, ``to_stream -> map_values -> to``; bench/runtime_workloads.py), each in its own
+process, one stream thread:
 
-1. ``at_least_once``, commit every ``--alos-commit-ms`` (default 1000, as runtime_throughput);
+1. ``at_least_once``, commit every ``--alos-commit-ms`` (default 1000);
 2. ``exactly_once_v2`` with its default 100 ms commit interval: one transactional producer per
    task, one transaction per task per commit (outputs + changelog + input offsets).
 

@@ -33,26 +33,28 @@ from streams_runtime.kafka.profile import client_config  # noqa: E402
 
 
 def stateless_topology(source: str, output: str, app_id: str) -> Any:
-    """filter(amount > 30) -> map_values(enrich) -> to, JSON in and out."""
+    """filter(even amount) -> map_values(enrich) -> to, byte keys, JSON values."""
     builder = StreamsBuilder()
     (
-        builder.stream(source, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        builder.stream(source, consumed=Consumed(key_serde=Serdes.Bytes(), value_serde=Serdes.Json()))
         .filter(lambda key, value: hand_loops.keep(value))
         .map_values(hand_loops.enrich)
-        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        .to(output, produced=Produced(key_serde=Serdes.Bytes(), value_serde=Serdes.Json()))
     )
     return builder.build({"application_id": app_id})
 
 
 def stateful_topology(source: str, output: str, app_id: str) -> Any:
-    """group_by_key -> count on RocksDB (changelog on, cache on) -> to_stream -> to."""
+    """group_by_key -> count on RocksDB (changelog on, record cache off: every update is emitted,
+    as the hand loop does) -> to_stream -> map_values({"key", "count"}) -> to, JSON values."""
     builder = StreamsBuilder()
     (
         builder.stream(source, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
         .group_by_key()
-        .count(materialized=Materialized.as_("bench-counts"))
+        .count(materialized=Materialized.as_("bench-counts").with_caching_disabled())
         .to_stream()
-        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Long()))
+        .map_values(lambda key, count: hand_loops.count_update(key, count))
+        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
     )
     return builder.build({"application_id": app_id})
 
@@ -115,6 +117,8 @@ def run_framework(spec: dict) -> dict:
         "num_stream_threads": 1,
         "commit_interval_ms": spec["commit_ms"],
         "state_dir": spec["state_dir"],
+        # the hand loops' consumer settings (session, heartbeat, fetch waits)
+        **{f"consumer.{k}": v for k, v in hand_loops.CONSUMER.items() if k.endswith(".ms")},
         **spec.get("config", {}),  # e.g. processing_guarantee (bench/eos_throughput.py)
     }
     ends = {int(p): n for p, n in spec["ends"].items()}
@@ -151,16 +155,8 @@ def run_hand(spec: dict) -> dict:
             spec["servers"], spec["group"], spec["input"], spec["output"], ends, interval
         )
     else:
-        Path(spec["state_dir"]).mkdir(parents=True, exist_ok=True)
         timing = hand_loops.stateful_loop(
-            spec["servers"],
-            spec["group"],
-            spec["input"],
-            spec["output"],
-            spec["changelog"],
-            ends,
-            interval,
-            spec["state_dir"] + "/db",
+            spec["servers"], spec["group"], spec["input"], spec["output"], spec["changelog"], ends, interval
         )
     return timing
 
