@@ -108,12 +108,14 @@ def _run(
     started, cpu0 = time.perf_counter(), _cpu()
     next_commit = started + commit_interval_s
 
-    consumed = False
+    consumed = False  # records consumed since the last commit (else there is no offset to store)
 
     def commit() -> None:
+        nonlocal consumed
         producer.flush()
-        if consumed:  # committing before any record is consumed has no offsets to store
+        if consumed:
             consumer.commit(asynchronous=False)
+            consumed = False
 
     while pending:
         batch = consumer.consume(BATCH, POLL_TIMEOUT_S)
