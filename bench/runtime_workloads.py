@@ -44,14 +44,18 @@ def stateless_topology(source: str, output: str, app_id: str) -> Any:
     return builder.build({"application_id": app_id})
 
 
-def stateful_topology(source: str, output: str, app_id: str) -> Any:
-    """group_by_key -> count on RocksDB (changelog on, record cache off: every update is emitted,
-    as the hand loop does) -> to_stream -> map_values({"key", "count"}) -> to, JSON values."""
+def stateful_topology(source: str, output: str, app_id: str, cache: bool = False) -> Any:
+    """group_by_key -> count on RocksDB (changelog on; record cache off unless ``cache``: every
+    update is emitted, as the hand loop does) -> to_stream -> map_values({"key", "count"}) -> to,
+    JSON values."""
+    materialized = Materialized.as_("bench-counts")
+    if not cache:
+        materialized = materialized.with_caching_disabled()
     builder = StreamsBuilder()
     (
         builder.stream(source, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
         .group_by_key()
-        .count(materialized=Materialized.as_("bench-counts").with_caching_disabled())
+        .count(materialized=materialized)
         .to_stream()
         .map_values(lambda key, count: hand_loops.count_update(key, count))
         .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
@@ -109,8 +113,10 @@ def run_framework(spec: dict) -> dict:
     from streams_runtime.kafka_streams import KafkaStreams
 
     app_id = spec["group"]
-    make = stateless_topology if spec["workload"].startswith("stateless") else stateful_topology
-    topology = make(spec["input"], spec["output"], app_id)
+    if spec["workload"].startswith("stateless"):
+        topology = stateless_topology(spec["input"], spec["output"], app_id)
+    else:
+        topology = stateful_topology(spec["input"], spec["output"], app_id, cache=spec.get("cache", False))
     config = {
         "application_id": app_id,
         "bootstrap_servers": spec["servers"],

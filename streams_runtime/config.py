@@ -179,7 +179,14 @@ _define(
     "Identifies the application; prefixes internal topics, names the consumer group.",
 )
 _define("bootstrap_servers", "localhost:9092", string(allow_empty=False), "host:port list.")
-_define("num_stream_threads", 1, int_at_least(1))
+_define(
+    "num_stream_threads",
+    1,
+    int_at_least(1),
+    "Stream threads of this instance. They share CPython's interpreter lock: they overlap network "
+    "I/O and restoration and keep task groups apart, but add no CPU throughput; for that run more "
+    "instances (processes), e.g. `streams-runtime worker --instances N`.",
+)
 _define("processing_guarantee", "at_least_once", one_of("at_least_once", "exactly_once_v2"))
 _define("commit_interval_ms", None, int_at_least(0), "Default 30000, or 100 under exactly_once_v2.")
 _define("state_dir", os.path.join(tempfile.gettempdir(), "kafka-streams"), string(allow_empty=False))
