@@ -147,10 +147,11 @@ class SinkNode(ProcessorNode):
             serialize = self._serialize
             key = serialize(self.key_serde, topic, "key", record.key)
             value = serialize(self.value_serde, topic, "value", record.value)
-        partition = None
-        if self.partitioner is not None:
+        if self.partitioner is None:
+            self._collector.send(topic, key, value, record.headers, record.timestamp, None)
+        else:
             partition = self.partitioner(topic, record.key, record.value)
-        self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
+            self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
 
 
 @dataclass

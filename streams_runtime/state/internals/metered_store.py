@@ -66,6 +66,16 @@ def _not_counting() -> None:
     return None
 
 
+def _first_doing(store: Any, operation: str) -> Any:
+    """``store``, or the first store below it whose ``operation`` is more than a delegation
+    to the store it wraps (a layer that only forwards ``get`` adds a call and nothing else)."""
+    while getattr(type(store), operation, None) is getattr(WrappedKeyValueStore, operation) and hasattr(
+        store, "wrapped"
+    ):
+        store = store.wrapped
+    return store
+
+
 def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
     if serde is None:
         serde = _config_value(getattr(context, "app_configs", None), config_key)
@@ -134,7 +144,11 @@ class MeteredStoreMixin:
         self._count_get = self._sensors["get"].record_count
         self._count_put = self._sensors["put"].record_count
         self.wrapped.init(context, root if root is not None else self)
+        self._bind_fast_paths()
         self._counted = not self._timing
+
+    def _bind_fast_paths(self) -> None:
+        """Bound methods of the counted ``get``/``put`` (the key-value face overrides this)."""
 
     def _wrap_value_serde(self, serde: Serde) -> Serde:
         if self.timestamped and not isinstance(serde, ValueAndTimestampSerde):
@@ -238,11 +252,32 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
 
     # -- operations --------------------------------------------------------------------------
 
+    def _bind_fast_paths(self) -> None:
+        # the serdes' bound methods, and the first layer below that does more than delegate
+        # (the stack is fixed once initialized)
+        self._serialize_key = self._keys.serialize
+        self._serialize_value = self._values.serialize
+        self._deserialize_value = self._values.deserialize
+        self._get_bytes = _first_doing(self.wrapped, "get").get
+        self._put_bytes = _first_doing(self.wrapped, "put").put
+
     def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        # _key_bytes and _value_from inlined (the hot path of every store read)
         try:
-            return self._value_from(self.wrapped.get(self._key_bytes(key)))
+            if key is None:
+                raise TypeError("key cannot be None")
+            topic = self.topic
+            try:
+                key_bytes = self._serialize_key(topic, key)
+            except Exception as exc:
+                raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            data = self._get_bytes(key_bytes)
+            try:
+                return self._deserialize_value(topic, data)
+            except Exception as exc:
+                raise _serde_error(self._values, topic, "value", exc, "deserialize") from exc
         finally:
             self._count_get()
 
@@ -250,8 +285,20 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
             return
+        # _key_bytes and _value_bytes inlined (the hot path of every store write)
         try:
-            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
+            if key is None:
+                raise TypeError("key cannot be None")
+            topic = self.topic
+            try:
+                key_bytes = self._serialize_key(topic, key)
+            except Exception as exc:
+                raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            try:
+                value_bytes = self._serialize_value(topic, value)
+            except Exception as exc:
+                raise _serde_error(self._values, topic, "value", exc, "serialize") from exc
+            self._put_bytes(key_bytes, value_bytes)
         finally:
             self._count_put()
 
