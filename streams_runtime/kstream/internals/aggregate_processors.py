@@ -128,6 +128,43 @@ class KStreamAggregate(_AggregateProcessor):
         )
 
 
+class KStreamCount(KStreamAggregate):
+    """``count()``: KStreamAggregate with the initializer ``0`` and the aggregator ``agg + 1``
+    applied inline (no call of either per record)."""
+
+    def __init__(self, supplier: AggregateSupplier) -> None:
+        super().__init__(supplier, _zero, _plus_one)
+
+    def process(self, record: Record) -> None:
+        key = record.key
+        if (key is None or record.value is None) and self.skip(record):
+            return
+        store = self.store
+        old = store.get(key)
+        timestamp = record.timestamp
+        if old is None:
+            old_count = 0
+        else:
+            old_count = old.value
+            if old.timestamp > timestamp:
+                timestamp = old.timestamp
+        count = old_count + 1
+        store.put(key, ValueAndTimestamp(count, timestamp))
+        if self.cached:
+            return
+        self.forward(
+            Record(key, Change(count, old_count if self.send_old_values else None), timestamp, record.headers)
+        )
+
+
+def _zero() -> int:
+    return 0
+
+
+def _plus_one(key: Any, value: Any, count: int) -> int:
+    return count + 1
+
+
 class KStreamReduce(_AggregateProcessor):
     def __init__(self, supplier: AggregateSupplier, reducer: Callable[[Any, Any], Any]) -> None:
         super().__init__(supplier)
