@@ -103,6 +103,8 @@ class SinkNode(ProcessorNode):
         "_collector",
         "_decorate",
         "_serialize",
+        "_key_to_bytes",
+        "_value_to_bytes",
     )
 
     def __init__(self, factory: SinkFactory, decorate: Callable[[str], str]) -> None:
@@ -124,6 +126,9 @@ class SinkNode(ProcessorNode):
         self._context = context
         self._collector = collector
         self._serialize = serialize
+        # the serdes are resolved by now (the task sets them just before binding)
+        self._key_to_bytes = self.key_serde.serialize
+        self._value_to_bytes = self.value_serde.serialize
 
     def _send(self, record: Any) -> None:
         topic = self.topic
@@ -141,8 +146,8 @@ class SinkNode(ProcessorNode):
         # the serdes directly (the hot path of every output record); after a failure the bound
         # ``serialize`` runs again to raise its error (it names topic, side and serde)
         try:
-            key = self.key_serde.serialize(topic, record.key)
-            value = self.value_serde.serialize(topic, record.value)
+            key = self._key_to_bytes(topic, record.key)
+            value = self._value_to_bytes(topic, record.value)
         except Exception:
             serialize = self._serialize
             key = serialize(self.key_serde, topic, "key", record.key)

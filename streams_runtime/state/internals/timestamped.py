@@ -76,15 +76,20 @@ class ValueAndTimestampSerde(Serde):
     # serialize/deserialize: the whole operation in one frame (the hot path of every
     # timestamped store); the same checks, results and exceptions as _serialize/_deserialize.
     def serialize(self, topic: str, data: Any) -> bytes | None:
-        if data is None:
-            return None
-        if type(data) is not ValueAndTimestamp and not isinstance(data, ValueAndTimestamp):
-            raise TypeError(f"expected ValueAndTimestamp, got {type(data).__name__}")
-        if self._long_values and type(data.value) is int and type(data.timestamp) is int:
+        if (
+            self._long_values
+            and type(data) is ValueAndTimestamp
+            and type(data.value) is int
+            and type(data.timestamp) is int
+        ):
             try:
                 return _TIMESTAMP_AND_LONG.pack(data.timestamp, data.value)
             except struct.error:
                 pass  # out of range: the general path raises what the serdes raise
+        if data is None:
+            return None
+        if type(data) is not ValueAndTimestamp and not isinstance(data, ValueAndTimestamp):
+            raise TypeError(f"expected ValueAndTimestamp, got {type(data).__name__}")
         raw = self.value_serde.serialize(topic, data.value)
         if raw is None:
             raise ValueError("the value serde returned None for a non-None value")
@@ -97,6 +102,9 @@ class ValueAndTimestampSerde(Serde):
             return raw_value_to_timestamped(raw, timestamp)  # raises what it always raised
 
     def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if self._long_values and type(data) is bytes and len(data) == 16:
+            timestamp, value = _TIMESTAMP_AND_LONG.unpack(data)
+            return ValueAndTimestamp(value, timestamp)
         if data is None:
             return None
         if type(data) is not bytes:
