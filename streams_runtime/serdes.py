@@ -323,6 +323,12 @@ def is_long_serde(serde: Any) -> bool:
     return type(serde) is _FixedWidthIntSerde and serde.width == 8
 
 
+def is_string_serde(serde: Any) -> bool:
+    """Whether ``serde`` is exactly ``Serdes.String()``: the same ``str`` always gives the same
+    bytes, so a caller may reuse the bytes of a key it serialized a moment ago."""
+    return type(serde) is _StringSerde
+
+
 def serialize_or_raise(serde: Serde, topic: str, side: str, data: Any) -> bytes | None:
     """Serialize ``data`` with ``serde``; any failure becomes a :class:`SerializationError`.
 

@@ -33,7 +33,16 @@ class NodeProcessor(Protocol):
 class ProcessorNode:
     """A processor with its children; ``process`` is the processor's bound ``process``."""
 
-    __slots__ = ("name", "processor", "children", "child_by_name", "stores", "process", "fixed_key")
+    __slots__ = (
+        "name",
+        "processor",
+        "children",
+        "child_by_name",
+        "only_child",
+        "stores",
+        "process",
+        "fixed_key",
+    )
 
     def __init__(
         self, name: str, processor: NodeProcessor | None, stores: Iterable[str] = (), fixed_key: bool = False
@@ -42,6 +51,7 @@ class ProcessorNode:
         self.processor = processor
         self.children: list[ProcessorNode] = []
         self.child_by_name: dict[str, ProcessorNode] = {}
+        self.only_child: ProcessorNode | None = None  # the child when there is exactly one
         self.stores = frozenset(stores)
         self.fixed_key = fixed_key
         self.process: Callable[[Any], None] = processor.process if processor is not None else _no_op
@@ -49,6 +59,7 @@ class ProcessorNode:
     def add_child(self, child: ProcessorNode) -> None:
         self.children.append(child)
         self.child_by_name[child.name] = child
+        self.only_child = child if len(self.children) == 1 else None
 
     def init(self, context: InternalProcessorContext) -> None:
         if self.processor is not None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
-from streams_runtime.serdes import Serde, serialize_or_raise
+from streams_runtime.serdes import Serde, is_string_serde, serialize_or_raise
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
@@ -260,6 +260,12 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         self._deserialize_value = self._values.deserialize
         self._get_bytes = _first_doing(self.wrapped, "get").get
         self._put_bytes = _first_doing(self.wrapped, "put").put
+        # String keys: the bytes of the last key read, reused by a put of that very key (an
+        # aggregation reads then writes each key; a str is immutable and Serdes.String is
+        # deterministic, so the bytes are the same)
+        self._memo_keys = is_string_serde(self._keys)
+        self._last_key: Any = None
+        self._last_key_bytes: bytes | None = None
 
     def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
@@ -273,6 +279,9 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
                 key_bytes = self._serialize_key(topic, key)
             except Exception as exc:
                 raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            if self._memo_keys and type(key) is str:
+                self._last_key = key
+                self._last_key_bytes = key_bytes
             data = self._get_bytes(key_bytes)
             try:
                 return self._deserialize_value(topic, data)
@@ -290,10 +299,13 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
             if key is None:
                 raise TypeError("key cannot be None")
             topic = self.topic
-            try:
-                key_bytes = self._serialize_key(topic, key)
-            except Exception as exc:
-                raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            if key is self._last_key:
+                key_bytes = self._last_key_bytes
+            else:
+                try:
+                    key_bytes = self._serialize_key(topic, key)
+                except Exception as exc:
+                    raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
             try:
                 value_bytes = self._serialize_value(topic, value)
             except Exception as exc:
