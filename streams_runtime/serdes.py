@@ -141,6 +141,11 @@ class _FixedWidthIntSerde(Serde):
         super().__init__(name)
         self._width = width
 
+    @property
+    def width(self) -> int:
+        """The number of bytes of every serialized value."""
+        return self._width
+
     def serialize(self, topic: str, data: Any) -> bytes | None:
         if type(data) is int:
             return data.to_bytes(self._width, "big", signed=True)
@@ -310,6 +315,18 @@ class Serdes:
 def _check_side(side: str) -> None:
     if side not in _SIDES:
         raise ValueError(f"side must be one of {_SIDES}, got {side!r}")
+
+
+def is_long_serde(serde: Any) -> bool:
+    """Whether ``serde`` is exactly ``Serdes.Long()`` (8-byte big-endian signed integers), so
+    a caller may pack such values itself with the same bytes and checks."""
+    return type(serde) is _FixedWidthIntSerde and serde.width == 8
+
+
+def is_string_serde(serde: Any) -> bool:
+    """Whether ``serde`` is exactly ``Serdes.String()``: the same ``str`` always gives the same
+    bytes, so a caller may reuse the bytes of a key it serialized a moment ago."""
+    return type(serde) is _StringSerde
 
 
 def serialize_or_raise(serde: Serde, topic: str, side: str, data: Any) -> bytes | None:

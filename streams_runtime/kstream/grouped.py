@@ -89,9 +89,7 @@ class KGroupedStream:
             materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
         )
         func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
-        return self._build(
-            func, mat, lambda s: ap.KStreamAggregate(s, _count_init, lambda k, v, agg: agg + 1)
-        )
+        return self._build(func, mat, ap.KStreamCount)
 
     def reduce(
         self,

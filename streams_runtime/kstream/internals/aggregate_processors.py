@@ -58,6 +58,8 @@ class _AggregateProcessor(InternalProcessor):
         self.context = context
         self.store = context.get_state_store(self.store_name)
         self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
+        self.cached = self.forwarder.cached
+        self.forward = self.forwarder.forward
         self.dropped = context.metrics.dropped_records(context.task_id)
 
     def skip(self, record: Record) -> bool:
@@ -77,11 +79,11 @@ class _AggregateProcessor(InternalProcessor):
 
     def put_and_forward(self, record: Record, new_agg: Any, old_agg: Any, timestamp: int) -> None:
         self.store.put(record.key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
-        forwarder = self.forwarder
-        if forwarder.cached:
+        if self.cached:
             # The cache flush forwards (TupleForwarder.maybe_forward would drop the record).
             return
-        forwarder.maybe_forward(
+        # what TupleForwarder.maybe_forward sends, built once
+        self.forward(
             Record(
                 record.key,
                 Change(new_agg, old_agg if self.send_old_values else None),
@@ -104,9 +106,11 @@ class KStreamAggregate(_AggregateProcessor):
 
     def process(self, record: Record) -> None:
         key = record.key
-        if (key is None or record.value is None) and self.skip(record):
+        value = record.value
+        if (key is None or value is None) and self.skip(record):
             return
-        old = self.store.get(key)
+        store = self.store
+        old = store.get(key)
         timestamp = record.timestamp
         if old is None:
             old_agg = self.initializer()
@@ -114,7 +118,51 @@ class KStreamAggregate(_AggregateProcessor):
             old_agg = old.value
             if old.timestamp > timestamp:
                 timestamp = old.timestamp
-        self.put_and_forward(record, self.aggregator(key, record.value, old_agg), old_agg, timestamp)
+        new_agg = self.aggregator(key, value, old_agg)
+        # put_and_forward, inlined (the hot path of every stream aggregation)
+        store.put(key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
+        if self.cached:
+            return
+        self.forward(
+            Record(key, Change(new_agg, old_agg if self.send_old_values else None), timestamp, record.headers)
+        )
+
+
+class KStreamCount(KStreamAggregate):
+    """``count()``: KStreamAggregate with the initializer ``0`` and the aggregator ``agg + 1``
+    applied inline (no call of either per record)."""
+
+    def __init__(self, supplier: AggregateSupplier) -> None:
+        super().__init__(supplier, _zero, _plus_one)
+
+    def process(self, record: Record) -> None:
+        key = record.key
+        if (key is None or record.value is None) and self.skip(record):
+            return
+        store = self.store
+        old = store.get(key)
+        timestamp = record.timestamp
+        if old is None:
+            old_count = 0
+        else:
+            old_count = old.value
+            if old.timestamp > timestamp:
+                timestamp = old.timestamp
+        count = old_count + 1
+        store.put(key, ValueAndTimestamp(count, timestamp))
+        if self.cached:
+            return
+        self.forward(
+            Record(key, Change(count, old_count if self.send_old_values else None), timestamp, record.headers)
+        )
+
+
+def _zero() -> int:
+    return 0
+
+
+def _plus_one(key: Any, value: Any, count: int) -> int:
+    return count + 1
 
 
 class KStreamReduce(_AggregateProcessor):

@@ -41,7 +41,18 @@ def with_key(fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
                 return fn  # (*args): give it (key, value)
         except (TypeError, ValueError):
             pass  # a builtin such as str or int: a value mapper
-    return lambda key, value: fn(value)
+
+    def value_mapper(key: Any, value: Any) -> Any:
+        return fn(value)
+
+    value_mapper.value_only = fn  # type: ignore[attr-defined]  # processors may call fn(value)
+    return value_mapper
+
+
+def value_only(fn: Callable[[Any, Any], Any]) -> Callable[[Any], Any] | None:
+    """The one-argument function that :func:`with_key` adapted into ``fn``, or None."""
+    inner: Callable[[Any], Any] | None = getattr(fn, "value_only", None)
+    return inner
 
 
 def check_callable(fn: Any, what: str) -> None:

@@ -8,6 +8,9 @@ the ``context`` attribute's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.api import Processor, ProcessorContext
 from streams_runtime.processor.internals.context import (
@@ -23,6 +26,7 @@ __all__ = [
     "current_node_name",
     "flushed_timestamp",
     "internal_context",
+    "node_forward",
 ]
 
 
@@ -39,6 +43,16 @@ def flushed_timestamp(record_context: RecordContext | None) -> int:
     if record_context is None:
         raise StreamsError("a cache flush forwarded an entry without its record context")
     return record_context.timestamp
+
+
+def node_forward(context: InternalProcessorContext) -> Callable[..., None]:
+    """The ``forward`` a processor binds in ``init`` (its node is current): the runtime's
+    context gives one bound to the node's children; any other context its own ``forward``."""
+    forward_of = getattr(context, "forward_of", None)
+    if forward_of is None:
+        return context.forward
+    forward: Callable[..., Any] = forward_of(context.current_node)
+    return forward
 
 
 class InternalProcessor(Processor):

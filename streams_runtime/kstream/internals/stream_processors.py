@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.kstream.internals.functions import value_only
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    node_forward,
 )
 from streams_runtime.processor.api import FixedKeyRecord, Record
 from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
@@ -23,7 +25,7 @@ class _Forwarding(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
-        self.forward = context.forward
+        self.forward = node_forward(context)
 
 
 class PassThrough(_Forwarding):
@@ -56,9 +58,18 @@ class KStreamMap(_Forwarding):
 class KStreamMapValues(_Forwarding):
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
         self.mapper = mapper
+        self.value_mapper = value_only(mapper)  # a value-only user function, called directly
 
     def process(self, record: Record) -> None:
-        self.forward(record.with_value(self.mapper(record.key, record.value)))
+        value_mapper = self.value_mapper
+        if value_mapper is not None:
+            value = value_mapper(record.value)
+        else:
+            value = self.mapper(record.key, record.value)
+        if type(record) is Record:  # the copy with_value makes, without its call
+            self.forward(Record(record.key, value, record.timestamp, record.headers))
+        else:
+            self.forward(record.with_value(value))
 
 
 class KStreamSelectKey(_Forwarding):

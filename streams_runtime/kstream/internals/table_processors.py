@@ -22,6 +22,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     flushed_timestamp,
     internal_context,
+    node_forward,
 )
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -40,6 +41,7 @@ class TupleForwarder:
     def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
+        self.forward = node_forward(context)
         self.send_old_values = send_old_values
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
@@ -64,11 +66,9 @@ class TupleForwarder:
         if self.cached:
             return
         if self.send_old_values:
-            self.context.forward(record)
+            self.forward(record)
         else:
-            self.context.forward(
-                record.with_value(Change(record.value.new_value, None, record.value.is_latest))
-            )
+            self.forward(record.with_value(Change(record.value.new_value, None, record.value.is_latest)))
 
 
 class KTableProcessorSupplier:
@@ -286,10 +286,13 @@ class KTableMapValuesProcessor(_MaterializingProcessor):
 class KTableToStream(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward = context.forward
+        self.forward = node_forward(context)
 
     def process(self, record: Record) -> None:
-        self.forward(record.with_value(record.value.new_value))
+        if type(record) is Record:  # the copy with_value makes, without its call
+            self.forward(Record(record.key, record.value.new_value, record.timestamp, record.headers))
+        else:
+            self.forward(record.with_value(record.value.new_value))
 
 
 class KTableRepartitionMapSupplier(KTableProcessorSupplier):
@@ -315,7 +318,7 @@ class KTableRepartitionMap(InternalProcessor):
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward = context.forward
+        self.forward = node_forward(context)
 
     def process(self, record: Record) -> None:
         if record.key is None:

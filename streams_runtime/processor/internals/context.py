@@ -39,6 +39,9 @@ from streams_runtime.processor.task_id import TaskId
 from streams_runtime.state.interfaces import RecordContext as StoreRecordContext
 from streams_runtime.state.interfaces import StateStore
 
+# errors that pass a processor's forward untouched: not the record's fault
+_NOT_THE_RECORDS_FAULT = (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError)
+
 
 class RecordContext(NamedTuple):
     """Topic, partition, offset, timestamp and headers of the record being processed."""
@@ -162,6 +165,23 @@ class ProcessorContextImpl(ProcessorContext):
     # ------------------------------------------------------------------ forwarding (hot path)
     def forward(self, record: Record, child_name: str | None = None) -> None:
         node = self._node
+        if child_name is None and node is not None:
+            child = node.only_child
+            if child is not None:  # one child (a source's, a chain's): the loop below, unrolled
+                previous_record = self._record
+                self._record = record
+                self._node = child
+                try:
+                    child.process(record)
+                except _NOT_THE_RECORDS_FAULT:
+                    raise
+                except Exception as exc:  # the processing exception handler decides
+                    if self._handler is None:  # a standby task runs no processor
+                        raise
+                    self._handler.handle(exc, child.name, record, self.record_metadata())
+                self._node = node
+                self._record = previous_record
+                return
         if node is None:
             raise StreamsError("forward() was called outside of a processor (no node is being executed)")
         children: Sequence[ProcessorNode]
@@ -181,12 +201,7 @@ class ProcessorContextImpl(ProcessorContext):
             self._node = child
             try:
                 child.process(record)
-            except (
-                StreamsProcessingError,
-                TaskMigratedError,
-                TransactionError,
-                ProductionError,
-            ):  # not the record's fault
+            except _NOT_THE_RECORDS_FAULT:
                 raise
             except Exception as exc:  # the processing exception handler decides
                 if self._handler is None:  # a standby task runs no processor
@@ -194,6 +209,39 @@ class ProcessorContextImpl(ProcessorContext):
                 self._handler.handle(exc, child.name, record, self.record_metadata())
         self._node = node
         self._record = previous_record
+
+    def forward_of(self, node: ProcessorNode | None) -> Callable[..., None]:
+        """``forward`` for the processor of ``node`` (the node being initialized): the same
+        behaviour as :meth:`forward` while ``node`` is current, with its single child bound
+        (the DSL's chains: one lookup less and no loop per record). A node with several or no
+        children, or no node, gets :meth:`forward` itself."""
+        if node is None or len(node.children) != 1:
+            return self.forward
+        child = node.children[0]
+        generic = self.forward
+
+        def forward(record: Record, child_name: str | None = None) -> None:
+            if child_name is not None:
+                generic(record, child_name)
+                return
+            previous_node = self._node
+            if previous_node is None:
+                generic(record)  # raises: no node is being executed
+            previous_record = self._record
+            self._record = record
+            self._node = child
+            try:
+                child.process(record)
+            except _NOT_THE_RECORDS_FAULT:
+                raise
+            except Exception as exc:  # the processing exception handler decides
+                if self._handler is None:  # a standby task runs no processor
+                    raise
+                self._handler.handle(exc, child.name, record, self.record_metadata())
+            self._node = previous_node
+            self._record = previous_record
+
+        return forward
 
     # ------------------------------------------------------------------ record metadata
     def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
@@ -327,6 +375,29 @@ class ProcessorContextImpl(ProcessorContext):
         if collector is None:
             raise StreamsError(f"task {self.task_id} has no record collector to log store {store_name} to")
         collector.send(topic, key, value, headers, timestamp, self.task_id.partition)
+
+    def change_logger(self, store_name: str) -> Callable[[bytes, bytes | None, int], None]:
+        """``log_change(store_name, key, value, timestamp)`` with the record's headers, bound
+        to the store's changelog topic and this task's partition (a change-logging layer binds
+        it once, at init)."""
+        topic = self._changelog_topics.get(store_name)
+        if topic is None:
+            topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
+        partition = self.task_id.partition
+
+        def log(key: bytes, value: bytes | None, timestamp: int) -> None:
+            collector = self._collector
+            if collector is None:
+                raise StreamsError(
+                    f"task {self.task_id} has no record collector to log store {store_name} to"
+                )
+            record = self._record
+            headers = record.headers if record is not None else ()
+            if type(headers) is not tuple:
+                headers = tuple(headers)
+            collector.send(topic, key, value, headers, timestamp, partition)
+
+        return log
 
     def cache(self) -> Any:
         return self._cache

@@ -33,7 +33,16 @@ class NodeProcessor(Protocol):
 class ProcessorNode:
     """A processor with its children; ``process`` is the processor's bound ``process``."""
 
-    __slots__ = ("name", "processor", "children", "child_by_name", "stores", "process", "fixed_key")
+    __slots__ = (
+        "name",
+        "processor",
+        "children",
+        "child_by_name",
+        "only_child",
+        "stores",
+        "process",
+        "fixed_key",
+    )
 
     def __init__(
         self, name: str, processor: NodeProcessor | None, stores: Iterable[str] = (), fixed_key: bool = False
@@ -42,6 +51,7 @@ class ProcessorNode:
         self.processor = processor
         self.children: list[ProcessorNode] = []
         self.child_by_name: dict[str, ProcessorNode] = {}
+        self.only_child: ProcessorNode | None = None  # the child when there is exactly one
         self.stores = frozenset(stores)
         self.fixed_key = fixed_key
         self.process: Callable[[Any], None] = processor.process if processor is not None else _no_op
@@ -49,6 +59,7 @@ class ProcessorNode:
     def add_child(self, child: ProcessorNode) -> None:
         self.children.append(child)
         self.child_by_name[child.name] = child
+        self.only_child = child if len(self.children) == 1 else None
 
     def init(self, context: InternalProcessorContext) -> None:
         if self.processor is not None:
@@ -103,6 +114,8 @@ class SinkNode(ProcessorNode):
         "_collector",
         "_decorate",
         "_serialize",
+        "_key_to_bytes",
+        "_value_to_bytes",
     )
 
     def __init__(self, factory: SinkFactory, decorate: Callable[[str], str]) -> None:
@@ -124,6 +137,9 @@ class SinkNode(ProcessorNode):
         self._context = context
         self._collector = collector
         self._serialize = serialize
+        # the serdes are resolved by now (the task sets them just before binding)
+        self._key_to_bytes = self.key_serde.serialize
+        self._value_to_bytes = self.value_serde.serialize
 
     def _send(self, record: Any) -> None:
         topic = self.topic
@@ -141,16 +157,17 @@ class SinkNode(ProcessorNode):
         # the serdes directly (the hot path of every output record); after a failure the bound
         # ``serialize`` runs again to raise its error (it names topic, side and serde)
         try:
-            key = self.key_serde.serialize(topic, record.key)
-            value = self.value_serde.serialize(topic, record.value)
+            key = self._key_to_bytes(topic, record.key)
+            value = self._value_to_bytes(topic, record.value)
         except Exception:
             serialize = self._serialize
             key = serialize(self.key_serde, topic, "key", record.key)
             value = serialize(self.value_serde, topic, "value", record.value)
-        partition = None
-        if self.partitioner is not None:
+        if self.partitioner is None:
+            self._collector.send(topic, key, value, record.headers, record.timestamp, None)
+        else:
             partition = self.partitioner(topic, record.key, record.value)
-        self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
+            self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
 
 
 @dataclass

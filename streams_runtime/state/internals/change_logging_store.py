@@ -19,12 +19,15 @@ tombstones (value ``None``), ``put_if_absent`` is logged only when it wrote.
 
 from __future__ import annotations
 
+import struct
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+_TIMESTAMP = struct.Struct(">q")  # the stored timestamp (see read_timestamp)
 
 __all__ = [
     "ChangeLoggingKeyValueStore",
@@ -66,6 +69,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         self.context: Any = None
         self.changelog_topic: str | None = None
         self._store_name = ""  # the name, read once at init (``name`` walks the stack)
+        self._log_change: Any = None  # context.log_change bound to this store, set by init
 
     def init(self, context: Any, root: Any = None) -> None:
         """Initialize the store below under a context that registers the changelog topic."""
@@ -74,6 +78,17 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         self.changelog_topic = changelog_topic_name(context.application_id, self._store_name)
         registering = ChangelogRegistrationContext(context, self.changelog_topic)
         self.wrapped.init(registering, root if root is not None else self)
+        # log_change bound to this store (the runtime's context offers it); else log_change
+        change_logger = getattr(context, "change_logger", None)
+        if callable(change_logger):
+            self._log_change = change_logger(self._store_name)
+        else:
+            store_name = self._store_name
+
+            def log_change(key: bytes, value: bytes | None, timestamp: int) -> None:
+                self.context.log_change(store_name, key, value, timestamp)
+
+            self._log_change = log_change
 
     def put(self, key: bytes, value: bytes | None) -> None:
         # Step 1
@@ -125,9 +140,11 @@ class ChangeLoggingTimestampedKeyValueStore(ChangeLoggingKeyValueStore):
         # ChangeLoggingKeyValueStore.put with _log inlined (the hot path of every KTable write)
         self.wrapped.put(key, value)
         if value is None:
-            self.context.log_change(self._store_name, key, None, self._record_timestamp())
+            self._log_change(key, None, self._record_timestamp())
+        elif len(value) >= TIMESTAMP_BYTES:
+            self._log_change(key, value[TIMESTAMP_BYTES:], _TIMESTAMP.unpack_from(value)[0])
         else:
-            self.context.log_change(self._store_name, key, value[TIMESTAMP_BYTES:], read_timestamp(value))
+            self._log_change(key, value[TIMESTAMP_BYTES:], read_timestamp(value))
 
     def _log(self, key: bytes, value: bytes | None) -> None:
         if value is None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
-from streams_runtime.serdes import Serde, serialize_or_raise
+from streams_runtime.serdes import Serde, is_string_serde, serialize_or_raise
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
@@ -64,6 +64,16 @@ def _serde_error(serde: Any, topic: str, side: str, cause: Exception, operation:
 
 def _not_counting() -> None:
     return None
+
+
+def _first_doing(store: Any, operation: str) -> Any:
+    """``store``, or the first store below it whose ``operation`` is more than a delegation
+    to the store it wraps (a layer that only forwards ``get`` adds a call and nothing else)."""
+    while getattr(type(store), operation, None) is getattr(WrappedKeyValueStore, operation) and hasattr(
+        store, "wrapped"
+    ):
+        store = store.wrapped
+    return store
 
 
 def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
@@ -134,7 +144,11 @@ class MeteredStoreMixin:
         self._count_get = self._sensors["get"].record_count
         self._count_put = self._sensors["put"].record_count
         self.wrapped.init(context, root if root is not None else self)
+        self._bind_fast_paths()
         self._counted = not self._timing
+
+    def _bind_fast_paths(self) -> None:
+        """Bound methods of the counted ``get``/``put`` (the key-value face overrides this)."""
 
     def _wrap_value_serde(self, serde: Serde) -> Serde:
         if self.timestamped and not isinstance(serde, ValueAndTimestampSerde):
@@ -238,11 +252,41 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
 
     # -- operations --------------------------------------------------------------------------
 
+    def _bind_fast_paths(self) -> None:
+        # the serdes' bound methods, and the first layer below that does more than delegate
+        # (the stack is fixed once initialized)
+        self._serialize_key = self._keys.serialize
+        self._serialize_value = self._values.serialize
+        self._deserialize_value = self._values.deserialize
+        self._get_bytes = _first_doing(self.wrapped, "get").get
+        self._put_bytes = _first_doing(self.wrapped, "put").put
+        # String keys: the bytes of the last key read, reused by a put of that very key (an
+        # aggregation reads then writes each key; a str is immutable and Serdes.String is
+        # deterministic, so the bytes are the same)
+        self._memo_keys = is_string_serde(self._keys)
+        self._last_key: Any = None
+        self._last_key_bytes: bytes | None = None
+
     def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
+        # _key_bytes and _value_from inlined (the hot path of every store read)
         try:
-            return self._value_from(self.wrapped.get(self._key_bytes(key)))
+            if key is None:
+                raise TypeError("key cannot be None")
+            topic = self.topic
+            try:
+                key_bytes = self._serialize_key(topic, key)
+            except Exception as exc:
+                raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            if self._memo_keys and type(key) is str:
+                self._last_key = key
+                self._last_key_bytes = key_bytes
+            data = self._get_bytes(key_bytes)
+            try:
+                return self._deserialize_value(topic, data)
+            except Exception as exc:
+                raise _serde_error(self._values, topic, "value", exc, "deserialize") from exc
         finally:
             self._count_get()
 
@@ -250,8 +294,23 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
             return
+        # _key_bytes and _value_bytes inlined (the hot path of every store write)
         try:
-            self.wrapped.put(self._key_bytes(key), self._value_bytes(value))
+            if key is None:
+                raise TypeError("key cannot be None")
+            topic = self.topic
+            if key is self._last_key:
+                key_bytes = self._last_key_bytes
+            else:
+                try:
+                    key_bytes = self._serialize_key(topic, key)
+                except Exception as exc:
+                    raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+            try:
+                value_bytes = self._serialize_value(topic, value)
+            except Exception as exc:
+                raise _serde_error(self._values, topic, "value", exc, "serialize") from exc
+            self._put_bytes(key_bytes, value_bytes)
         finally:
             self._count_put()
 

@@ -292,6 +292,26 @@ class RocksDBStore(AbstractBytesStore):
         except Exception as exc:
             raise ProcessorStateError(f"could not flush RocksDB store {self.name}: {exc}") from exc
 
+    # get/put: AbstractBytesStore's checks and _get/_put in one frame (the hot path of every
+    # store read and write); anything unusual takes the general path.
+    def get(self, key: bytes) -> bytes | None:
+        if not self._open or type(key) is not bytes:
+            return super().get(key)
+        value = self.pending.get(key, _ABSENT)
+        if value is _ABSENT:
+            found: bytes | None = self._db.get(key)
+            return found
+        return value  # type: ignore[return-value]
+
+    def put(self, key: bytes, value: bytes | None) -> None:
+        if not self._open or type(key) is not bytes or (value is not None and type(value) is not bytes):
+            super().put(key, value)
+            return
+        pending = self.pending
+        pending[key] = value
+        if len(pending) >= MAX_PENDING_KEYS:
+            self._write_pending()
+
     def _get(self, key: bytes) -> bytes | None:
         value = self.pending.get(key, _ABSENT)
         if value is _ABSENT:

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, overload
 
-from streams_runtime.serdes import Serde
+from streams_runtime.serdes import Serde, is_long_serde
 from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
 
 TIMESTAMP_BYTES = 8
 _TIMESTAMP = struct.Struct(">q")  # the same bytes as int.to_bytes(8, "big", signed=True)
+_TIMESTAMP_AND_LONG = struct.Struct(">qq")  # <timestamp><Serdes.Long value>, e.g. a count
 
 RecordConverter = Callable[[bytes, "bytes | None", int], "tuple[bytes, bytes | None]"]
 
@@ -69,10 +70,22 @@ class ValueAndTimestampSerde(Serde):
     def __init__(self, value_serde: Serde) -> None:
         super().__init__(f"ValueAndTimestamp({getattr(value_serde, 'name', type(value_serde).__name__)})")
         self.value_serde = value_serde
+        # Serdes.Long values (counts): timestamp and value in one struct call each way
+        self._long_values = is_long_serde(value_serde)
 
     # serialize/deserialize: the whole operation in one frame (the hot path of every
     # timestamped store); the same checks, results and exceptions as _serialize/_deserialize.
     def serialize(self, topic: str, data: Any) -> bytes | None:
+        if (
+            self._long_values
+            and type(data) is ValueAndTimestamp
+            and type(data.value) is int
+            and type(data.timestamp) is int
+        ):
+            try:
+                return _TIMESTAMP_AND_LONG.pack(data.timestamp, data.value)
+            except struct.error:
+                pass  # out of range: the general path raises what the serdes raise
         if data is None:
             return None
         if type(data) is not ValueAndTimestamp and not isinstance(data, ValueAndTimestamp):
@@ -89,10 +102,16 @@ class ValueAndTimestampSerde(Serde):
             return raw_value_to_timestamped(raw, timestamp)  # raises what it always raised
 
     def deserialize(self, topic: str, data: bytes | None) -> Any:
+        if self._long_values and type(data) is bytes and len(data) == 16:
+            timestamp, value = _TIMESTAMP_AND_LONG.unpack(data)
+            return ValueAndTimestamp(value, timestamp)
         if data is None:
             return None
         if type(data) is not bytes:
             data = bytes(data)
+        if self._long_values and len(data) == 16:
+            timestamp, value = _TIMESTAMP_AND_LONG.unpack(data)
+            return ValueAndTimestamp(value, timestamp)
         if len(data) < TIMESTAMP_BYTES:
             raise ValueError(f"a timestamped value has at least 8 bytes, got {len(data)}")
         return ValueAndTimestamp(

@@ -17,6 +17,34 @@ def test_should_prefix_the_value_with_an_eight_byte_big_endian_timestamp():
     assert serde.deserialize("t", data) == ValueAndTimestamp("v", 258)
 
 
+@pytest.mark.parametrize("value,timestamp", [(0, 0), (5, -3), (2**63 - 1, 123), (-(2**63), 2**40)])
+def test_should_store_long_values_as_timestamp_then_value_bytes(value, timestamp):
+    serde = ValueAndTimestampSerde(Serdes.Long())
+    data = serde.serialize("t", ValueAndTimestamp(value, timestamp))
+    assert data == timestamp.to_bytes(8, "big", signed=True) + value.to_bytes(8, "big", signed=True)
+    assert serde.deserialize("t", data) == ValueAndTimestamp(value, timestamp)
+    assert serde.deserialize("t", bytearray(data)) == ValueAndTimestamp(value, timestamp)
+
+
+@pytest.mark.parametrize(
+    "bad,error",
+    [
+        (ValueAndTimestamp(2**63, 1), OverflowError),
+        (ValueAndTimestamp(True, 1), TypeError),
+        (ValueAndTimestamp(1, 2**63), OverflowError),
+        ("x", TypeError),
+    ],
+)
+def test_should_reject_what_the_long_serde_rejects(bad, error):
+    with pytest.raises(error):
+        ValueAndTimestampSerde(Serdes.Long()).serialize("t", bad)
+
+
+def test_should_reject_a_long_value_of_the_wrong_width():
+    with pytest.raises(ValueError, match="expected 8 bytes"):
+        ValueAndTimestampSerde(Serdes.Long()).deserialize("t", bytes(12))
+
+
 def test_should_keep_tombstones_as_none():
     serde = ValueAndTimestampSerde(Serdes.String())
     assert serde.serialize("t", None) is None
