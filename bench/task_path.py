@@ -1,8 +1,9 @@
 """CPU per record of one stream task's own path, without a broker, next to a hand loop.
 
-The records go through what a stream thread runs for each input record once it is polled:
-the task's input queue, deserialization, the processor graph built by the DSL, the state store
-stack (metered -> change-logging -> RocksDB) and the sink's serialization. Output and changelog
+The records go through what a stream thread runs for each poll batch: the batch handed to the
+task's input queue (``add_batch``), the task's processing loop (``process_all``),
+deserialization, the processor graph built by the DSL, the state store stack (metered ->
+change-logging -> RocksDB) and the sink's serialization. Output and changelog
 records are handed to a collector that only counts them, so the figures leave out the Kafka
 client (produce, consume, delivery reports) and show the runtime's own share, which the
 peer harness's end-to-end figures cannot separate from the client's.
@@ -40,6 +41,7 @@ from streams_runtime import Consumed, Materialized, Produced, Serdes, StreamsBui
 from streams_runtime.config import as_config  # noqa: E402
 from streams_runtime.processor.internals.metrics import StreamsMetrics  # noqa: E402
 from streams_runtime.processor.internals.nodes import build_processor_topology  # noqa: E402
+from streams_runtime.processor.internals.partition_group import RawRecord  # noqa: E402
 from streams_runtime.processor.internals.task import StreamTask  # noqa: E402
 from streams_runtime.processor.task_id import TaskId  # noqa: E402
 
@@ -136,16 +138,20 @@ def run_runtime(workload: str, data: list[list[Any]], commit_every: int, root: s
         task.initialize()
         tasks.append(task)
     total = sum(len(part) for part in data)
-    cpu0 = _cpu()
     done = 0
     batch = 2000
+    # the consumer's messages, built before the clock starts (the client builds them in C)
+    messages = [
+        [RawRecord(TOPIC, p, offset, timestamp, key, value, None) for offset, timestamp, key, value in part]
+        for p, part in enumerate(data)
+    ]
+    cpu0 = _cpu()
     for start in range(0, max(len(part) for part in data), batch):
-        for task, part in zip(tasks, data, strict=True):
-            add, process = task.add_record, task.process
-            for offset, timestamp, key, value in part[start : start + batch]:
-                add(TOPIC, task.id.partition, offset, timestamp, key, value, ())
-            while process():
-                done += 1
+        for task, part in zip(tasks, messages, strict=True):
+            # what the stream thread does with a poll batch: one list per partition to its
+            # queue, then the task processes everything buffered
+            task.partition_group.queue_for(TOPIC, task.id.partition).add_batch(part[start : start + batch])
+            done += task.process_all()
         if done // commit_every != (done - batch * len(tasks)) // commit_every:
             for task in tasks:
                 task.commit()

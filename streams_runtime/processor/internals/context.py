@@ -243,6 +243,46 @@ class ProcessorContextImpl(ProcessorContext):
 
         return forward
 
+    def source_forwarder(self, source: ProcessorNode) -> Callable[[str, int, int, Record], None]:
+        """``forward(topic, partition, offset, record)``: one source record into the topology
+        from ``source``, the same steps as :meth:`set_source`, making ``source`` current and
+        :meth:`forward` (its only child called directly when it has one), in one frame: the
+        processing loop of a task calls it per input record."""
+        child = source.only_child
+        if child is None:
+            set_source, forward = self.set_source, self.forward
+
+            def forward_from_source(topic: str, partition: int, offset: int, record: Record) -> None:
+                set_source(topic, partition, offset, record)
+                self._node = source
+                try:
+                    forward(record)
+                finally:
+                    self._node = None
+
+            return forward_from_source
+        process, name, handler = child.process, child.name, self._handler
+
+        def forward_to_child(topic: str, partition: int, offset: int, record: Record) -> None:
+            self._record_context_memo = None
+            self._topic = topic
+            self._partition = partition
+            self._offset = offset
+            self._record = record
+            self._node = child
+            try:
+                process(record)
+            except _NOT_THE_RECORDS_FAULT:
+                raise
+            except Exception as exc:  # the processing exception handler decides
+                if handler is None:  # a standby task runs no processor
+                    raise
+                handler.handle(exc, name, record, self.record_metadata())
+            finally:
+                self._node = None
+
+        return forward_to_child
+
     # ------------------------------------------------------------------ record metadata
     def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
         self._record_context_memo = None

@@ -1,18 +1,21 @@
 """RecordQueue and PartitionGroup: the buffered input of one task and the choice of the next record.
 
-Owned by a StreamTask. Each input partition has a RecordQueue of raw (bytes) records. The queue
+Owned by a StreamTask. Each input partition has a RecordQueue of raw (bytes) records: the
+consumer's own message objects, appended per poll batch and never copied. The queue
 deserializes and timestamps lazily, one record at a time, when a record becomes its head: a
 corrupt record goes to the deserialization handler, a record whose extracted timestamp is
 negative is dropped (logged, counted). The PartitionGroup picks, among queues with a head, the
 one whose head has the smallest timestamp (ties: the queue created first), which is how a task
-merges partitions in timestamp order; stream time is the largest timestamp processed.
+merges partitions in timestamp order; stream time is the largest timestamp processed. A task
+with a single input queue has no choice to make: it takes the queue's raw records in one piece
+(``take_raw``) and deserializes them in its processing loop, with the same rules.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import NamedTuple, cast
+from typing import Any
 
 from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.handlers import DeserializationHandler
@@ -28,14 +31,52 @@ UNKNOWN = -1
 _new_tuple = tuple.__new__  # what a named tuple's generated constructor calls
 
 
-class RawRecord(NamedTuple):
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
+class RawRecord:
+    """A record not deserialized yet, with the accessors of a consumed client message.
+
+    The queues hold what the consumer returned (its message objects: nothing is copied per
+    record); records that do not come from a consumer (the TopologyTestDriver, the global
+    thread) are wrapped in this class, which answers the same calls.
+    """
+
+    __slots__ = ("_topic", "_partition", "_offset", "_timestamp", "_key", "_value", "_headers")
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers = (),
+    ) -> None:
+        self._topic, self._partition, self._offset = topic, partition, offset
+        self._timestamp, self._key, self._value, self._headers = timestamp, key, value, headers
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, self._timestamp)  # (CreateTime, ms), as a client message answers
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def headers(self) -> Headers:
+        return self._headers
+
+    def error(self) -> None:
+        return None
 
 
 class RecordQueue:
@@ -49,8 +90,8 @@ class RecordQueue:
         "head",
         "head_time",
         "partition_time",
-        "_key_serde",
-        "_value_serde",
+        "key_serde",
+        "value_serde",
         "_extractor",
         "_handler",
         "_dropped",
@@ -74,8 +115,8 @@ class RecordQueue:
         self.head: ConsumerRecord | None = None
         self.head_time = UNKNOWN
         self.partition_time = UNKNOWN
-        self._key_serde = key_serde
-        self._value_serde = value_serde
+        self.key_serde = key_serde
+        self.value_serde = value_serde
         self._extractor = extractor
         self._handler = handler
         self._dropped = dropped
@@ -83,10 +124,38 @@ class RecordQueue:
     def __len__(self) -> int:
         return len(self.raw) + (self.head is not None)
 
-    def add(self, record: RawRecord) -> None:
+    def add(self, record: Any) -> None:
+        """Buffer one raw record (a client message, or a :class:`RawRecord`)."""
         self.raw.append(record)
         if self.head is None:
             self._update_head()
+
+    def add_batch(self, records: list[Any]) -> None:
+        """Buffer the raw records of one poll for this partition, in offset order."""
+        self.raw.extend(records)
+        if self.head is None:
+            self._update_head()
+
+    def take_raw(self) -> deque[Any]:
+        """Hand the buffered raw records (behind the head) to the caller, which processes them
+        in order and gives back what it did not process with :meth:`give_back`."""
+        raw, self.raw = self.raw, deque()
+        return raw
+
+    def give_back(self, records: list[Any]) -> None:
+        """Put records taken with :meth:`take_raw` and not processed back in front, in order."""
+        self.raw.extendleft(reversed(records))
+        if self.head is None and self.raw:
+            self._update_head()
+
+    def pop_head(self) -> tuple[ConsumerRecord, int]:
+        """Remove the head (caller checked there is one) without deserializing the next record
+        (the caller takes the raw records next, with :meth:`take_raw`)."""
+        head, time = self.head, self.head_time
+        self.head = None
+        if time > self.partition_time:
+            self.partition_time = time
+        return head, time  # type: ignore[return-value]  # the caller checked: not None
 
     def poll(self) -> tuple[ConsumerRecord, int]:
         """Remove the head (caller checked there is one) and advance to the next valid record."""
@@ -96,48 +165,72 @@ class RecordQueue:
             self.partition_time = time
         if self.raw:
             self._update_head()
-        return cast(ConsumerRecord, head), time
+        return head, time  # type: ignore[return-value]  # the caller checked: not None
+
+    def deserialize(self, msg: Any) -> ConsumerRecord | None:
+        """The deserialized record of a raw one, or None when the deserialization handler
+        skipped it (a handler that fails raises)."""
+        topic, raw_key, raw_value = self.topic, msg.key(), msg.value()
+        try:
+            key = self.key_serde.deserialize(topic, raw_key)
+            value = self.value_serde.deserialize(topic, raw_value)
+        except Exception:
+            try:
+                key = deserialize_or_raise(self.key_serde, topic, "key", raw_key)
+                value = deserialize_or_raise(self.value_serde, topic, "value", raw_value)
+            except Exception as exc:  # a corrupt record: the handler skips it or raises
+                self._handler.handle(
+                    exc,
+                    topic,
+                    self.partition,
+                    msg.offset(),
+                    msg.timestamp()[1],
+                    raw_key,
+                    raw_value,
+                    msg.headers() or (),
+                )
+                return None
+        result: ConsumerRecord = _new_tuple(
+            ConsumerRecord,
+            (topic, self.partition, msg.offset(), msg.timestamp()[1], key, value, msg.headers() or ()),
+        )
+        return result
+
+    def extract_time(self, consumed: ConsumerRecord) -> int:
+        """The record's extracted timestamp; a negative one is logged and counted, and the
+        caller drops the record."""
+        time = self._extractor(consumed, self.partition_time)
+        if time < 0:
+            log.warning(
+                "Skipping record due to negative extracted timestamp. topic=[%s] partition=[%s] "
+                "offset=[%s] extractedTimestamp=[%s]",
+                consumed.topic,
+                consumed.partition,
+                consumed.offset,
+                time,
+            )
+            self._dropped.record()
+        return time
+
+    @property
+    def fast_extraction(self) -> bool:
+        """The default extractor: a record's own timestamp is used as is when not negative (the
+        processing loops apply that rule inline and call :meth:`extract_time` otherwise)."""
+        return self._extractor is fail_on_invalid
 
     def _update_head(self) -> None:
-        # The hot path of every input record: the serdes are called directly (a failure is
-        # wrapped by deserialize_or_raise, called again only then), the ConsumerRecord is built
-        # without the named tuple's Python-level constructor, and the default extractor's rule
-        # (the record's own timestamp when not negative) is applied without calling it.
         raw = self.raw
-        key_serde, value_serde, extractor = self._key_serde, self._value_serde, self._extractor
         while self.head is None and raw:
-            rec = raw.popleft()
-            topic, partition, offset, timestamp, raw_key, raw_value, headers = rec
-            try:
-                key = key_serde.deserialize(topic, raw_key)
-                value = value_serde.deserialize(topic, raw_value)
-            except Exception:
-                try:
-                    key = deserialize_or_raise(key_serde, topic, "key", raw_key)
-                    value = deserialize_or_raise(value_serde, topic, "value", raw_value)
-                except Exception as exc:  # a corrupt record: the handler skips it or raises
-                    self._handler.handle(
-                        exc, topic, partition, offset, timestamp, raw_key, raw_value, headers
-                    )
-                    continue
-            consumed: ConsumerRecord = _new_tuple(
-                ConsumerRecord, (topic, partition, offset, timestamp, key, value, headers)
-            )
-            if extractor is fail_on_invalid and timestamp >= 0:
+            consumed = self.deserialize(raw.popleft())
+            if consumed is None:
+                continue
+            timestamp = consumed.timestamp
+            if self._extractor is fail_on_invalid and timestamp >= 0:
                 time = timestamp
             else:
-                time = extractor(consumed, self.partition_time)
-            if time < 0:
-                log.warning(
-                    "Skipping record due to negative extracted timestamp. topic=[%s] partition=[%s] "
-                    "offset=[%s] extractedTimestamp=[%s]",
-                    topic,
-                    partition,
-                    offset,
-                    time,
-                )
-                self._dropped.record()
-                continue
+                time = self.extract_time(consumed)
+                if time < 0:
+                    continue
             self.head = consumed
             self.head_time = time
 

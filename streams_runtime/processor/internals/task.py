@@ -24,6 +24,7 @@ registration order (caches first: a flush forwards downstream, possibly into lat
 
 from __future__ import annotations
 
+import itertools
 import logging
 import pathlib
 from collections.abc import Callable
@@ -48,10 +49,12 @@ from streams_runtime.processor.internals.partition_group import (
     RecordQueue,
 )
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
-from streams_runtime.processor.timestamps import resolve_extractor
+from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
 from streams_runtime.serdes import serialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
+
+_new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
 
 
 def resolve_serde(serde: Any, config: Any, side: str) -> Any:
@@ -269,38 +272,75 @@ class StreamTask(Task):
         return True
 
     def process_all(self) -> int:
-        """Process every buffered record; return how many. A task with one input queue drains
-        it in one loop: the same steps as :meth:`process` per record, the consumed offset
-        recorded once (the last record every downstream node took, also when one raised)."""
+        """Process every buffered record; return how many. A task with one input queue has no
+        order to choose: it drains the queue in one loop (:meth:`_drain`)."""
         queues = self.partition_group.ordered_queues
         if len(queues) != 1:
             n = 0
             while self.process():
                 n += 1
             return n
-        queue = queues[0]
-        context = self.context
-        source = queue.source
-        set_source, set_node, forward = context.set_source, context.set_current_node, context.forward
+        return self._drain(queues[0])
+
+    def _drain(self, queue: RecordQueue) -> int:
+        """:meth:`process` for every record of the task's only queue, in one loop over the
+        consumer's raw messages: the same rules (deserialization handler, timestamp extraction,
+        stream time, record context, the processing handler at the first node), without a
+        queue operation or an intermediate record per input. The consumed offset is recorded
+        once, for the last record every downstream node took; records not reached because one
+        raised go back to the queue."""
+        forward = self.context.source_forwarder(queue.source)
         topic, partition = queue.topic, queue.partition
         n = 0
         offset = -1
+        if queue.head is not None:  # deserialized when its batch arrived
+            head, time = queue.pop_head()
+            if time > self.stream_time:
+                self.stream_time = time
+            forward(topic, partition, head.offset, Record(head.key, head.value, time, head.headers))
+            offset = head.offset
+            n = 1
+        raw = queue.take_raw()
+        if not raw:
+            if n:
+                self.consumed_offsets[(topic, partition)] = offset
+            return n
+        key_deserialize, value_deserialize = queue.key_serde.deserialize, queue.value_serde.deserialize
+        fast_time = queue.fast_extraction
+        taken = 0
         try:
-            while queue.head is not None:
-                consumed, time = queue.poll()
+            for msg in raw:
+                taken += 1
+                try:
+                    key = key_deserialize(topic, msg.key())
+                    value = value_deserialize(topic, msg.value())
+                except Exception:  # the queue's path: the error named, the handler decides
+                    consumed = queue.deserialize(msg)
+                    if consumed is None:
+                        continue
+                    key, value = consumed.key, consumed.value
+                time = msg.timestamp()[1]
+                if not (fast_time and time >= 0):
+                    time = queue.extract_time(
+                        _new_tuple(
+                            ConsumerRecord,
+                            (topic, partition, msg.offset(), time, key, value, msg.headers() or ()),
+                        )
+                    )
+                    if time < 0:
+                        continue
+                if time > queue.partition_time:
+                    queue.partition_time = time
                 if time > self.stream_time:
                     self.stream_time = time
-                record = Record(consumed.key, consumed.value, time, consumed.headers)
-                set_source(topic, partition, consumed.offset, record)
-                set_node(source)
-                try:
-                    forward(record)
-                finally:
-                    set_node(None)
-                offset = consumed.offset
+                record_offset = msg.offset()
+                forward(topic, partition, record_offset, Record(key, value, time, msg.headers() or ()))
+                offset = record_offset
                 n += 1
         finally:
-            if n:
+            if taken < len(raw):  # one raised: what it did not reach stays queued
+                queue.give_back(list(itertools.islice(raw, taken, None)))
+            if offset >= 0:
                 self.consumed_offsets[(topic, partition)] = offset
         return n
 

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.kafka.offsets import is_partition_eof
-from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.tasks import Tasks
 
@@ -64,8 +63,6 @@ if TYPE_CHECKING:  # types only
 __all__ = ["TaskExecutor"]
 
 log = logging.getLogger("streams_runtime.processor")
-
-_new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
 
 
 class TaskExecutor:
@@ -96,28 +93,29 @@ class TaskExecutor:
         self._consumer_errors_logged = 0.0  # when a transient consumer error was last logged
 
     def add_records(self, messages: list[Any]) -> None:
+        """Hand a poll batch to the queues of the partitions it holds: the messages themselves,
+        one list per run of consecutive messages of a partition (a fetch answers partition by
+        partition). A message of a partition revoked since the fetch is dropped."""
         adders = self._registry.input_adders
+        topic: Any = None
+        partition = -1
+        run: list[Any] = []
         for msg in messages:
             if msg.error() is not None:
                 self._consumer_error(msg.error())
                 continue
-            topic, partition = msg.topic(), msg.partition()
+            p = msg.partition()
+            if p != partition or msg.topic() != topic:
+                if run:
+                    add = adders.get((topic, partition))
+                    if add is not None:
+                        add(run)
+                topic, partition, run = msg.topic(), p, []
+            run.append(msg)
+        if run:
             add = adders.get((topic, partition))
-            if add is not None:  # a record of a partition revoked since the fetch is dropped
-                add(
-                    _new_tuple(
-                        RawRecord,
-                        (
-                            topic,
-                            partition,
-                            msg.offset(),
-                            msg.timestamp()[1],
-                            msg.key(),
-                            msg.value(),
-                            msg.headers() or (),
-                        ),
-                    )
-                )
+            if add is not None:
+                add(run)
 
     def _consumer_error(self, error: Any) -> None:
         """A consumer event: EOF is skipped; a transient error (broker unreachable, a request

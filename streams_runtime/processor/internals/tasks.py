@@ -13,7 +13,7 @@ queues, sensors and offsets live on the task. What has no task object yet has an
   again if the next assignment still gives them to this thread.
 
 The input-partition index (``topic, partition`` -> the queue of the running task reading it) is
-kept here for the poll loop, which looks a queue up per record.
+kept here for the poll loop, which hands each queue its records of a poll batch at once.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Tasks:
         self.pending_active: dict[TaskId, int] = {}
         self.pending_standby: set[TaskId] = set()
         self.migrated: set[TaskId] = set()
-        self._input_adders: dict[TopicPartitionKey, Callable[[Any], None]] = {}
+        self._input_adders: dict[TopicPartitionKey, Callable[[list[Any]], None]] = {}
 
     # ------------------------------------------------------------------ active tasks
     @property
@@ -82,11 +82,12 @@ class Tasks:
     def add_input_partitions(self, task: Any) -> None:
         """Route the records of ``task.input_partitions`` to the task's queues."""
         for topic, partition in task.input_partitions:
-            self._input_adders[(topic, partition)] = task.partition_group.queue_for(topic, partition).add
+            queue = task.partition_group.queue_for(topic, partition)
+            self._input_adders[(topic, partition)] = queue.add_batch
 
     @property
-    def input_adders(self) -> dict[TopicPartitionKey, Callable[[Any], None]]:
-        """``(topic, partition)`` -> the add function of the queue reading it (read only)."""
+    def input_adders(self) -> dict[TopicPartitionKey, Callable[[list[Any]], None]]:
+        """``(topic, partition)`` -> the ``add_batch`` of the queue reading it (read only)."""
         return self._input_adders
 
     # ------------------------------------------------------------------ standby tasks

@@ -105,7 +105,7 @@ def test_a_stream_task_restores_runs_suspends_and_closes(tmp_path):
 
 # ---------------------------------------------------------------------- the registry
 def fake_task(task_id: TaskId, state: State = State.RESTORING, partitions=()) -> SimpleNamespace:
-    queues = {tp: SimpleNamespace(add=lambda raw, tp=tp: None) for tp in partitions}
+    queues = {tp: SimpleNamespace(add_batch=lambda raws, tp=tp: None) for tp in partitions}
     return SimpleNamespace(
         id=task_id,
         state=state,
