@@ -56,7 +56,15 @@ def node_forward(context: InternalProcessorContext) -> Callable[..., None]:
 
 
 class InternalProcessor(Processor):
-    """A processor of the DSL: ``self.context`` is the task's internal context once initialized."""
+    """A processor of the DSL: ``self.context`` is the task's internal context once initialized.
+
+    ``context_free``: ``process`` reads nothing of the context (not the node being executed, not
+    the record context) and forwards only through the forward bound in ``init``; the runtime may
+    then call it from its parent without making its node and record current (one edge of a DSL
+    chain costs a call, see ``ProcessorContextImpl.forward_of``).
+    """
+
+    context_free = False
 
     context: InternalProcessorContext
 

@@ -3,6 +3,8 @@ foreach, the split (branch) router and pass-through nodes.
 
 User functions are already adapted to ``(key, value)`` (see functions.with_key). Each
 processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward.
+The ones whose ``process`` uses nothing of the context but that bound forward say so with
+``context_free`` (see :class:`InternalProcessor`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class PassThrough(_Forwarding):
 
 
 class KStreamFilter(_Forwarding):
+    context_free = True
+
     def __init__(self, predicate: Callable[[Any, Any], bool], filter_not: bool) -> None:
         self.predicate = predicate
         self.filter_not = filter_not
@@ -44,6 +48,8 @@ class KStreamFilter(_Forwarding):
 
 
 class KStreamMap(_Forwarding):
+    context_free = True
+
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
         self.mapper = mapper
 
@@ -56,6 +62,8 @@ class KStreamMap(_Forwarding):
 
 
 class KStreamMapValues(_Forwarding):
+    context_free = True
+
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
         self.mapper = mapper
         self.value_mapper = value_only(mapper)  # a value-only user function, called directly
@@ -73,6 +81,8 @@ class KStreamMapValues(_Forwarding):
 
 
 class KStreamSelectKey(_Forwarding):
+    context_free = True
+
     def __init__(self, selector: Callable[[Any, Any], Any]) -> None:
         self.selector = selector
 
@@ -83,6 +93,8 @@ class KStreamSelectKey(_Forwarding):
 
 
 class KStreamFlatMap(_Forwarding):
+    context_free = True
+
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
         self.mapper = mapper
 
@@ -96,6 +108,8 @@ class KStreamFlatMap(_Forwarding):
 
 
 class KStreamFlatMapValues(_Forwarding):
+    context_free = True
+
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
         self.mapper = mapper
 
@@ -110,6 +124,8 @@ class KStreamFlatMapValues(_Forwarding):
 
 class KStreamPeek(_Forwarding):
     """peek (forwards) and foreach (terminal: forwards nothing)."""
+
+    context_free = True
 
     def __init__(self, action: Callable[[Any, Any], None], forward: bool) -> None:
         self.action = action

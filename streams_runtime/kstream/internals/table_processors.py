@@ -284,6 +284,8 @@ class KTableMapValuesProcessor(_MaterializingProcessor):
 
 # ---------------------------------------------------------------------------- to_stream / group_by
 class KTableToStream(InternalProcessor):
+    context_free = True
+
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.forward = node_forward(context)

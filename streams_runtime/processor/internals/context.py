@@ -43,6 +43,15 @@ from streams_runtime.state.interfaces import StateStore
 _NOT_THE_RECORDS_FAULT = (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError)
 
 
+def _runs_without_context(node: ProcessorNode) -> bool:
+    """The node reads nothing of the context when it processes a record: a sink with a fixed
+    topic, or a processor that says it is ``context_free`` and has exactly one child (its
+    forward is then bound to that child, never the generic one that reads the current node)."""
+    if node.processor is None:
+        return getattr(node, "topic_extractor", True) is None  # a sink with a fixed topic
+    return bool(getattr(node.processor, "context_free", False)) and len(node.children) == 1
+
+
 class RecordContext(NamedTuple):
     """Topic, partition, offset, timestamp and headers of the record being processed."""
 
@@ -219,6 +228,8 @@ class ProcessorContextImpl(ProcessorContext):
             return self.forward
         child = node.children[0]
         generic = self.forward
+        if _runs_without_context(child):
+            return self._light_forward(child)
 
         def forward(record: Record, child_name: str | None = None) -> None:
             if child_name is not None:
@@ -240,6 +251,29 @@ class ProcessorContextImpl(ProcessorContext):
                 self._handler.handle(exc, child.name, record, self.record_metadata())
             self._node = previous_node
             self._record = previous_record
+
+        return forward
+
+    def _light_forward(self, child: ProcessorNode) -> Callable[..., None]:
+        """:meth:`forward_of` for an edge into a child that reads nothing of the context (a sink
+        with a fixed topic, a context-free DSL processor with one child): the child is called
+        without making it and its record current (the parent's stay current, which nothing
+        below reads before the next full edge sets its own); errors go to the processing handler
+        as on any edge."""
+        process, name, handler, generic = child.process, child.name, self._handler, self.forward
+
+        def forward(record: Record, child_name: str | None = None) -> None:
+            if child_name is not None:
+                generic(record, child_name)
+                return
+            try:
+                process(record)
+            except _NOT_THE_RECORDS_FAULT:
+                raise
+            except Exception as exc:  # the processing exception handler decides
+                if handler is None:  # a standby task runs no processor
+                    raise
+                handler.handle(exc, name, record, self.record_metadata())
 
         return forward
 
