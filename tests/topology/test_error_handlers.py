@@ -127,3 +127,34 @@ def test_records_skipped_by_an_aggregation_are_logged_and_counted(caplog):
         assert driver.create_output_topic("counts", S, Serdes.Long()).read_key_values_to_list() == [("k", 1)]
         assert driver.metrics.total("dropped-records") == 2
     assert "Skipping record due to null key or value" in caplog.text
+
+
+def _chain_failing_inside():
+    """A chain whose inner edges call their child directly (filter -> map_values -> map_values -> sink)."""
+    builder = StreamsBuilder()
+    builder.stream("input").filter(lambda k, v: v != "skip").map_values(lambda v: 10 // int(v)).map_values(
+        str
+    ).to("divided")
+    return builder.build()
+
+
+def test_processing_error_inside_a_dsl_chain_names_the_processor_and_the_source_record():
+    with TopologyTestDriver(_chain_failing_inside(), BASE) as driver:
+        topic = driver.create_input_topic("input", S, S)
+        topic.pipe_input("k", "5", 1)
+        with pytest.raises(StreamsProcessingError) as err:
+            topic.pipe_input("k", "0", 2)
+    message = str(err.value)
+    assert "processor KSTREAM-MAPVALUES-0000000002" in message
+    assert "topic=input partition=0 offset=1" in message
+    assert isinstance(err.value.__cause__, ZeroDivisionError)
+
+
+def test_processing_error_inside_a_dsl_chain_with_log_and_continue_skips_only_that_record():
+    config = dict(BASE, processing_exception_handler="log_and_continue")
+    with TopologyTestDriver(_chain_failing_inside(), config) as driver:
+        topic = driver.create_input_topic("input", S, S)
+        for value in ("2", "0", "skip", "5"):
+            topic.pipe_input("k", value, 1)
+        assert driver.create_output_topic("divided", S, S).read_values_to_list() == ["5", "2"]
+        assert driver.metrics.total("dropped-records") == 1
