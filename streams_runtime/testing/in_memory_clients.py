@@ -10,7 +10,8 @@ an assigned offset below 0 means "the committed offset, else ``auto.offset.reset
 (``earliest`` unless configured). ``consume`` returns what the assigned, unpaused partitions hold
 past their positions (read_committed: up to the last stable offset, aborted records skipped)
 and, with ``enable.partition.eof``, one end-of-partition event each time a position reaches the
-end; it waits up to its timeout for records. Producer: ``produce`` appends at once (inside a
+end; it waits up to its timeout for records (a fetch can be made to pass over offsets once:
+``Faults.skip_once``). Producer: ``produce`` appends at once (inside a
 transaction: an open record), delivery reports are served by ``poll``/``flush``; the transaction
 calls fail with a fencing error once another producer took the transactional id.
 """
@@ -183,6 +184,7 @@ class InMemoryConsumer:
                 visible = self.cluster.read(
                     topic, partition, position, end, read_committed=self.read_committed
                 )
+                visible, end = self._skip_once(topic, partition, visible, position, end, limit - len(out))
                 taken = visible[: limit - len(out)]
                 out.extend(InMemoryMessage(topic, partition, r.offset, r) for r in taken)
                 position = taken[-1].offset + 1 if len(taken) < len(visible) else end
@@ -191,6 +193,21 @@ class InMemoryConsumer:
                 self._eof_at[(topic, partition)] = position
                 out.append(InMemoryMessage(topic, partition, position, error=KafkaError(PARTITION_EOF)))
         return out
+
+    def _skip_once(
+        self, topic: str, partition: int, visible: list[StoredRecord], start: int, end: int, room: int
+    ) -> tuple[list[StoredRecord], int]:
+        """Apply a pending ``Faults.skip_once`` to one fetch: the records and end it answers."""
+        faults = self.cluster.faults
+        hidden = faults.skips_between(topic, partition, start, end)
+        if not hidden:
+            return visible, end
+        below = [r for r in visible if r.offset < hidden[0]]
+        if len(below) < room and any(r.offset > hidden[-1] for r in visible):  # the fetch reaches above
+            faults.passed_over(topic, partition, hidden)
+            skipped = set(hidden)
+            return [r for r in visible if r.offset not in skipped], end
+        return below, hidden[0]  # not readable yet: the fetch stops below them
 
     def get_watermark_offsets(
         self, partition: Any, timeout: float = -1, cached: bool = False

@@ -14,7 +14,8 @@ Semantics follow Apache Kafka where the runtime depends on them:
   - committed offsets are kept per consumer group.
 Transaction markers take no offsets here (on Kafka they do); nothing in the runtime counts on them.
 
-Faults a test injects (:class:`Faults`) are raised by the next matching client call.
+Faults a test injects (:class:`Faults`) are raised by the next matching client call; a fetch
+can also be made to pass over offsets once (:meth:`Faults.skip_once`).
 """
 
 from __future__ import annotations
@@ -68,13 +69,18 @@ class Faults:
     two calls of ``commit`` (on any client of the supplier that checks that name) raise ``error``.
     Names: ``commit`` (consumer offset commit), ``produce``, ``flush``, ``delivery`` (the next
     delivery report carries the error's ``KafkaError``), ``init_transactions``,
-    ``begin_transaction``, ``send_offsets_to_transaction``, ``commit_transaction``."""
+    ``begin_transaction``, ``send_offsets_to_transaction``, ``commit_transaction``.
+
+    Besides errors, :meth:`skip_once` makes consumers' fetches pass over offsets once."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, deque[BaseException]] = defaultdict(deque)
         #: how often each name raised
         self.raised: dict[str, int] = defaultdict(int)
+        self._skips: dict[tuple[str, int], set[int]] = {}
+        #: ``(topic, partition) -> offsets`` every fetch passed over so far (see :meth:`skip_once`)
+        self.skipped: dict[tuple[str, int], list[int]] = defaultdict(list)
 
     def inject(self, name: str, error: BaseException, times: int = 1) -> None:
         with self._lock:
@@ -98,6 +104,42 @@ class Faults:
         error = self.take(name)
         if error is not None:
             raise error
+
+    def skip_once(self, topic: str, partition: int, offsets: Iterable[int]) -> None:
+        """Make one fetch pass over ``offsets`` of ``topic``/``partition``: the race of a broker
+        that answers a fetch with a batch above offsets whose batch is not readable yet (the
+        embedded broker's, with two producers writing one partition; Apache Kafka never does it).
+
+        Until a record above the highest of ``offsets`` is in the partition, consumers read
+        only up to the lowest of them (they are not readable yet). The first fetch (by any
+        consumer of the cluster) that then returns a record above them leaves them out, so that
+        consumer's position moves past them; afterwards they are ordinary records, returned to
+        any fetch from an offset at or below them. The offsets a fetch passed over are added to
+        :attr:`skipped`. Offsets the records never reach stay pending; :meth:`clear_skips` drops
+        them."""
+        with self._lock:
+            self._skips.setdefault((topic, partition), set()).update(offsets)
+
+    def clear_skips(self) -> None:
+        """Forget every pending :meth:`skip_once`."""
+        with self._lock:
+            self._skips.clear()
+
+    def skips_between(self, topic: str, partition: int, start: int, end: int) -> list[int]:
+        """The pending skipped offsets of the partition in ``[start, end)``, sorted (for the
+        in-memory consumer's fetch)."""
+        with self._lock:
+            pending = self._skips.get((topic, partition))
+            return sorted(o for o in pending if start <= o < end) if pending else []
+
+    def passed_over(self, topic: str, partition: int, offsets: list[int]) -> None:
+        """A fetch passed over ``offsets`` (they are no longer pending)."""
+        with self._lock:
+            pending = self._skips.get((topic, partition), set())
+            pending.difference_update(offsets)
+            if not pending:
+                self._skips.pop((topic, partition), None)
+            self.skipped[(topic, partition)].extend(offsets)
 
 
 @dataclass

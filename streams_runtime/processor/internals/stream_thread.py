@@ -28,7 +28,9 @@ Loop, one iteration:
   2. one restore step while tasks restore or wait for a state directory lock held by their
      previous owner (retried each loop; RESTORING tasks become RUNNING); otherwise, with standby
      tasks, one non-blocking standby step (their changelogs replay after active restoration);
-  3. consume a batch of records and hand them to their tasks' queues;
+  3. consume a batch of records and hand them to their tasks' queues (at-least-once, with
+     repartition input: a :class:`~.gap_guard.RepartitionGapGuard` first re-reads repartition
+     offsets a fetch passed over);
   4. process every buffered record of every processable task, punctuating on stream time;
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
   6. commit when ``commit_interval_ms`` has passed or a processor asked for it; standby tasks
@@ -51,6 +53,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
+from streams_runtime.processor.internals.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.record_collector import create_record_collector
@@ -202,16 +205,17 @@ class StreamThread(threading.Thread):
         rt = self._runtime
         config = rt.config
         supplier = rt.client_supplier
+        overrides = {**config.client_configs("consumer."), **config.client_configs("main_consumer.")}
         self._consumer = supplier.get_consumer(
             rt.bootstrap_servers,
             config["application_id"],
-            {
-                "client.id": f"{self.name}-consumer",
-                **config.client_configs("consumer."),
-                **config.client_configs("main_consumer."),
-            },
+            {"client.id": f"{self.name}-consumer", **overrides},
             read_committed=config["processing_guarantee"] == "exactly_once_v2",
         )
+        # at-least-once with repartition input: re-read offsets a fetch passed over (see gap_guard)
+        self._gap_guard = RepartitionGapGuard.for_runtime(rt, overrides, self.streams_metrics)
+        if self._gap_guard is not None:
+            self._consumer = self._gap_guard.watch(self._consumer)
         # at-least-once: one shared producer; exactly-once: one transactional producer per task
         self._collector = create_record_collector(
             config, rt.bootstrap_servers, f"{self.name}-producer", rt.changelog_topics, supplier
@@ -268,6 +272,7 @@ class StreamThread(threading.Thread):
         query_lock, requests = self.query_lock, self._requests
         metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
         runtime, pattern_version = self._runtime, self._runtime.pattern_version
+        gap_guard = self._gap_guard
         while not self._stop_requested.is_set():
             if runtime.refresh_pattern_sources() != pattern_version:  # a pattern source gained topics
                 with query_lock:
@@ -298,6 +303,8 @@ class StreamThread(threading.Thread):
             polled = perf_counter()
             with query_lock:
                 if messages:
+                    if gap_guard is not None:
+                        messages = gap_guard.check(messages)
                     tasks.add_records(messages)
                 now = _wall_clock_ms()
                 processed = tasks.process(now)  # Step 4
