@@ -26,13 +26,15 @@ Per assigned repartition partition the guard keeps the next expected offset:
 A record ABOVE the expected offset is a gap: the guard seeks the consumer back to the expected
 offset, drops that record and every later record of its partition in this batch (they are read
 again), counts it and logs a WARNING naming topic, partition, expected and got. If the seek
-fails, nothing is dropped (the records pass as they came). A gap is verified once: when, after
-the seek-back, the first record of the partition again arrives at (or above) the offset that
-revealed the gap, the offsets in between are truly absent (deleted by retention or a purge,
-transaction markers left by an earlier exactly-once run) and the guard accepts it and moves on.
-If it arrives lower but still above the expected offset, the gap narrowed and is checked again;
-the offset that revealed it falls every time, and after ``MAX_SEEK_BACKS`` seek-backs for one
-expected offset the gap is accepted anyway, so the guard never loops.
+fails, nothing is dropped (the records pass as they came). A gap is verified: when, after the
+seek-back, the first record of the partition again arrives at (or above) the offset that
+revealed the gap, and the gap has lasted ``grace_s`` (``GAP_GRACE_S``: the embedded broker's
+unreadable batch becomes readable within milliseconds), the offsets in between are truly absent
+(deleted by retention or a purge, transaction markers left by an earlier exactly-once run) and
+the guard accepts it and moves on; before that it seeks back again. If the record arrives lower
+but still above the expected offset, the gap narrowed and is checked again. After
+``MAX_SEEK_BACKS`` seek-backs for one expected offset the gap is accepted anyway, so the guard
+never loops.
 
 Cost: a batch is looked at only while a repartition partition is assigned; then each record of
 another topic costs one ``topic()`` call and a set lookup, and a repartition record a few more
@@ -48,7 +50,8 @@ Metrics (the thread's StreamsMetrics, group ``stream-thread-metrics``, tags ``to
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kafka.clients import OFFSET_BEGINNING, TopicPartition
@@ -60,10 +63,12 @@ if TYPE_CHECKING:  # types only
 
 log = logging.getLogger("streams_runtime.processor")
 
-__all__ = ["MAX_SEEK_BACKS", "RepartitionGapGuard", "guarded_topics"]
+__all__ = ["GAP_GRACE_S", "MAX_SEEK_BACKS", "RepartitionGapGuard", "guarded_topics"]
 
 #: seek-backs for one expected offset of a partition before its gap is accepted whatever comes
-MAX_SEEK_BACKS = 3
+MAX_SEEK_BACKS = 50
+#: how long a gap must last (seconds) before records seen again above it are taken as absent
+GAP_GRACE_S = 1.0
 #: what the consumer's ``committed()`` answers for a partition without a committed offset
 OFFSET_INVALID = -1001
 METRICS_GROUP = "stream-thread-metrics"
@@ -92,6 +97,8 @@ class RepartitionGapGuard:
     :param metrics: where the gap sensors are recorded (the thread's StreamsMetrics), or None.
     :param reset_earliest: the consumer starts a partition without a committed offset at the log
         start (``auto.offset.reset=earliest``).
+    :param grace_s: how long a gap must last before it can be accepted.
+    :param clock: monotonic seconds (tests pass their own).
     """
 
     def __init__(
@@ -100,16 +107,21 @@ class RepartitionGapGuard:
         metrics: StreamsMetrics | None = None,
         *,
         reset_earliest: bool = True,
+        grace_s: float = GAP_GRACE_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.topics = frozenset(topics)
+        self._grace_s = grace_s
+        self._clock = clock
         self._metrics = metrics
         self._reset_earliest = reset_earliest
         self._consumer: ConsumerClient | None = None
         #: (topic, partition) -> next expected offset (_UNKNOWN: take the next record as it comes),
         #: for every assigned partition of a guarded topic
         self._expected: dict[tuple[str, int], int] = {}
-        #: (topic, partition) -> (offset that revealed the gap, seek-backs so far) while a gap is checked
-        self._checking: dict[tuple[str, int], tuple[int, int]] = {}
+        #: (topic, partition) -> (offset that revealed the gap, seek-backs so far, when it was first
+        #: seen) while a gap is checked
+        self._checking: dict[tuple[str, int], tuple[int, int, float]] = {}
         self.seeks = 0
         self.accepted = 0
 
@@ -216,8 +228,10 @@ class RepartitionGapGuard:
         """A record at ``got`` above the expected ``want``: True if the consumer was sought back
         (drop the partition's rest of the batch), False if the gap is accepted."""
         topic, partition = key
-        revealed, seeks = self._checking.get(key, (None, 0))
-        if revealed is not None and (got >= revealed or seeks >= MAX_SEEK_BACKS):
+        now = self._clock()
+        revealed, seeks, since = self._checking.get(key, (None, 0, now))
+        lasted = now - since >= self._grace_s
+        if revealed is not None and ((got >= revealed and lasted) or seeks >= MAX_SEEK_BACKS):
             del self._checking[key]
             self.accepted += 1
             self._record(ACCEPTED_SENSOR, key)
@@ -247,7 +261,7 @@ class RepartitionGapGuard:
                 got,
             )
             return False
-        self._checking[key] = (got, seeks + 1)
+        self._checking[key] = (got, seeks + 1, since)
         self.seeks += 1
         self._record(SEEKS_SENSOR, key)
         log.warning(

@@ -68,12 +68,27 @@ def offsets(messages: list[Any]) -> list[tuple[str, int, int]]:
     return [(m.topic(), m.partition(), m.offset()) for m in messages]
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def guard_on(
-    committed: dict[int, int], *, reset_earliest: bool = True
+    committed: dict[int, int],
+    *,
+    reset_earliest: bool = True,
+    grace_s: float = 0.0,
+    clock: FakeClock | None = None,
 ) -> tuple[RepartitionGapGuard, Any, RecordingConsumer, StreamsMetrics]:
-    """A guard of REP, its watched consumer assigned REP's partitions at ``committed`` offsets."""
+    """A guard of REP, its watched consumer assigned REP's partitions at ``committed`` offsets
+    (no grace period unless given: a gap seen again is accepted at once)."""
     metrics = StreamsMetrics()
-    guard = RepartitionGapGuard([REP], metrics, reset_earliest=reset_earliest)
+    guard = RepartitionGapGuard(
+        [REP], metrics, reset_earliest=reset_earliest, grace_s=grace_s, clock=clock or FakeClock()
+    )
     inner = RecordingConsumer()
     consumer = guard.watch(inner)
     consumer.incremental_assign([TopicPartition(REP, p, o) for p, o in committed.items()])
@@ -148,10 +163,11 @@ def test_should_accept_a_gap_whose_first_record_comes_back_even_higher():
 def test_should_check_a_narrowed_gap_again_and_never_seek_back_more_than_the_bound():
     guard, _, inner, _ = guard_on({0: 0})
     # each fetch after a seek-back starts lower, still above 0: checked again, at most MAX_SEEK_BACKS times
-    for got in range(10, 10 - MAX_SEEK_BACKS, -1):
+    top = MAX_SEEK_BACKS + 10
+    for got in range(top, top - MAX_SEEK_BACKS, -1):
         assert offsets(guard.check(msgs(REP, 0, got))) == []
     assert inner.seeks == [(REP, 0, 0)] * MAX_SEEK_BACKS
-    batch = msgs(REP, 0, 10 - MAX_SEEK_BACKS)
+    batch = msgs(REP, 0, top - MAX_SEEK_BACKS)
     assert guard.check(batch) is batch  # the bound is reached: accepted
     assert len(inner.seeks) == MAX_SEEK_BACKS and guard.accepted == 1
     # a narrowed gap whose records then arrive is recovered like any other
@@ -359,3 +375,35 @@ def test_skip_once_waits_for_a_fetch_that_reaches_above_the_offsets():
     live.seek(TopicPartition(REP, 0, 1))
     assert [m.offset() for m in live.consume(10, 0)] == [1, 2, 3, 4, 5]  # once only
     assert cluster.faults.skipped == {(REP, 0): [1]}
+
+
+def test_should_keep_seeking_back_within_the_grace_period_and_take_records_that_turn_readable():
+    clock = FakeClock()
+    guard, _, inner, _ = guard_on({0: 10}, grace_s=1.0, clock=clock)
+    assert offsets(guard.check(msgs(REP, 0, 14, 15))) == []
+    clock.now += 0.2  # the re-fetch still starts above the gap (its batch not readable yet)
+    assert offsets(guard.check(msgs(REP, 0, 14, 15))) == []
+    assert inner.seeks == [(REP, 0, 10), (REP, 0, 10)] and guard.accepted == 0
+    clock.now += 0.2  # now the batch is readable: everything arrives, in order
+    assert [o for _, _, o in offsets(guard.check(msgs(REP, 0, 10, 11, 12, 13, 14, 15)))] == [
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+    ]
+    assert guard.expected(REP, 0) == 16 and guard.accepted == 0
+
+
+def test_should_accept_a_gap_only_once_it_has_lasted_the_grace_period():
+    clock = FakeClock()
+    guard, _, inner, _ = guard_on({0: 10}, grace_s=1.0, clock=clock)
+    guard.check(msgs(REP, 0, 14))
+    for _ in range(4):
+        clock.now += 0.2
+        assert offsets(guard.check(msgs(REP, 0, 14))) == []
+    assert len(inner.seeks) == 5 and guard.accepted == 0
+    clock.now += 0.25  # 1.05 s after the gap was first seen
+    assert [o for _, _, o in offsets(guard.check(msgs(REP, 0, 14, 15)))] == [14, 15]
+    assert len(inner.seeks) == 5 and guard.accepted == 1 and guard.expected(REP, 0) == 16
