@@ -26,7 +26,7 @@ COMMON: dict[str, Any] = {
 CONSUMER: dict[str, Any] = {
     **COMMON,
     "fetch.queue.backoff.ms": 10,
-    "fetch.wait.max.ms": 50,
+    "fetch.wait.max.ms": 20,
     "enable.auto.commit": False,
     "auto.offset.reset": "earliest",
 }
