@@ -236,7 +236,13 @@ _define(
     "forwarded to it, signed with this secret (never with the client's token). Unset: no "
     "forwarding; the API answers 409 naming the owner's endpoint.",
 )
-_define("poll_ms", 100, int_at_least(0))
+_define(
+    "poll_ms",
+    100,
+    int_at_least(0),
+    "How long a stream thread waits for input when its consumer holds no record; it waits for the "
+    "first record only, so records never wait for this timer while input arrives.",
+)
 _define(
     "task_timeout_ms",
     300_000,

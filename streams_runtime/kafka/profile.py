@@ -8,8 +8,11 @@ Why each setting (see docs/decisions/0001-embedded-broker.md):
 - ``allow.auto.create.topics=false``: Tansu auto-creates unknown topics with 4 partitions when a
   client asks for them; every topic we use is created explicitly with a verified partition count.
 - ``fetch.queue.backoff.ms=10``: librdkafka's 1000 ms default throttles a consumer to ~170k msg/s.
-- ``fetch.wait.max.ms``: Tansu does not wake parked fetches, so a long wait is pure latency.
-- ``linger.ms=5``: batches small bursts without adding noticeable latency.
+- ``fetch.wait.max.ms=20``: Tansu does not wake parked fetches, so a long wait is pure latency
+  (20 ms is what the peer harness's broker-only latency floor uses).
+- ``linger.ms=5``: batches small bursts without adding noticeable latency. The stream threads'
+  producers linger longer (``record_collector.DEFAULT_LINGER_MS``): they write many partitions
+  at once, and each partition's batch is one produce request.
 
 All of these are also correct against Apache Kafka.
 """
@@ -26,7 +29,7 @@ COMMON: dict[str, Any] = {
 CONSUMER: dict[str, Any] = {
     **COMMON,
     "fetch.queue.backoff.ms": 10,
-    "fetch.wait.max.ms": 50,
+    "fetch.wait.max.ms": 20,
     "enable.auto.commit": False,
     "auto.offset.reset": "earliest",
 }

@@ -28,7 +28,9 @@ Loop, one iteration:
   2. one restore step while tasks restore or wait for a state directory lock held by their
      previous owner (retried each loop; RESTORING tasks become RUNNING); otherwise, with standby
      tasks, one non-blocking standby step (their changelogs replay after active restoration);
-  3. consume a batch of records and hand them to their tasks' queues (at-least-once, with
+  3. take the records the consumer holds, up to a batch, without waiting; with none, wait up to
+     ``poll_ms`` for the first record only (then take what else is there), so no record waits
+     for a timer while input arrives; hand them to their tasks' queues (at-least-once, with
      repartition input: a :class:`~.gap_guard.RepartitionGapGuard` first re-reads repartition
      offsets a fetch passed over);
   4. process every buffered record of every processable task, punctuating on stream time;
@@ -299,7 +301,9 @@ class StreamThread(threading.Thread):
                     if tasks.has_standbys and tasks.restore(0.0):  # Step 2, standbys
                         self._publish_tasks()
             started = perf_counter()
-            messages = consume(CONSUME_BATCH, 0.0 if tasks.reading_changelogs else poll_s)  # Step 3
+            messages = consume(CONSUME_BATCH, 0.0)  # Step 3
+            if not messages:
+                messages = self._await_input(0.0 if tasks.reading_changelogs else poll_s)
             polled = perf_counter()
             with query_lock:
                 if messages:
@@ -318,6 +322,15 @@ class StreamThread(threading.Thread):
                     metrics.record_commit(perf_counter() - committing)
                     last_commit = now
                 metrics.maybe_refresh_lag(now, consumer, consumer.assignment)
+
+    def _await_input(self, timeout_s: float) -> list[Any]:
+        """Step 3 with nothing buffered: wait up to ``timeout_s`` for the first record only
+        (``consume`` of a batch would wait for the whole timeout at low rates), then take what
+        else the consumer holds by then."""
+        messages: list[Any] = self._consumer.consume(1, timeout_s)
+        if messages:
+            messages.extend(self._consumer.consume(CONSUME_BATCH - 1, 0.0))
+        return messages
 
     def _rebind_sources(self) -> int:
         """Recreate the tasks whose source topics changed and rejoin the group (see pattern_sources)."""
