@@ -170,6 +170,8 @@ class ProcessorContextImpl(ProcessorContext):
         # object with the same timestamp and headers.
         self._record_context_memo: tuple[Record, RecordContext] | None = None
         self._changelog_topics: dict[str, str] = {}
+        #: changelog topic -> [records sent to it by this task since reset_changelog_counts()]
+        self._changelog_counts: dict[str, list[int]] = {}
 
     # ------------------------------------------------------------------ forwarding (hot path)
     def forward(self, record: Record, child_name: str | None = None) -> None:
@@ -449,6 +451,7 @@ class ProcessorContextImpl(ProcessorContext):
         if collector is None:
             raise StreamsError(f"task {self.task_id} has no record collector to log store {store_name} to")
         collector.send(topic, key, value, headers, timestamp, self.task_id.partition)
+        self._changelog_counts.setdefault(topic, [0])[0] += 1
 
     def change_logger(self, store_name: str) -> Callable[[bytes, bytes | None, int], None]:
         """``log_change(store_name, key, value, timestamp)`` with the record's headers, bound
@@ -458,6 +461,7 @@ class ProcessorContextImpl(ProcessorContext):
         if topic is None:
             topic = self._changelog_topics[store_name] = changelog_topic_name(self.application_id, store_name)
         partition = self.task_id.partition
+        sent = self._changelog_counts.setdefault(topic, [0])
 
         def log(key: bytes, value: bytes | None, timestamp: int) -> None:
             collector = self._collector
@@ -470,8 +474,18 @@ class ProcessorContextImpl(ProcessorContext):
             if type(headers) is not tuple:
                 headers = tuple(headers)
             collector.send(topic, key, value, headers, timestamp, partition)
+            sent[0] += 1
 
         return log
+
+    def changelog_counts(self) -> dict[str, int]:
+        """Records this task sent to each changelog topic since :meth:`reset_changelog_counts`
+        (the ones the producer then failed included)."""
+        return {topic: sent[0] for topic, sent in self._changelog_counts.items() if sent[0]}
+
+    def reset_changelog_counts(self) -> None:
+        for sent in self._changelog_counts.values():
+            sent[0] = 0
 
     def cache(self) -> Any:
         return self._cache

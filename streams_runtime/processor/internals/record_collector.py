@@ -26,9 +26,17 @@ Delivery reports come back through one producer-level callback while the produce
     ``fail`` raises :class:`ProductionError` naming the topic, the record's size and the cause,
     ``continue`` logs and skips the record (counted in :attr:`RecordCollector.skipped`). Only a
     full local queue is not an error: the producer serves delivery reports and tries again;
-  - the offset of every record written to a changelog topic is kept in :attr:`changelog_offsets`
-    ``{(topic, partition): last offset}`` for the state managers' checkpoints.
-With no changelog topic in the topology, librdkafka reports errors only (no per-record callback).
+  - a changelog record that failed is counted in :attr:`failed_changelog` (the state manager's
+    offsets are counted, see below).
+librdkafka reports errors only: no Python callback runs per record. A task learns the changelog
+offsets it wrote without delivery reports: a changelog partition has one writer, the task that
+owns it, so the offset of its last record is the offset its state reflected when it started
+processing plus the records it sent since, minus those that failed (``StreamTask.post_commit``).
+That is never above the truth (a zombie's or a retry's extra records, or transaction markers
+left by an earlier exactly-once run, only push the real offsets higher), and a checkpoint lower
+than the truth only makes a restore replay a few records more. The exactly-once collectors keep
+a delivery report per record (:attr:`changelog_offsets`, ``{(topic, partition): last
+offset}``), as their markers take offsets inside the run.
 
 One collector per task: under at-least-once every task's :class:`SharedProducerCollector` sends
 through the thread's one :class:`RecordCollector` (:mod:`.shared_record_collectors`); under
@@ -195,6 +203,9 @@ class StreamsProducer:
 class RecordCollector:
     """Sends the records of one thread's tasks; see the module docstring."""
 
+    #: no delivery report per record (the changelog offsets are counted by the tasks)
+    reports_only_errors = True
+
     def __init__(
         self,
         bootstrap_servers: str,
@@ -206,6 +217,8 @@ class RecordCollector:
     ) -> None:
         self._changelog_topics = frozenset(changelog_topics)
         self.changelog_offsets: dict[tuple[str, int], int] = {}
+        #: changelog records whose delivery failed (skipped under ``continue``), per partition
+        self.failed_changelog: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
         self._continue_on_error = continue_on_error
         #: the largest record the producer accepts (dead-letter records are bounded by it)
@@ -219,7 +232,7 @@ class RecordCollector:
             client_id,
             overrides,
             self._on_delivery,
-            not self._changelog_topics,
+            self.reports_only_errors or not self._changelog_topics,
             client_supplier,
         )
         self._produce: Callable[..., None] = self.producer.produce
@@ -241,9 +254,11 @@ class RecordCollector:
             err = exc.args[0]
             if not _is_record_error(err):
                 raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
-            self._refused(topic, key, value, headers, err)
+            self._refused(topic, key, value, headers, err, partition)
 
-    def _refused(self, topic: str, key: Any, value: Any, headers: Any, err: Any) -> None:
+    def _refused(
+        self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None
+    ) -> None:
         """``produce`` refused one record (see the module docstring): the production handler decides."""
         what = (
             f"record of {record_size(key, value, headers)} bytes for topic {topic} refused by the "
@@ -251,12 +266,19 @@ class RecordCollector:
         )
         if self._continue_on_error:
             self.skipped += 1
+            if topic in self._changelog_topics and partition is not None:
+                tp = (topic, partition)
+                self.failed_changelog[tp] = self.failed_changelog.get(tp, 0) + 1
             log.warning("%s; skipped (default_production_exception_handler=continue)", what)
             return
         raise ProductionError(f"{what} (default_production_exception_handler=fail)")
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
+            topic = msg.topic()
+            if topic in self._changelog_topics:
+                tp = (topic, msg.partition())
+                self.failed_changelog[tp] = self.failed_changelog.get(tp, 0) + 1
             if self._continue_on_error:
                 self.skipped += 1
                 log.warning(

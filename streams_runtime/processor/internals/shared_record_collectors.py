@@ -40,9 +40,15 @@ class SharedProducerCollector:
 
     @property
     def changelog_offsets(self) -> dict[tuple[str, int], int]:
-        """The thread's changelog offsets; a task's state manager takes its own partitions."""
+        """The thread's changelog offsets from delivery reports: none under at-least-once (the
+        task counts its own, see :mod:`.record_collector`)."""
         offsets: dict[tuple[str, int], int] = self._shared.changelog_offsets
         return offsets
+
+    def take_failed_changelog(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """How many changelog records of ``partitions`` failed since the last call (then forgotten)."""
+        failed: dict[tuple[str, int], int] = self._shared.failed_changelog
+        return {tp: failed.pop(tp) for tp in partitions if tp in failed}
 
 
 class SharedRecordCollectors:

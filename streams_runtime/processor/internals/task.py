@@ -108,6 +108,10 @@ class StreamTask(Task):
         self.stream_time = UNKNOWN
         self.commit_requested = False
         self.consumed_offsets: dict[tuple[str, int], int] = {}
+        #: changelog offsets the stores reflected when the task began running, and the records
+        #: of each changelog partition the producer failed since (see post_commit)
+        self._changelog_base: dict[tuple[str, int], int] = {}
+        self._changelog_failed: dict[tuple[str, int], int] = {}
         self.dropped = metrics.dropped_records(task_id)
         self.processing_handler = ProcessingHandler(
             config["processing_exception_handler"], self.dropped, task_id
@@ -174,7 +178,13 @@ class StreamTask(Task):
         self.transition_to(State.RESTORING)
 
     def complete_restoration(self) -> None:
-        """RESTORING -> RUNNING: every store is current; the task may process."""
+        """RESTORING -> RUNNING: every store is current; the task may process. The changelog
+        offsets the stores reflect now are the base its written offsets are counted from
+        (:meth:`post_commit`)."""
+        manager = self.state_manager
+        self._changelog_base = manager.checkpointed_offsets() if manager is not None else {}
+        self._changelog_failed = {}
+        self.context.reset_changelog_counts()
         self.transition_to(State.RUNNING)
 
     def add_pattern_topic(self, topic: str, partition: int) -> bool:
@@ -390,16 +400,34 @@ class StreamTask(Task):
 
     def post_commit(self) -> None:
         """After the task's offsets were committed: its state manager learns the changelog
-        offsets the delivery reports gave; the checkpoint is written at once unless the
-        collector is transactional (then only a clean close writes it: state on disk must never
-        be ahead of what a read_committed changelog holds)."""
+        offsets it wrote, and the checkpoint is written at once unless the collector is
+        transactional (then only a clean close writes it: state on disk must never be ahead of
+        what a read_committed changelog holds).
+
+        Exactly-once: the offsets come from the delivery reports. At-least-once (no report per
+        record): a changelog partition's last offset is counted, ``base + sent - failed`` from
+        the offset the store reflected when the task began running; never above the true one
+        (see :mod:`.record_collector`)."""
         manager = self.state_manager
         if manager is None:
             return
-        written = self._collector.changelog_offsets
-        if written:
-            mine = {tp: written[tp] for tp in manager.changelog_partitions() if tp in written}
-            if mine:
-                manager.update_changelog_offsets(mine)
-        if not getattr(self._collector, "eos_enabled", False):
-            manager.checkpoint()
+        collector = self._collector
+        if getattr(collector, "eos_enabled", False):
+            written = collector.changelog_offsets
+            if written:
+                mine = {tp: written[tp] for tp in manager.changelog_partitions() if tp in written}
+                if mine:
+                    manager.update_changelog_offsets(mine)
+            return
+        sent = self.context.changelog_counts()
+        if sent:
+            partitions = [tp for tp in manager.changelog_partitions() if tp[0] in sent]
+            take_failed = getattr(collector, "take_failed_changelog", None)
+            failed = self._changelog_failed
+            if take_failed is not None:
+                for tp, n in take_failed(partitions).items():
+                    failed[tp] = failed.get(tp, 0) + n
+            base = self._changelog_base
+            counted = {tp: base.get(tp, -1) + sent[tp[0]] - failed.get(tp, 0) for tp in partitions}
+            manager.update_changelog_offsets({tp: o for tp, o in counted.items() if o >= 0})
+        manager.checkpoint()

@@ -91,6 +91,8 @@ class TransactionalRecordCollector(RecordCollector):
     """
 
     eos_enabled = True
+    #: a delivery report per record: the changelog offsets come from them (markers take offsets)
+    reports_only_errors = False
 
     def __init__(
         self,
@@ -152,7 +154,7 @@ class TransactionalRecordCollector(RecordCollector):
             err = _kafka_error(exc)
             if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
                 # the record never joined the transaction (refused locally): the handler decides
-                self._refused(topic, key, value, headers, err)
+                self._refused(topic, key, value, headers, err, partition)
                 return
             # the producer is in an error state: find out why
             self._keep(self._classify(err, f"sending to topic {topic}"))
