@@ -158,12 +158,19 @@ def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(unique_name, tm
             for r in caplog.records
             if (m := re.search(r"(?:not acknowledged for|acknowledged after) (\d+)s", r.getMessage()))
         ]
+        # a commit waits through the cut in step 2 (outputs in flight: acknowledgements) or, when
+        # nothing was in flight at the cut, in step 3 (the offset commit retried); either way one
+        # commit spans the outage, past 60 s, and nothing failed
+        retries = [
+            r.created for r in caplog.records if r.getMessage().startswith("committing input offsets failed")
+        ]
+        retried_s = max(retries) - min(retries) if retries else 0.0
         print(
             f"\noutage {CUT_S:.0f}s: {feeder.sent} records, 0 lost, "
             f"all outputs {recovered_s:.1f}s after heal; "
-            f"longest commit wait logged {max(waits, default=0)}s"
+            f"longest commit wait logged {max(waits, default=0)}s, offset commit retried for {retried_s:.0f}s"
         )
-        assert waits and max(waits) >= 60, waits  # a commit waited through the cut, past 60 s
+        assert max(waits, default=0) >= 60 or retried_s >= 60, (waits, retried_s)
     finally:
         for client in clients:
             client.close(timeout=20)

@@ -296,25 +296,21 @@ class StreamTask(Task):
         """:meth:`process` for every record of the task's only queue, in one loop over the
         consumer's raw messages: the same rules (deserialization handler, timestamp extraction,
         stream time, record context, the processing handler at the first node), without a
-        queue operation or an intermediate record per input. The consumed offset is recorded
-        once, for the last record every downstream node took; records not reached because one
-        raised go back to the queue."""
+        queue operation or an intermediate record per input. As the queue does, the record after
+        the one to process is deserialized first (it becomes the head): when that fails under
+        ``log_and_fail``, the record before it is dropped with it, unprocessed and uncommitted,
+        as in Kafka Streams. The consumed offset is recorded once, for the last record every
+        downstream node took; records not reached when one raises go back to the queue."""
         forward = self.context.source_forwarder(queue.source)
         topic, partition = queue.topic, queue.partition
         n = 0
         offset = -1
+        # the record to process next, deserialized: (key, value, time, headers, offset)
+        ahead: tuple[Any, Any, int, Any, int] | None = None
         if queue.head is not None:  # deserialized when its batch arrived
             head, time = queue.pop_head()
-            if time > self.stream_time:
-                self.stream_time = time
-            forward(topic, partition, head.offset, Record(head.key, head.value, time, head.headers))
-            offset = head.offset
-            n = 1
+            ahead = (head.key, head.value, time, head.headers, head.offset)
         raw = queue.take_raw()
-        if not raw:
-            if n:
-                self.consumed_offsets[(topic, partition)] = offset
-            return n
         key_deserialize, value_deserialize = queue.key_serde.deserialize, queue.value_serde.deserialize
         fast_time = queue.fast_extraction
         taken = 0
@@ -339,13 +335,16 @@ class StreamTask(Task):
                     )
                     if time < 0:
                         continue
-                if time > queue.partition_time:
-                    queue.partition_time = time
-                if time > self.stream_time:
-                    self.stream_time = time
-                record_offset = msg.offset()
-                forward(topic, partition, record_offset, Record(key, value, time, msg.headers() or ()))
-                offset = record_offset
+                if ahead is not None:
+                    try:
+                        offset = self._forward_one(forward, queue, ahead)
+                    except BaseException:
+                        taken -= 1  # the record read ahead stays queued (the queue's head)
+                        raise
+                    n += 1
+                ahead = (key, value, time, msg.headers() or (), msg.offset())
+            if ahead is not None:
+                offset = self._forward_one(forward, queue, ahead)
                 n += 1
         finally:
             if taken < len(raw):  # one raised: what it did not reach stays queued
@@ -353,6 +352,16 @@ class StreamTask(Task):
             if offset >= 0:
                 self.consumed_offsets[(topic, partition)] = offset
         return n
+
+    def _forward_one(self, forward: Callable[..., None], queue: RecordQueue, record: tuple[Any, ...]) -> int:
+        """One record of :meth:`_drain` into the topology; returns its offset once every node took it."""
+        key, value, time, headers, offset = record
+        if time > queue.partition_time:
+            queue.partition_time = time
+        if time > self.stream_time:
+            self.stream_time = time
+        forward(queue.topic, queue.partition, offset, Record(key, value, time, headers))
+        return int(offset)
 
     # ------------------------------------------------------------------ punctuation
     def schedule(
