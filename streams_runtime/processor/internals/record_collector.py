@@ -293,9 +293,8 @@ class RecordCollector:
                     f"error sending record to topic {msg.topic()} partition {msg.partition()}: {err}"
                 )
             return
-        topic = msg.topic()
-        if topic in self._changelog_topics:
-            self.changelog_offsets[(topic, msg.partition())] = msg.offset()
+        # a success: reported only where ``reports_only_errors`` is off, and the collectors that
+        # turn it off (exactly-once) read their changelog offsets in their own ``_on_delivery``
 
     def _raise_error(self) -> None:
         error, self._error = self._error, None
