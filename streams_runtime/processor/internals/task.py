@@ -305,11 +305,12 @@ class StreamTask(Task):
         topic, partition = queue.topic, queue.partition
         n = 0
         offset = -1
-        # the record to process next, deserialized: (key, value, time, headers, offset)
-        ahead: tuple[Any, Any, int, Any, int] | None = None
+        # the record to process next, deserialized, and its offset (-1: none read ahead)
+        ahead: Record | None = None
+        ahead_offset = -1
         if queue.head is not None:  # deserialized when its batch arrived
             head, time = queue.pop_head()
-            ahead = (head.key, head.value, time, head.headers, head.offset)
+            ahead, ahead_offset = Record(head.key, head.value, time, head.headers), head.offset
         raw = queue.take_raw()
         key_deserialize, value_deserialize = queue.key_serde.deserialize, queue.value_serde.deserialize
         fast_time = queue.fast_extraction
@@ -336,32 +337,35 @@ class StreamTask(Task):
                     if time < 0:
                         continue
                 if ahead is not None:
+                    # the record read ahead into the topology (stream time first, as process())
+                    ahead_time = ahead.timestamp
+                    if ahead_time > queue.partition_time:
+                        queue.partition_time = ahead_time
+                    if ahead_time > self.stream_time:
+                        self.stream_time = ahead_time
                     try:
-                        offset = self._forward_one(forward, queue, ahead)
+                        forward(topic, partition, ahead_offset, ahead)
                     except BaseException:
                         taken -= 1  # the record read ahead stays queued (the queue's head)
                         raise
+                    offset = ahead_offset
                     n += 1
-                ahead = (key, value, time, msg.headers() or (), msg.offset())
+                ahead, ahead_offset = Record(key, value, time, msg.headers() or ()), msg.offset()
             if ahead is not None:
-                offset = self._forward_one(forward, queue, ahead)
+                ahead_time = ahead.timestamp
+                if ahead_time > queue.partition_time:
+                    queue.partition_time = ahead_time
+                if ahead_time > self.stream_time:
+                    self.stream_time = ahead_time
+                forward(topic, partition, ahead_offset, ahead)
+                offset = ahead_offset
                 n += 1
         finally:
             if taken < len(raw):  # one raised: what it did not reach stays queued
                 queue.give_back(list(itertools.islice(raw, taken, None)))
             if offset >= 0:
-                self.consumed_offsets[(topic, partition)] = offset
+                self.consumed_offsets[(topic, partition)] = int(offset)
         return n
-
-    def _forward_one(self, forward: Callable[..., None], queue: RecordQueue, record: tuple[Any, ...]) -> int:
-        """One record of :meth:`_drain` into the topology; returns its offset once every node took it."""
-        key, value, time, headers, offset = record
-        if time > queue.partition_time:
-            queue.partition_time = time
-        if time > self.stream_time:
-            self.stream_time = time
-        forward(queue.topic, queue.partition, offset, Record(key, value, time, headers))
-        return int(offset)
 
     # ------------------------------------------------------------------ punctuation
     def schedule(
