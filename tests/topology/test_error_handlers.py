@@ -158,3 +158,67 @@ def test_processing_error_inside_a_dsl_chain_with_log_and_continue_skips_only_th
             topic.pipe_input("k", value, 1)
         assert driver.create_output_topic("divided", S, S).read_values_to_list() == ["5", "2"]
         assert driver.metrics.total("dropped-records") == 1
+
+
+def _count_then_failing_mapper():
+    """count -> to_stream -> map_values -> sink: every edge after the count calls its child directly."""
+    builder = StreamsBuilder()
+    (
+        builder.stream("input")
+        .group_by_key()
+        .count()
+        .to_stream()
+        .map_values(lambda count: 10 // (count - 2))
+        .to("out", __import__("streams_runtime").Produced.with_(S, Serdes.Long()))
+    )
+    return builder.build()
+
+
+def test_a_failure_behind_a_count_names_the_failing_node_and_keeps_the_update():
+    config = dict(BASE, processing_exception_handler="log_and_continue", statestore_cache_max_bytes=0)
+    with TopologyTestDriver(_count_then_failing_mapper(), config) as driver:
+        topic = driver.create_input_topic("input", S, S)
+        for _ in range(3):
+            topic.pipe_input("k", "v", 1)
+        # the second update fails in map_values: dropped there, the count itself went on
+        assert driver.create_output_topic("out", S, Serdes.Long()).read_values_to_list() == [-10, 10]
+        assert driver.metrics.total("dropped-records") == 1
+        assert driver.get_key_value_store("KSTREAM-AGGREGATE-STATE-STORE-0000000001").get("k") == 3
+
+
+def test_a_failure_behind_a_count_under_log_and_fail_names_the_mapper():
+    config = dict(BASE, statestore_cache_max_bytes=0)
+    with TopologyTestDriver(_count_then_failing_mapper(), config) as driver:
+        topic = driver.create_input_topic("input", S, S)
+        topic.pipe_input("k", "v", 1)
+        with pytest.raises(StreamsProcessingError) as err:
+            topic.pipe_input("k", "v", 2)
+    assert "processor KSTREAM-MAPVALUES-" in str(err.value)
+    assert isinstance(err.value.__cause__, ZeroDivisionError)
+
+
+def test_a_sink_that_cannot_serialize_fails_only_its_record_under_log_and_continue():
+    builder = StreamsBuilder()
+    builder.stream("input").map_values(lambda v: None if v == "x" else int(v)).to(
+        "out", __import__("streams_runtime").Produced.with_(S, Serdes.Integer())
+    )
+    config = dict(BASE, processing_exception_handler="log_and_continue")
+    with TopologyTestDriver(builder.build(), config) as driver:
+        topic = driver.create_input_topic("input", S, S)
+        for value in ("1", "2" * 20, "3"):  # 22222222222222222222 does not fit 4 bytes
+            topic.pipe_input("k", value, 1)
+        assert driver.create_output_topic("out", S, Serdes.Integer()).read_values_to_list() == [1, 3]
+        assert driver.metrics.total("dropped-records") == 1
+
+
+def test_flat_map_values_hands_each_element_to_the_handler_on_its_own():
+    builder = StreamsBuilder()
+    builder.stream("input").flat_map_values(lambda v: v.split(",")).map_values(
+        lambda v: str(10 // int(v))
+    ).to("out")
+    config = dict(BASE, processing_exception_handler="log_and_continue")
+    with TopologyTestDriver(builder.build(), config) as driver:
+        driver.create_input_topic("input", S, S).pipe_input("k", "1,0,5", 1)
+        # the element 0 fails alone; the ones after it still go through
+        assert driver.create_output_topic("out", S, S).read_values_to_list() == ["10", "2"]
+        assert driver.metrics.total("dropped-records") == 1

@@ -60,6 +60,7 @@ class _AggregateProcessor(InternalProcessor):
         self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
         self.cached = self.forwarder.cached
         self.forward = self.forwarder.forward
+        self.child, self.child_failed = self.forwarder.child, self.forwarder.child_failed
         self.dropped = context.metrics.dropped_records(context.task_id)
 
     def skip(self, record: Record) -> bool:
@@ -123,9 +124,13 @@ class KStreamAggregate(_AggregateProcessor):
         store.put(key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
         if self.cached:
             return
-        self.forward(
-            Record(key, Change(new_agg, old_agg if self.send_old_values else None), timestamp, record.headers)
+        out = Record(
+            key, Change(new_agg, old_agg if self.send_old_values else None), timestamp, record.headers
         )
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 class KStreamCount(KStreamAggregate):
@@ -152,9 +157,13 @@ class KStreamCount(KStreamAggregate):
         store.put(key, ValueAndTimestamp(count, timestamp))
         if self.cached:
             return
-        self.forward(
-            Record(key, Change(count, old_count if self.send_old_values else None), timestamp, record.headers)
+        out = Record(
+            key, Change(count, old_count if self.send_old_values else None), timestamp, record.headers
         )
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 def _zero() -> int:

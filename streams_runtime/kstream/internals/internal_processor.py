@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.processor.api import Processor, ProcessorContext
+from streams_runtime.processor.api import Processor, ProcessorContext, Record
 from streams_runtime.processor.internals.context import (
     InternalProcessorContext,
     RecordContext,
@@ -26,6 +26,7 @@ __all__ = [
     "current_node_name",
     "flushed_timestamp",
     "internal_context",
+    "node_child",
     "node_forward",
 ]
 
@@ -53,6 +54,27 @@ def node_forward(context: InternalProcessorContext) -> Callable[..., None]:
         return context.forward
     forward: Callable[..., Any] = forward_of(context.current_node)
     return forward
+
+
+def node_child(
+    context: InternalProcessorContext,
+) -> tuple[Callable[[Record], None], Callable[[Exception, Record], None]]:
+    """``(child, failed)`` for a processor with one forward per record (its node is current):
+    it calls ``child(record)`` inside ``try`` and ``failed(exc, record)`` in ``except Exception``.
+    On the runtime's context with a light edge to the only child that is the child's own
+    ``process`` and the edge's error handling (``ProcessorContextImpl.direct_child_of``);
+    otherwise the bound ``forward`` (which handles its children's errors) and a re-raise."""
+    direct_child_of = getattr(context, "direct_child_of", None)
+    if direct_child_of is not None:
+        direct = direct_child_of(context.current_node)
+        if direct is not None:
+            child: tuple[Callable[[Record], None], Callable[[Exception, Record], None]] = direct
+            return child
+    return node_forward(context), _raise_again
+
+
+def _raise_again(exc: Exception, record: Record) -> None:
+    raise exc
 
 
 class InternalProcessor(Processor):

@@ -2,7 +2,10 @@
 foreach, the split (branch) router and pass-through nodes.
 
 User functions are already adapted to ``(key, value)`` (see functions.with_key). Each
-processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward.
+processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward; the
+ones that forward at most once per record (and the flat maps, once per element) call their only
+child themselves when the edge is light (``node_child``: the child's ``process`` in ``try``, the
+edge's error handling in ``except``).
 The ones whose ``process`` uses nothing of the context but that bound forward say so with
 ``context_free`` (see :class:`InternalProcessor`).
 """
@@ -17,6 +20,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    node_child,
     node_forward,
 )
 from streams_runtime.processor.api import FixedKeyRecord, Record
@@ -28,6 +32,8 @@ class _Forwarding(InternalProcessor):
         context = internal_context(processor_context)
         self.context = context
         self.forward = node_forward(context)
+        # one forward per record: the child called here (see node_child)
+        self.child, self.child_failed = node_child(context)
 
 
 class PassThrough(_Forwarding):
@@ -44,7 +50,10 @@ class KStreamFilter(_Forwarding):
 
     def process(self, record: Record) -> None:
         if bool(self.predicate(record.key, record.value)) is not self.filter_not:
-            self.forward(record)
+            try:
+                self.child(record)
+            except Exception as exc:
+                self.child_failed(exc, record)
 
 
 class KStreamMap(_Forwarding):
@@ -58,7 +67,11 @@ class KStreamMap(_Forwarding):
         if result is None:
             raise TypeError("the map() mapper returned None; it must return a (key, value) pair")
         key, value = result
-        self.forward(Record(key, value, record.timestamp, record.headers))
+        out = Record(key, value, record.timestamp, record.headers)
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 class KStreamMapValues(_Forwarding):
@@ -75,9 +88,13 @@ class KStreamMapValues(_Forwarding):
         else:
             value = self.mapper(record.key, record.value)
         if type(record) is Record:  # the copy with_value makes, without its call
-            self.forward(Record(record.key, value, record.timestamp, record.headers))
+            out = Record(record.key, value, record.timestamp, record.headers)
         else:
-            self.forward(record.with_value(value))
+            out = record.with_value(value)
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 class KStreamSelectKey(_Forwarding):
@@ -87,9 +104,11 @@ class KStreamSelectKey(_Forwarding):
         self.selector = selector
 
     def process(self, record: Record) -> None:
-        self.forward(
-            Record(self.selector(record.key, record.value), record.value, record.timestamp, record.headers)
-        )
+        out = Record(self.selector(record.key, record.value), record.value, record.timestamp, record.headers)
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 class KStreamFlatMap(_Forwarding):
@@ -102,9 +121,13 @@ class KStreamFlatMap(_Forwarding):
         pairs = self.mapper(record.key, record.value)
         if pairs is None:
             raise TypeError("the flat_map() mapper returned None; it must return an iterable of (key, value)")
-        ts, headers, forward = record.timestamp, record.headers, self.forward
+        ts, headers, child = record.timestamp, record.headers, self.child
         for key, value in pairs:
-            forward(Record(key, value, ts, headers))
+            out = Record(key, value, ts, headers)
+            try:
+                child(out)
+            except Exception as exc:
+                self.child_failed(exc, out)
 
 
 class KStreamFlatMapValues(_Forwarding):
@@ -117,9 +140,13 @@ class KStreamFlatMapValues(_Forwarding):
         values = self.mapper(record.key, record.value)
         if values is None:
             raise TypeError("the flat_map_values() mapper returned None; it must return an iterable")
-        key, ts, headers, forward = record.key, record.timestamp, record.headers, self.forward
+        key, ts, headers, child = record.key, record.timestamp, record.headers, self.child
         for value in values:
-            forward(Record(key, value, ts, headers))
+            out = Record(key, value, ts, headers)
+            try:
+                child(out)
+            except Exception as exc:
+                self.child_failed(exc, out)
 
 
 class KStreamPeek(_Forwarding):
@@ -134,7 +161,10 @@ class KStreamPeek(_Forwarding):
     def process(self, record: Record) -> None:
         self.action(record.key, record.value)
         if self.forward_downstream:
-            self.forward(record)
+            try:
+                self.child(record)
+            except Exception as exc:
+                self.child_failed(exc, record)
 
 
 class KStreamBranch(_Forwarding):

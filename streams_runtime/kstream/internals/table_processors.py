@@ -22,6 +22,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     flushed_timestamp,
     internal_context,
+    node_child,
     node_forward,
 )
 from streams_runtime.processor.api import Processor, Record
@@ -42,6 +43,8 @@ class TupleForwarder:
         self.context = context
         self.node = context.current_node
         self.forward = node_forward(context)
+        # the only child called directly by the aggregations' uncached path (see node_child)
+        self.child, self.child_failed = node_child(context)
         self.send_old_values = send_old_values
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
@@ -289,12 +292,17 @@ class KTableToStream(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.forward = node_forward(context)
+        self.child, self.child_failed = node_child(context)
 
     def process(self, record: Record) -> None:
         if type(record) is Record:  # the copy with_value makes, without its call
-            self.forward(Record(record.key, record.value.new_value, record.timestamp, record.headers))
+            out = Record(record.key, record.value.new_value, record.timestamp, record.headers)
         else:
-            self.forward(record.with_value(record.value.new_value))
+            out = record.with_value(record.value.new_value)
+        try:
+            self.child(out)
+        except Exception as exc:
+            self.child_failed(exc, out)
 
 
 class KTableRepartitionMapSupplier(KTableProcessorSupplier):

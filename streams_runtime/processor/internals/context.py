@@ -279,6 +279,28 @@ class ProcessorContextImpl(ProcessorContext):
 
         return forward
 
+    def direct_child_of(
+        self, node: ProcessorNode | None
+    ) -> tuple[Callable[[Record], None], Callable[[Exception, Record], None]] | None:
+        """``(process, failed)`` of ``node``'s only child when :meth:`forward_of` would give the
+        light edge into it (see :meth:`_light_forward`), else None. A DSL processor calls
+        ``process(record)`` itself and, when it raises, ``failed(exc, record)``: the processing
+        handler decides as on any edge (the child named), or the error is raised again (it is
+        not the record's fault, or a standby task runs no processor). One call less per edge."""
+        if node is None or len(node.children) != 1:
+            return None
+        child = node.children[0]
+        if not _runs_without_context(child):
+            return None
+        name, handler = child.name, self._handler
+
+        def failed(exc: Exception, record: Record) -> None:
+            if handler is None or isinstance(exc, _NOT_THE_RECORDS_FAULT):
+                raise exc
+            handler.handle(exc, name, record, self.record_metadata())
+
+        return child.process, failed
+
     def source_forwarder(self, source: ProcessorNode) -> Callable[[str, int, int, Record], None]:
         """``forward(topic, partition, offset, record)``: one source record into the topology
         from ``source``, the same steps as :meth:`set_source`, making ``source`` current and
