@@ -152,6 +152,9 @@ class StreamsProducer:
             config["delivery.report.only.error"] = True
         config.update(overrides)
         self.producer: Producer = client_supplier.get_producer(bootstrap_servers, config)
+        #: the client's own ``produce(topic, value, key, partition, timestamp=, headers=)``
+        #: (partition -1: the partitioner's); raises BufferError when the local queue is full
+        self.client_produce: Callable[..., None] | None = getattr(self.producer, "produce", None)
 
     def produce(
         self,
@@ -236,6 +239,9 @@ class RecordCollector:
             client_supplier,
         )
         self._produce: Callable[..., None] = self.producer.produce
+        # the client's own produce (partition -1: the partitioner's choice), for the hot path of
+        # send; a full local queue falls back to StreamsProducer.produce, which waits and retries
+        self._client_produce: Callable[..., None] | None = getattr(self.producer, "client_produce", None)
 
     def send(
         self,
@@ -249,6 +255,20 @@ class RecordCollector:
         if self._error is not None:
             self._raise_error()
         try:
+            client_produce = self._client_produce
+            if client_produce is not None:
+                try:
+                    client_produce(
+                        topic,
+                        value,
+                        key,
+                        -1 if partition is None else partition,
+                        timestamp=timestamp,
+                        headers=list(headers) if headers else None,
+                    )
+                    return
+                except BufferError:
+                    pass
             self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
         except KafkaException as exc:
             err = exc.args[0]
