@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Callable
@@ -81,6 +82,11 @@ class _StringSerde(Serde):
     def __init__(self, encoding: str = "utf-8") -> None:
         super().__init__("Serdes.String")
         self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:
+        """The text encoding of the bytes (``"utf-8"`` unless given)."""
+        return self._encoding
 
     # serialize/deserialize: the exact-type fast paths of the hot path, then the general rule.
     def serialize(self, topic: str, data: Any) -> bytes | None:
@@ -321,6 +327,36 @@ def is_long_serde(serde: Any) -> bool:
     """Whether ``serde`` is exactly ``Serdes.Long()`` (8-byte big-endian signed integers), so
     a caller may pack such values itself with the same bytes and checks."""
     return type(serde) is _FixedWidthIntSerde and serde.width == 8
+
+
+def bytes_decoder(serde: Any) -> Callable[[bytes], Any] | None:
+    """A one-argument C function that gives what ``serde.deserialize(topic, data)`` gives for
+    any ``data`` of type ``bytes`` it accepts, and raises for the rest (where the serde takes its
+    general path), or None. A hot path calls it for non-None bytes and falls back to the serde
+    itself when it raises, so the results and errors are the serde's: ``Serdes.Json()`` is
+    ``orjson.loads`` (the serde tries it first), ``Serdes.String()`` in UTF-8 ``bytes.decode``."""
+    if type(serde) is _JsonSerde:
+        return _orjson_loads
+    if type(serde) is _StringSerde and serde.encoding == "utf-8":
+        return _utf8_decode
+    return None
+
+
+def bytes_encoder(serde: Any) -> Callable[[Any], bytes] | None:
+    """The serializing side of :func:`bytes_decoder`: a one-argument C function equal to
+    ``serde.serialize(topic, data)`` for the non-None ``data`` it accepts, raising for the rest
+    (the caller then asks the serde), or None. ``Serdes.Json()``: orjson with the serde's
+    options; ``Serdes.String()`` in UTF-8: ``str.encode`` (a ``str`` only)."""
+    if type(serde) is _JsonSerde:
+        return _orjson_dumps_with_options
+    if type(serde) is _StringSerde and serde.encoding == "utf-8":
+        return _utf8_encode
+    return None
+
+
+_utf8_decode: Callable[[bytes], str] = bytes.decode  # UTF-8, strict: what data.decode("utf-8") does
+_utf8_encode: Callable[[str], bytes] = str.encode
+_orjson_dumps_with_options = functools.partial(orjson.dumps, option=_ORJSON_OPTIONS)
 
 
 def is_string_serde(serde: Any) -> bool:

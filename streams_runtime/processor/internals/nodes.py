@@ -19,6 +19,7 @@ from streams_runtime.processor.internals.topology_builder import (
     SinkFactory,
     SourceFactory,
 )
+from streams_runtime.serdes import bytes_encoder
 
 if TYPE_CHECKING:  # the context module imports this one
     from streams_runtime.processor.internals.context import InternalProcessorContext, RecordSender
@@ -116,6 +117,8 @@ class SinkNode(ProcessorNode):
         "_serialize",
         "_key_to_bytes",
         "_value_to_bytes",
+        "_key_encode",
+        "_value_encode",
     )
 
     def __init__(self, factory: SinkFactory, decorate: Callable[[str], str]) -> None:
@@ -140,6 +143,9 @@ class SinkNode(ProcessorNode):
         # the serdes are resolved by now (the task sets them just before binding)
         self._key_to_bytes = self.key_serde.serialize
         self._value_to_bytes = self.value_serde.serialize
+        # C functions for the serdes that have them (Json, String): no Python call per field
+        self._key_encode = bytes_encoder(self.key_serde)
+        self._value_encode = bytes_encoder(self.value_serde)
 
     def _send(self, record: Any) -> None:
         topic = self.topic
@@ -157,8 +163,18 @@ class SinkNode(ProcessorNode):
         # the serdes directly (the hot path of every output record); after a failure the bound
         # ``serialize`` runs again to raise its error (it names topic, side and serde)
         try:
-            key = self._key_to_bytes(topic, record.key)
-            value = self._value_to_bytes(topic, record.value)
+            key = record.key
+            encode = self._key_encode
+            if encode is None or key is None:
+                key = self._key_to_bytes(topic, key)
+            else:
+                key = encode(key)
+            value = record.value
+            encode = self._value_encode
+            if encode is None or value is None:
+                value = self._value_to_bytes(topic, value)
+            else:
+                value = encode(value)
         except Exception:
             serialize = self._serialize
             key = serialize(self.key_serde, topic, "key", record.key)

@@ -50,7 +50,7 @@ from streams_runtime.processor.internals.partition_group import (
 )
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
 from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
-from streams_runtime.serdes import serialize_or_raise
+from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -312,15 +312,26 @@ class StreamTask(Task):
             head, time = queue.pop_head()
             ahead, ahead_offset = Record(head.key, head.value, time, head.headers), head.offset
         raw = queue.take_raw()
-        key_deserialize, value_deserialize = queue.key_serde.deserialize, queue.value_serde.deserialize
+        key_serde, value_serde = queue.key_serde, queue.value_serde
+        key_deserialize, value_deserialize = key_serde.deserialize, value_serde.deserialize
+        # C functions for the serdes that have them (Json, String): no Python call per field
+        key_decode, value_decode = bytes_decoder(key_serde), bytes_decoder(value_serde)
         fast_time = queue.fast_extraction
         taken = 0
         try:
             for msg in raw:
                 taken += 1
                 try:
-                    key = key_deserialize(topic, msg.key())
-                    value = value_deserialize(topic, msg.value())
+                    key = msg.key()
+                    if key_decode is None or key is None:
+                        key = key_deserialize(topic, key)
+                    else:
+                        key = key_decode(key)
+                    value = msg.value()
+                    if value_decode is None or value is None:
+                        value = value_deserialize(topic, value)
+                    else:
+                        value = value_decode(value)
                 except Exception:  # the queue's path: the error named, the handler decides
                     consumed = queue.deserialize(msg)
                     if consumed is None:

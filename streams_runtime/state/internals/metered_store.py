@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
-from streams_runtime.serdes import Serde, is_string_serde, serialize_or_raise
+from streams_runtime.serdes import Serde, bytes_encoder, is_string_serde, serialize_or_raise
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
@@ -256,6 +256,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         # the serdes' bound methods, and the first layer below that does more than delegate
         # (the stack is fixed once initialized)
         self._serialize_key = self._keys.serialize
+        self._encode_key = bytes_encoder(self._keys)  # a C function for Json/String keys, or None
         self._serialize_value = self._values.serialize
         self._deserialize_value = self._values.deserialize
         self._get_bytes = _first_doing(self.wrapped, "get").get
@@ -276,9 +277,13 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
                 raise TypeError("key cannot be None")
             topic = self.topic
             try:
-                key_bytes = self._serialize_key(topic, key)
-            except Exception as exc:
-                raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
+                encode = self._encode_key
+                key_bytes = self._serialize_key(topic, key) if encode is None else encode(key)
+            except Exception:  # the serde decides (the encoder only knows the common case)
+                try:
+                    key_bytes = self._serialize_key(topic, key)
+                except Exception as exc:
+                    raise _serde_error(self._keys, topic, "key", exc, "serialize") from exc
             if self._memo_keys and type(key) is str:
                 self._last_key = key
                 self._last_key_bytes = key_bytes

@@ -189,3 +189,43 @@ def test_should_process_the_same_records_the_same_way_one_at_a_time(tmp_path: Pa
     assert upper_of(looped).seen == upper_of(single).seen
     assert looped.consumed_offsets == single.consumed_offsets
     assert looped.stream_time == single.stream_time == 11
+
+
+def make_json_task(tmp_path: Path, **config: Any) -> tuple[StreamTask, ListCollector]:
+    topology = Topology()
+    topology.add_source("src", "in", key_serde=Serdes.String(), value_serde=Serdes.Json())
+    topology.add_sink("sink", "out", "src", key_serde=Serdes.String(), value_serde=Serdes.Json())
+    builder = topology.internal_builder
+    nodes = [name for names in builder.node_groups().values() for name in names]
+    collector = ListCollector()
+    task = StreamTask(
+        T0,
+        build_processor_topology(builder, nodes),
+        {},
+        as_config({"application_id": "drain", "state_dir": str(tmp_path), **config}),
+        collector,
+        StreamsMetrics(),
+        None,
+        lambda: 0,
+        tmp_path / "0_0",
+    )
+    task.initialize()
+    task.complete_restoration()
+    return task, collector
+
+
+def test_should_give_json_orjson_refuses_to_the_serde_and_a_corrupt_one_to_the_handler(
+    tmp_path: Path,
+) -> None:
+    task, collector = make_json_task(tmp_path, default_deserialization_exception_handler="log_and_continue")
+    values = [b'{"n":1}', b'{"n":NaN}', b'{"n":', b'{"n":1180591620717411303424}', None]
+    queue_of(task).add_batch(batch(*values))
+    assert task.process_all() == 4
+    # each good record comes out as the serdes alone make it (NaN: the standard library's path),
+    # the corrupt one is dropped and counted, the tombstone stays a tombstone
+    json = Serdes.Json()
+    expected = [json.serialize("out", json.deserialize("in", v)) for v in values if v != b'{"n":']
+    assert [v for _, _, v, _, _ in collector.sent] == expected
+    assert expected[3] is None and len(set(expected)) == 4
+    assert task.dropped.total == 1
+    assert task.consumed_offsets == {("in", 0): 4}

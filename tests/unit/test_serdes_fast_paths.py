@@ -1,0 +1,56 @@
+"""The C functions the hot paths call in place of a serde (``bytes_decoder``/``bytes_encoder``):
+for every input they accept they give the serde's result, and they raise for the inputs where the
+serde takes its general path, so a caller that falls back to the serde on an error gets the
+serde's results and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams_runtime import Serdes
+from streams_runtime.serdes import bytes_decoder, bytes_encoder
+
+JSON_BYTES = [b'{"user":"u-1","amount":5}', b"[1,2.5,null]", b'"x"', b"0", b"true"]
+JSON_VALUES = [{"user": "u-1", "amount": 5}, [1, 2.5, None], "x", 0, True, {1: "int key"}]
+
+
+@pytest.mark.parametrize("data", JSON_BYTES)
+def test_the_json_decoder_gives_what_the_serde_gives(data: bytes) -> None:
+    decode = bytes_decoder(Serdes.Json())
+    assert decode is not None
+    assert decode(data) == Serdes.Json().deserialize("t", data)
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_the_json_encoder_gives_what_the_serde_gives(value: object) -> None:
+    encode = bytes_encoder(Serdes.Json())
+    assert encode is not None
+    assert encode(value) == Serdes.Json().serialize("t", value)
+
+
+def test_the_json_fast_paths_raise_where_the_serde_takes_the_standard_library_path() -> None:
+    decode, encode, serde = bytes_decoder(Serdes.Json()), bytes_encoder(Serdes.Json()), Serdes.Json()
+    assert decode is not None and encode is not None
+    with pytest.raises(ValueError):
+        decode(b'{"a": NaN}')
+    assert str(serde.deserialize("t", b'{"a": NaN}')["a"]) == "nan"
+    with pytest.raises(TypeError):
+        encode(2**70)
+    assert serde.serialize("t", 2**70) == b"1180591620717411303424"
+
+
+def test_the_string_fast_paths_match_the_serde_and_refuse_what_it_refuses() -> None:
+    decode, encode, serde = bytes_decoder(Serdes.String()), bytes_encoder(Serdes.String()), Serdes.String()
+    assert decode is not None and encode is not None
+    assert decode("é-1".encode()) == serde.deserialize("t", "é-1".encode()) == "é-1"
+    assert encode("é-1") == serde.serialize("t", "é-1")
+    with pytest.raises(UnicodeDecodeError):
+        decode(b"\xff")
+    with pytest.raises(TypeError):
+        encode(5)  # not a str: the serde decides
+
+
+def test_serdes_without_a_fast_path_get_none() -> None:
+    for serde in (Serdes.Long(), Serdes.Bytes(), Serdes.Integer(), Serdes.String(encoding="latin-1")):
+        assert bytes_decoder(serde) is None
+        assert bytes_encoder(serde) is None
