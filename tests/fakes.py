@@ -161,6 +161,7 @@ class FakeStreamsProducer:
         self.client_id = client_id
         self.config = dict(overrides)
         self.on_delivery = on_delivery
+        self.errors_only = errors_only
         self.calls: list[str] = []
         self.sent: list[tuple[Any, ...]] = []
         self.pending: list[tuple[str, int]] = []

@@ -40,6 +40,8 @@ from streams_runtime.kafka.clients import (
     create_producer,
 )
 from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
+from streams_runtime.processor.internals.state_directory import StateDirectory
+from streams_runtime.processor.task_id import TaskId
 from tests.integration.streams_support import (
     make_topics,
     produce_to,
@@ -254,6 +256,15 @@ def test_should_give_one_output_per_input_across_a_clean_restart(bootstrap_serve
     assert not done.is_set(), "the input was complete before the stop: not a mid-stream restart"
     assert len(list(tmp_path.glob(f"{app}/*/.checkpoint"))) == PARTITIONS
     assert not list(tmp_path.glob(f"{app}/*/.eos-dirty")), "a clean close leaves no exactly-once marker"
+    # no delivery report per record: the tasks counted their changelog offsets, one transaction
+    # marker per commit included, and the checkpoints name each partition's last record exactly
+    changelog = f"{app}-counts-changelog"
+    last: dict[int, int] = {}
+    for msg in read_to_end(bootstrap_servers, changelog, PARTITIONS, committed=True):
+        last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+    directory = StateDirectory(tmp_path, app)
+    checkpoints = {p: directory.read_checkpoint(TaskId(0, p)).get((changelog, p)) for p in last}
+    assert checkpoints == last, f"checkpoints {checkpoints} != the changelog's last records {last}"
     second = KafkaStreams(count_app(source, sink), eos_config(bootstrap_servers, app, tmp_path))
     restored = RestoredRecords()
     second.set_global_state_restore_listener(restored)

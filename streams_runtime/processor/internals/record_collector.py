@@ -28,15 +28,15 @@ Delivery reports come back through one producer-level callback while the produce
     full local queue is not an error: the producer serves delivery reports and tries again;
   - a changelog record that failed is counted in :attr:`failed_changelog` (the state manager's
     offsets are counted, see below).
-librdkafka reports errors only: no Python callback runs per record. A task learns the changelog
-offsets it wrote without delivery reports: a changelog partition has one writer, the task that
-owns it, so the offset of its last record is the offset its state reflected when it started
-processing plus the records it sent since, minus those that failed (``StreamTask.post_commit``).
-That is never above the truth (a zombie's or a retry's extra records, or transaction markers
-left by an earlier exactly-once run, only push the real offsets higher), and a checkpoint lower
-than the truth only makes a restore replay a few records more. The exactly-once collectors keep
-a delivery report per record (:attr:`changelog_offsets`, ``{(topic, partition): last
-offset}``), as their markers take offsets inside the run.
+librdkafka reports errors only, under either guarantee: no Python callback runs per record. A
+task learns the changelog offsets it wrote without delivery reports: a changelog partition has
+one writer, the task that owns it, so the offset of its last record is the offset its state
+reflected when it started processing plus the records it sent since, minus those that failed,
+plus under exactly-once one transaction marker for each committed transaction that wrote the
+partition before the last one (``StreamTask.post_commit``). That is never above the truth (a
+zombie's or a retry's extra records, or markers left by an earlier run, only push the real
+offsets higher), and a checkpoint lower than the truth only makes a restore replay a few
+records more.
 
 One collector per task: under at-least-once every task's :class:`SharedProducerCollector` sends
 through the thread's one :class:`RecordCollector` (:mod:`.shared_record_collectors`); under
@@ -315,6 +315,11 @@ class RecordCollector:
             return
         # a success: reported only where ``reports_only_errors`` is off, and the collectors that
         # turn it off (exactly-once) read their changelog offsets in their own ``_on_delivery``
+
+    def take_failed_changelog(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """How many changelog records of ``partitions`` failed since the last call (then forgotten)."""
+        failed = self.failed_changelog
+        return {tp: failed.pop(tp) for tp in partitions if tp in failed}
 
     def _raise_error(self) -> None:
         error, self._error = self._error, None

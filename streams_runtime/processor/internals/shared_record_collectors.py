@@ -47,8 +47,8 @@ class SharedProducerCollector:
 
     def take_failed_changelog(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """How many changelog records of ``partitions`` failed since the last call (then forgotten)."""
-        failed: dict[tuple[str, int], int] = self._shared.failed_changelog
-        return {tp: failed.pop(tp) for tp in partitions if tp in failed}
+        taken: dict[tuple[str, int], int] = self._shared.take_failed_changelog(partitions)
+        return taken
 
 
 class SharedRecordCollectors:

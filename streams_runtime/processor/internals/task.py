@@ -112,6 +112,10 @@ class StreamTask(Task):
         #: of each changelog partition the producer failed since (see post_commit)
         self._changelog_base: dict[tuple[str, int], int] = {}
         self._changelog_failed: dict[tuple[str, int], int] = {}
+        #: exactly-once: committed transactions that wrote each changelog partition, and the
+        #: partition's sent count at the last of them (see post_commit)
+        self._changelog_markers: dict[tuple[str, int], int] = {}
+        self._changelog_sent_at_commit: dict[tuple[str, int], int] = {}
         self.dropped = metrics.dropped_records(task_id)
         self.processing_handler = ProcessingHandler(
             config["processing_exception_handler"], self.dropped, task_id
@@ -184,6 +188,8 @@ class StreamTask(Task):
         manager = self.state_manager
         self._changelog_base = manager.checkpointed_offsets() if manager is not None else {}
         self._changelog_failed = {}
+        self._changelog_markers = {}
+        self._changelog_sent_at_commit = {}
         self.context.reset_changelog_counts()
         self.transition_to(State.RUNNING)
 
@@ -428,21 +434,16 @@ class StreamTask(Task):
         transactional (then only a clean close writes it: state on disk must never be ahead of
         what a read_committed changelog holds).
 
-        Exactly-once: the offsets come from the delivery reports. At-least-once (no report per
-        record): a changelog partition's last offset is counted, ``base + sent - failed`` from
-        the offset the store reflected when the task began running; never above the true one
-        (see :mod:`.record_collector`)."""
+        No delivery report per record: a changelog partition's last offset is counted from the
+        offset the store reflected when the task began running, ``base + sent - failed``, plus
+        under exactly-once one marker for each committed transaction that wrote the partition
+        before the one holding its last record; never above the true one (see
+        :mod:`.record_collector`)."""
         manager = self.state_manager
         if manager is None:
             return
         collector = self._collector
-        if getattr(collector, "eos_enabled", False):
-            written = collector.changelog_offsets
-            if written:
-                mine = {tp: written[tp] for tp in manager.changelog_partitions() if tp in written}
-                if mine:
-                    manager.update_changelog_offsets(mine)
-            return
+        transactional = bool(getattr(collector, "eos_enabled", False))
         sent = self.context.changelog_counts()
         if sent:
             partitions = [tp for tp in manager.changelog_partitions() if tp[0] in sent]
@@ -453,5 +454,15 @@ class StreamTask(Task):
                     failed[tp] = failed.get(tp, 0) + n
             base = self._changelog_base
             counted = {tp: base.get(tp, -1) + sent[tp[0]] - failed.get(tp, 0) for tp in partitions}
+            if transactional:
+                # the transaction just committed wrote the partitions whose count moved: each
+                # such transaction ends with one marker; all but the last precede the last record
+                markers, at_commit = self._changelog_markers, self._changelog_sent_at_commit
+                for tp in partitions:
+                    if sent[tp[0]] != at_commit.get(tp, 0):
+                        at_commit[tp] = sent[tp[0]]
+                        markers[tp] = markers.get(tp, 0) + 1
+                    counted[tp] += markers.get(tp, 1) - 1
             manager.update_changelog_offsets({tp: o for tp, o in counted.items() if o >= 0})
-        manager.checkpoint()
+        if not transactional:
+            manager.checkpoint()

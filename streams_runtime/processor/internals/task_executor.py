@@ -18,8 +18,8 @@ previous steps made durable:
   3. it commits the input offsets (explicit offsets, synchronous), after step 2, so a committed
      input offset never points past an output that was not written -- a crash before this step
      reprocesses the records since the last commit (duplicates, no loss);
-  4. each task's ``post_commit`` writes its checkpoint (changelog offsets from the delivery
-     reports), after step 3, so a checkpoint never claims state the committed offsets do not
+  4. each task's ``post_commit`` writes its checkpoint (the changelog offsets it counted, see
+     ``StreamTask.post_commit``), after step 3, so a checkpoint never claims state the committed offsets do not
      cover; a crash before this step leaves an older checkpoint and the next restore replays a
      little more changelog;
   5. exactly-once only: a task whose transaction committed input offsets begins no new

@@ -91,8 +91,9 @@ class TransactionalRecordCollector(RecordCollector):
     """
 
     eos_enabled = True
-    #: a delivery report per record: the changelog offsets come from them (markers take offsets)
-    reports_only_errors = False
+    #: errors only, as under at-least-once: the task counts its changelog offsets, with one
+    #: transaction marker per committed transaction that wrote a partition (StreamTask.post_commit)
+    reports_only_errors = True
 
     def __init__(
         self,
@@ -162,12 +163,8 @@ class TransactionalRecordCollector(RecordCollector):
             self._raise_error()
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
-        if err is not None:
+        if err is not None:  # the producer reports errors only
             self._keep(self._classify(err, f"sending to topic {msg.topic()} partition {msg.partition()}"))
-            return
-        topic = msg.topic()
-        if topic in self._changelog_topics:
-            self.changelog_offsets[(topic, msg.partition())] = msg.offset()
 
     def _keep(self, error: StreamsError) -> None:
         """Keep the first error, except that a fencing error wins over any other: after a fatal

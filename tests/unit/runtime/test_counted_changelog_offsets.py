@@ -183,3 +183,64 @@ def test_should_ask_for_error_reports_only_under_at_least_once_even_with_changel
     supplier = RecordingSupplier()
     RecordCollector("b:9092", "c", {}, [CHANGELOG[0]], client_supplier=supplier)  # type: ignore[arg-type]
     assert supplier.configs[0]["delivery.report.only.error"] is True
+
+
+class TransactionalLogCollector(LogCollector):
+    """A one-writer log under exactly-once: each committed transaction ends with one marker on
+    every partition it wrote, and the marker takes an offset (as on Kafka)."""
+
+    eos_enabled = True
+
+    def __init__(self, start: int = 0) -> None:
+        super().__init__(start)
+        self.written: set[tuple[str, int]] = set()
+        self.last_record: dict[tuple[str, int], int] = {}
+
+    def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
+        super().send(topic, key, value, headers, timestamp, partition)
+        self.written.add((topic, partition))
+        self.last_record[(topic, partition)] = self.next_offset[(topic, partition)] - 1
+
+    def commit_transaction(self) -> None:
+        for tp in self.written:
+            self.next_offset[tp] += 1  # the commit marker
+        self.written.clear()
+
+
+def eos_commit(task: StreamTask, collector: TransactionalLogCollector, *, post_commit: bool = True) -> None:
+    task.commit()
+    collector.commit_transaction()
+    if post_commit:
+        task.post_commit()
+
+
+def test_should_count_one_marker_per_committed_transaction_under_exactly_once(state_dir: Any) -> None:
+    collector = TransactionalLogCollector()
+    task, manager = counting_task(state_dir, collector)
+    task.complete_restoration()
+    process(task, "abcab")  # offsets 0-4, then the marker at 5
+    eos_commit(task, collector)
+    assert manager.checkpointed_offsets() == {CHANGELOG: 4} == {CHANGELOG: collector.last_record[CHANGELOG]}
+    process(task, "cc", first=5)  # 6-7, marker 8
+    eos_commit(task, collector)
+    assert manager.checkpointed_offsets() == {CHANGELOG: 7} == {CHANGELOG: collector.last_record[CHANGELOG]}
+    eos_commit(task, collector)  # nothing written: no transaction, no marker
+    process(task, "d", first=7)  # 9, marker 10
+    eos_commit(task, collector)
+    assert manager.checkpointed_offsets() == {CHANGELOG: 9} == {CHANGELOG: collector.last_record[CHANGELOG]}
+    # under exactly-once only a clean close writes the checkpoint file
+    assert not state_dir.read_checkpoint(T0)
+    task.close()
+
+
+def test_should_stay_below_the_truth_when_a_commit_was_not_followed_by_post_commit(state_dir: Any) -> None:
+    collector = TransactionalLogCollector()
+    task, manager = counting_task(state_dir, collector)
+    task.complete_restoration()
+    process(task, "ab")
+    eos_commit(task, collector, post_commit=False)  # its marker is never counted
+    process(task, "c", first=2)
+    eos_commit(task, collector)
+    assert collector.last_record[CHANGELOG] == 3
+    assert manager.checkpointed_offsets()[CHANGELOG] == 2  # lower: a restore replays a little more
+    task.close()

@@ -118,10 +118,14 @@ def test_should_begin_a_transaction_lazily_and_once_per_commit(collector):
     assert collector.commit([TopicPartition("in", 1, 2)], object())
     assert producer.calls[-3:] == ["flush", "send_offsets", "commit_transaction"]
     assert not collector.in_transaction
-    assert collector.changelog_offsets == {(CHANGELOG, 1): 0}
 
     send(collector)
     assert producer.calls.count("begin_transaction") == 2
+
+
+def test_should_ask_the_transactional_producer_for_error_reports_only(collector):
+    # the task counts its changelog offsets (markers included), see test_counted_changelog_offsets
+    assert FakeStreamsProducer.instances[0].errors_only is True
 
 
 def test_should_commit_nothing_when_nothing_was_sent_or_consumed(collector):
