@@ -19,9 +19,9 @@ previous steps made durable:
      input offset never points past an output that was not written -- a crash before this step
      reprocesses the records since the last commit (duplicates, no loss);
   4. each task's ``post_commit`` writes its checkpoint (the changelog offsets it counted, see
-     ``StreamTask.post_commit``), after step 3, so a checkpoint never claims state the committed offsets do not
-     cover; a crash before this step leaves an older checkpoint and the next restore replays a
-     little more changelog;
+     ``StreamTask.post_commit``), after step 3, so a checkpoint never claims state the committed
+     offsets do not cover; a crash before this step leaves an older checkpoint and the next
+     restore replays a little more changelog;
   5. exactly-once only: a task whose transaction committed input offsets begins no new
      transaction (is not processed or punctuated) until the group shows those offsets
      (``confirm_commits``, once per loop iteration; see ``CONFIRM_NUDGE_S`` in
