@@ -48,6 +48,11 @@ def make_task(tmp_path: Path, **config: Any) -> tuple[StreamTask, ListCollector]
     topology.add_source("src", "in", key_serde=Serdes.String(), value_serde=Serdes.String())
     topology.add_processor("upper", Upper, "src")
     topology.add_sink("sink", "out", "upper", key_serde=Serdes.String(), value_serde=Serdes.String())
+    return task_of(topology, tmp_path, config)
+
+
+def task_of(topology: Topology, tmp_path: Path, config: dict[str, Any]) -> tuple[StreamTask, ListCollector]:
+    """A running task 0_0 of ``topology`` whose records go to a list."""
     builder = topology.internal_builder
     nodes = [name for names in builder.node_groups().values() for name in names]
     collector = ListCollector()
@@ -195,23 +200,7 @@ def make_json_task(tmp_path: Path, **config: Any) -> tuple[StreamTask, ListColle
     topology = Topology()
     topology.add_source("src", "in", key_serde=Serdes.String(), value_serde=Serdes.Json())
     topology.add_sink("sink", "out", "src", key_serde=Serdes.String(), value_serde=Serdes.Json())
-    builder = topology.internal_builder
-    nodes = [name for names in builder.node_groups().values() for name in names]
-    collector = ListCollector()
-    task = StreamTask(
-        T0,
-        build_processor_topology(builder, nodes),
-        {},
-        as_config({"application_id": "drain", "state_dir": str(tmp_path), **config}),
-        collector,
-        StreamsMetrics(),
-        None,
-        lambda: 0,
-        tmp_path / "0_0",
-    )
-    task.initialize()
-    task.complete_restoration()
-    return task, collector
+    return task_of(topology, tmp_path, config)
 
 
 def test_should_give_json_orjson_refuses_to_the_serde_and_a_corrupt_one_to_the_handler(
