@@ -26,9 +26,6 @@ class TaskCollector(Protocol):
     @property
     def in_transaction(self) -> bool: ...
 
-    @property
-    def changelog_offsets(self) -> dict[tuple[str, int], int]: ...
-
 
 class ProducerSide(Protocol):
     """A thread's producer side: task collectors in, commits out (see the module docstring)."""

@@ -219,7 +219,6 @@ class RecordCollector:
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._changelog_topics = frozenset(changelog_topics)
-        self.changelog_offsets: dict[tuple[str, int], int] = {}
         #: changelog records whose delivery failed (skipped under ``continue``), per partition
         self.failed_changelog: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None

@@ -38,13 +38,6 @@ class SharedProducerCollector:
         self.max_message_bytes = getattr(shared, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
         self._shared = shared
 
-    @property
-    def changelog_offsets(self) -> dict[tuple[str, int], int]:
-        """The thread's changelog offsets from delivery reports: none under at-least-once (the
-        task counts its own, see :mod:`.record_collector`)."""
-        offsets: dict[tuple[str, int], int] = self._shared.changelog_offsets
-        return offsets
-
     def take_failed_changelog(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """How many changelog records of ``partitions`` failed since the last call (then forgotten)."""
         taken: dict[tuple[str, int], int] = self._shared.take_failed_changelog(partitions)

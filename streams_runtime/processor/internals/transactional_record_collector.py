@@ -223,10 +223,11 @@ class TransactionalRecordCollector(RecordCollector):
     # ------------------------------------------------------------------ commit and abort
     def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
         """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
-        caller's): 2. flush: every record sent in the transaction is acknowledged (the delivery
-        reports record the changelog offsets); 3. add the input ``offsets`` (next offsets to
-        read) to the transaction; 4. commit. Nothing is visible to read_committed readers, and no
-        input offset is committed, before step 4 succeeds; a crash before it aborts them together.
+        caller's): 2. flush: every record sent in the transaction is acknowledged (the task
+        counts its changelog offsets, see StreamTask.post_commit); 3. add the input ``offsets``
+        (next offsets to read) to the transaction; 4. commit. Nothing is visible to read_committed
+        readers, and no input offset is committed, before step 4 succeeds; a crash before it
+        aborts them together.
 
         :returns: whether a transaction was committed (False: nothing sent, no offsets).
         """

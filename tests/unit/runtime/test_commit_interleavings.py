@@ -23,8 +23,6 @@ from tests.unit.runtime.helpers import T0
 class GatedCollector:
     """Outputs stay unacknowledged until ``wait_for_acks`` (commit step 2) is called."""
 
-    changelog_offsets: dict = {}
-
     def __init__(self, failing: bytes | None = None) -> None:
         self.unacked: list[Any] = []
         self.acked: list[Any] = []

@@ -31,7 +31,6 @@ class LogCollector:
     records."""
 
     eos_enabled = False
-    changelog_offsets: dict[tuple[str, int], int] = {}
 
     def __init__(self, start: int = 0) -> None:
         self.next_offset: dict[tuple[str, int], int] = {}

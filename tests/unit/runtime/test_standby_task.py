@@ -96,8 +96,6 @@ def test_should_let_the_next_active_task_resume_after_the_standby_checkpoint(sta
 
 
 class AckedCollector(ListCollector):
-    changelog_offsets: dict = {}
-
     def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
         pass
 

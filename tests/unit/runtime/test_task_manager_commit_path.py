@@ -26,7 +26,6 @@ T0, T1 = TaskId(0, 0), TaskId(0, 1)
 class TaskCollector:
     def __init__(self, eos: bool) -> None:
         self.sent: list[Any] = []
-        self.changelog_offsets: dict = {}
         self.eos_enabled = eos
         self.in_transaction = False
 
