@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
+from streams_runtime.kafka.end_txn_gate import end_txn_gate
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
@@ -152,6 +153,8 @@ class StreamsProducer:
             config["delivery.report.only.error"] = True
         config.update(overrides)
         self.producer: Producer = client_supplier.get_producer(bootstrap_servers, config)
+        #: transaction ends one at a time on this host's loopback broker (see the gate's module)
+        self._end_txn_gate = end_txn_gate(bootstrap_servers)
         #: the client's own ``produce(topic, value, key, partition, timestamp=, headers=)``
         #: (partition -1: the partitioner's); raises BufferError when the local queue is full
         self.client_produce: Callable[..., None] | None = getattr(self.producer, "produce", None)
@@ -188,7 +191,8 @@ class StreamsProducer:
 
     # ------------------------------------------------------------------ transactions (exactly-once)
     def init_transactions(self, timeout_s: float) -> None:
-        self.producer.init_transactions(timeout_s)
+        with self._end_txn_gate.held():  # fencing a zombie ends its open transaction
+            self.producer.init_transactions(timeout_s)
 
     def begin_transaction(self) -> None:
         self.producer.begin_transaction()
@@ -197,10 +201,12 @@ class StreamsProducer:
         self.producer.send_offsets_to_transaction(offsets, group_metadata, timeout_s)
 
     def commit_transaction(self, timeout_s: float) -> None:
-        self.producer.commit_transaction(timeout_s)
+        with self._end_txn_gate.held():
+            self.producer.commit_transaction(timeout_s)
 
     def abort_transaction(self, timeout_s: float) -> None:
-        self.producer.abort_transaction(timeout_s)
+        with self._end_txn_gate.held():
+            self.producer.abort_transaction(timeout_s)
 
 
 class RecordCollector:

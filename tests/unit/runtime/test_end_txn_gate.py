@@ -1,0 +1,157 @@
+"""The transaction-end gate: on for loopback brokers only; while one process holds it another
+process (and another thread) waits; the producer's init, commit and abort run inside it."""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streams_runtime.kafka.end_txn_gate import EndTxnGate, end_txn_gate, is_loopback_bootstrap
+from streams_runtime.processor.internals.record_collector import StreamsProducer
+
+
+@pytest.mark.parametrize(
+    ("servers", "loopback"),
+    [
+        ("127.0.0.1:9092", True),
+        ("localhost:9092,127.0.0.2:9093", True),
+        ("[::1]:9092", True),
+        ("PLAINTEXT://127.0.0.1:9092", True),
+        ("kafka:9092", False),
+        ("10.0.0.1:9092", False),
+        ("127.0.0.1:9092,kafka:9092", False),
+        ("", False),
+    ],
+)
+def test_the_gate_is_on_only_when_every_bootstrap_server_is_this_host(servers: str, loopback: bool) -> None:
+    assert is_loopback_bootstrap(servers) is loopback
+    assert EndTxnGate(servers).enabled is loopback
+
+
+def _hold(path_dir: str, servers: str, acquired: Any, release: Any) -> None:
+    gate = EndTxnGate(servers, directory=path_dir)
+    with gate.held():
+        acquired.set()
+        release.wait(10)
+
+
+def test_another_process_waits_until_the_holder_lets_go(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    acquired, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold, args=(str(tmp_path), "127.0.0.1:9092", acquired, release))
+    holder.start()
+    try:
+        assert acquired.wait(30)
+        gate = EndTxnGate("127.0.0.1:9092", directory=str(tmp_path))
+        entered = threading.Event()
+
+        def enter() -> None:
+            with gate.held():
+                entered.set()
+
+        waiter = threading.Thread(target=enter)
+        waiter.start()
+        assert not entered.wait(0.5)  # the other process holds it
+        release.set()
+        assert entered.wait(10)
+        waiter.join(5)
+    finally:
+        release.set()
+        holder.join(10)
+
+
+def test_threads_of_one_process_take_turns(tmp_path: Path) -> None:
+    gate = EndTxnGate("localhost:1", directory=str(tmp_path))
+    inside, most = [0], [0]
+    guard = threading.Lock()
+
+    def work() -> None:
+        for _ in range(20):
+            with gate.held():
+                with guard:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.001)
+                with guard:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert most[0] == 1
+
+
+def test_a_remote_cluster_gate_never_waits_and_makes_no_file(tmp_path: Path) -> None:
+    gate = EndTxnGate("kafka-1:9092,kafka-2:9092", directory=str(tmp_path))
+    with gate.held(), gate.held():  # not even re-entrancy matters: it does nothing
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_producers_of_one_broker_share_one_gate() -> None:
+    assert end_txn_gate("127.0.0.1:40001") is end_txn_gate("127.0.0.1:40001")
+    assert end_txn_gate("127.0.0.1:40001") is not end_txn_gate("127.0.0.1:40002")
+
+
+class _TransactionalClient:
+    """Records, for each transactional call, whether the gate's file lock was held meanwhile."""
+
+    def __init__(self, lock_path: Path) -> None:
+        self.lock_path = lock_path
+        self.calls: list[tuple[str, bool]] = []
+
+    def _gate_held(self) -> bool:
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
+
+    def init_transactions(self, timeout: float) -> None:
+        self.calls.append(("init", self._gate_held()))
+
+    def begin_transaction(self) -> None:
+        self.calls.append(("begin", self._gate_held()))
+
+    def commit_transaction(self, timeout: float) -> None:
+        self.calls.append(("commit", self._gate_held()))
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.calls.append(("abort", self._gate_held()))
+
+
+def test_init_commit_and_abort_run_inside_the_gate_and_begin_does_not() -> None:
+    servers = "127.0.0.1:40003"
+    client = _TransactionalClient(end_txn_gate(servers).path)
+
+    class Supplier:
+        def get_producer(self, bootstrap_servers: str, overrides: Any = None) -> _TransactionalClient:
+            return client
+
+    producer = StreamsProducer(servers, "c", {}, None, True, client_supplier=Supplier())  # type: ignore[arg-type]
+    producer.init_transactions(1.0)
+    producer.begin_transaction()
+    producer.commit_transaction(1.0)
+    producer.begin_transaction()
+    producer.abort_transaction(1.0)
+    assert client.calls == [
+        ("init", True),
+        ("begin", False),
+        ("commit", True),
+        ("begin", False),
+        ("abort", True),
+    ]
