@@ -10,8 +10,11 @@ system-deps:
 demo: setup
 	@.venv/bin/streams-runtime demo $(ARGS)
 
+# Two pytest processes (pytest-xdist); the integration tests stay on one of them, one after another
+# (tests/conftest.py). PYTEST_WORKERS=0 runs the suite in one process.
+PYTEST_WORKERS ?= 2
 test: setup system-deps
-	@.venv/bin/python -m pytest $(ARGS)
+	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(ARGS)
 
 lint: setup
 	@.venv/bin/ruff check .

@@ -29,6 +29,7 @@ APACHE_KAFKA = os.environ.get("STREAMS_TEST_APACHE_KAFKA") == "1"
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(
         reason="kafka_only: needs Apache Kafka (Tansu lacks this behaviour); "
@@ -37,6 +38,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "kafka_only" in item.keywords and not APACHE_KAFKA:
             item.add_marker(skip)
+        group = _xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """Under ``-n 2 --dist loadgroup`` (what ``make test`` runs): the tests that start worker
+    processes against the broker and time what they see run one after another on one worker, as
+    they would alone; the two tests sharing the session's ``airflow standalone`` run on one worker
+    (one Airflow for both); everything else is spread over the workers."""
+    path = str(item.fspath)
+    if "/tests/integration/" in path:
+        return "integration"
+    if "airflow_standalone" in getattr(item, "fixturenames", ()):
+        return "airflow-standalone"
+    return None
 
 
 @pytest.fixture(scope="session")

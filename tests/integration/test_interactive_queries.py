@@ -102,6 +102,10 @@ def _all_right(answers: dict) -> bool:
     return all(s == 200 and _count(b) == expected[k] for (_, k), (s, b) in answers.items())
 
 
+def _standby_counts(c):
+    return [len(t.standby_tasks) for t in c.metadata_for_local_threads()]
+
+
 @pytest.fixture(scope="module")
 def scenario(kafka_broker, tmp_path_factory) -> Scenario:
     bootstrap = kafka_broker
@@ -141,8 +145,9 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
         # a settled assignment first: 2 active tasks per instance, every standby caught up
         wait_until(
             lambda: all(c.state.name == "RUNNING" and sum(active_task_counts(c)) == 2 for c in clients),
-            45,
-            "2 active tasks on each instance",
+            90,  # ~30 s alone; with the standby catch-up and a busy machine (two test processes) more
+            lambda: "2 active tasks on each instance: "
+            + str([(c.state.name, active_task_counts(c), _standby_counts(c)) for c in clients]),
         )
         wait_until(
             lambda: _standbys_answer(_ask_all(http, result.ports, allow_stale=True)),
