@@ -17,7 +17,10 @@ Scope: the gate is a process-wide lock plus an ``flock`` on a file named after t
 servers in the temp directory, so it serializes every stream thread of every instance on this
 host. It is on only when every bootstrap server is a loopback address (the embedded broker, whose
 instances all run on its host); against a remote cluster it does nothing. Apache Kafka's
-transaction coordinator has no such race, and a gated commit costs one uncontended lock there.
+transaction coordinator has no such race; on a loopback Apache Kafka the gate is on as well and
+only makes the host's transaction ends wait for each other (each takes a round trip). Task
+creation feels it most: the ``init_transactions`` calls that a rebalance runs in parallel for new
+tasks run one after another on the embedded broker.
 """
 
 from __future__ import annotations
