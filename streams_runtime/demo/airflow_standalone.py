@@ -237,6 +237,11 @@ class AirflowStandalone:
             {
                 "AIRFLOW_HOME": str(self.home),
                 "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                # SQLite (standalone's database): its writers, the scheduler, the API server, task
+                # processes and CLI calls such as `airflow backfill create`, wait up to 60 s for
+                # the database lock instead of Python's 5 s default (on a busy machine that CLI
+                # call once failed with an sqlite OperationalError while the scheduler wrote)
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home.resolve()}/airflow.db?timeout=60",
                 "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
                 "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
                 "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
