@@ -1,20 +1,29 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup system-deps demo test lint typecheck broker-start broker-stop clean
+.PHONY: setup setup-kafka system-deps demo test lint typecheck broker-start broker-stop clean
 
 setup:
 	@bash scripts/setup.sh
 
+# Apache Kafka 4.3.1's classpath from Maven Central into .jvm/ (once; needs Java 17 and Maven)
+setup-kafka:
+	@bash scripts/setup_kafka.sh
+
 system-deps:
 	@bash scripts/setup_system.sh
 
+# ARGS="--broker kafka" runs the demo on Apache Kafka instead of the embedded Tansu
 demo: setup
+	@case "$(ARGS)" in *kafka*) bash scripts/setup_kafka.sh ;; esac
 	@.venv/bin/streams-runtime demo $(ARGS)
 
-# Two pytest processes (pytest-xdist); the integration tests stay on one of them, one after another
-# (tests/conftest.py). PYTEST_WORKERS=0 runs the suite in one process.
+# The whole suite on Apache Kafka 4.3.1, and the integration tests also on the embedded Tansu
+# (STREAMS_TEST_BROKERS=kafka,tansu; tests/conftest.py). Two pytest processes (pytest-xdist): the
+# integration tests of each broker run one after another on one of them. PYTEST_WORKERS=0 runs the
+# suite in one process.
 PYTEST_WORKERS ?= 2
-test: setup system-deps
-	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(ARGS)
+STREAMS_TEST_BROKERS ?= kafka,tansu
+test: setup system-deps setup-kafka
+	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) $(ARGS)
 
 lint: setup
 	@.venv/bin/ruff check .
@@ -26,11 +35,15 @@ lint: setup
 typecheck: setup
 	@.venv/bin/mypy streams_runtime
 
+# KIND=kafka NODES=3 starts a 3-node Apache Kafka cluster instead of the embedded Tansu
+KIND ?= tansu
+NODES ?= 1
 broker-start: setup
-	@.venv/bin/streams-runtime broker start
+	@case "$(KIND)" in kafka) bash scripts/setup_kafka.sh ;; esac
+	@.venv/bin/streams-runtime broker start --kind $(KIND) --nodes $(NODES)
 
 broker-stop: setup
 	@.venv/bin/streams-runtime broker stop
 
 clean:
-	rm -rf .venv .streams-runtime .pytest_cache
+	rm -rf .venv .streams-runtime .pytest_cache .jvm

@@ -40,8 +40,8 @@ from typing import Any
 
 from confluent_kafka import Producer
 
+from streams_runtime.brokers import EmbeddedBroker
 from streams_runtime.demo.airflow_standalone import BACKFILL_DAG_ID, AirflowClient, AirflowStandalone
-from streams_runtime.kafka.broker import EmbeddedBroker
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics
 
 START = datetime(2025, 3, 3, tzinfo=UTC)

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.runtime_throughput import check_output, produce_input, read_to_end, run_child  # noqa: E402
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
 
 TARGET = 0.7

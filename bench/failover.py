@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from tests.integration.ha_support import (  # noqa: E402
     Instance,
     LiveProducer,

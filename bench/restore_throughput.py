@@ -36,8 +36,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from rocksdict import Options, Rdict, WriteBatch  # noqa: E402
 
 from streams_runtime import Serdes, Stores, Topology  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.config import as_config  # noqa: E402
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
 from streams_runtime.kafka.offsets import is_partition_eof  # noqa: E402
 from streams_runtime.kafka.profile import client_config  # noqa: E402

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
 from bench import hand_loops  # noqa: E402
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
 from streams_runtime.kafka.offsets import is_partition_eof  # noqa: E402
 from streams_runtime.kafka.profile import client_config  # noqa: E402

@@ -24,7 +24,7 @@ import sys
 import time
 from contextlib import nullcontext
 
-from streams_runtime.kafka.broker import EmbeddedBroker
+from streams_runtime.brokers import EmbeddedBroker
 from streams_runtime.kafka.clients import (
     TopicPartition,
     TopicSpec,

@@ -35,7 +35,7 @@ from streams_runtime import (  # noqa: E402
     Serdes,
     StreamsBuilder,
 )
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import (  # noqa: E402
     TopicPartition,
     TopicSpec,

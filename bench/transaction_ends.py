@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from streams_runtime.kafka.broker import EmbeddedBroker  # noqa: E402
+from streams_runtime.brokers import EmbeddedBroker  # noqa: E402
 from streams_runtime.kafka.clients import Producer, TopicPartition, create_consumer  # noqa: E402
 from streams_runtime.kafka.end_txn_gate import EndTxnGate  # noqa: E402
 from streams_runtime.processor.internals.record_collector import StreamsProducer  # noqa: E402

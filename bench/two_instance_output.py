@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from streams_runtime.kafka.broker import bootstrap_or_embedded  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicPartition, create_consumer  # noqa: E402
 from tests.integration.streams_support import (  # noqa: E402
     WorkerProcess,

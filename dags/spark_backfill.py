@@ -171,7 +171,7 @@ def streams_spark_backfill():
         """The Parquet root: the Param, or the runtime home's ``backfill/payments_spend``."""
         if params.get("output_dir"):
             return params["output_dir"]
-        from streams_runtime.kafka.broker import runtime_home
+        from streams_runtime.brokers import runtime_home
 
         return str(runtime_home() / "backfill" / "payments_spend")
 

@@ -179,7 +179,7 @@ def streams_state_rebuild():
         if params["output_dir"]:
             output = Path(params["output_dir"])
         else:
-            from streams_runtime.kafka.broker import runtime_home
+            from streams_runtime.brokers import runtime_home
 
             output = runtime_home() / "state_rebuild" / info["application_id"] / info["store"]
         output = output / str(run_id).replace(":", "_").replace("+", "_")

@@ -31,13 +31,13 @@ import time
 import urllib.parse
 from typing import Any
 
+from streams_runtime.brokers import runtime_home
 from streams_runtime.demo.airflow_standalone import (
     BACKFILL_DAG_ID,
     PASSWORD_FILE,
     AirflowClient,
     AirflowError,
 )
-from streams_runtime.kafka.broker import runtime_home
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

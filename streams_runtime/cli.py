@@ -1,7 +1,9 @@
 """The ``streams-runtime`` command.
 
-    streams-runtime broker start|stop|status   manage the embedded broker (state in .streams-runtime/)
-    streams-runtime demo [--keep-running] [--with-airflow [--airflow-port P]]
+    streams-runtime broker start [--kind tansu|kafka] [--nodes 1|3] | stop | status
+                                               a local broker: embedded Tansu, or Apache Kafka
+                                               (state in .streams-runtime/)
+    streams-runtime demo [--broker tansu|kafka] [--keep-running] [--with-airflow [--airflow-port P]]
                                                the main job: broker, 2 workers, producer, live results
                                                (and Airflow standalone + the provisioning DAG)
     streams-runtime worker --app module:attr [--instances N] [--threads M]
@@ -24,31 +26,47 @@ import argparse
 import logging
 import sys
 
-from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.broker import (
+from streams_runtime.brokers import (
+    BROKER_KINDS,
     BrokerInfo,
-    EmbeddedBroker,
     default_state_file,
+    local_broker,
     pid_alive,
-    stop_pid,
+    rss_bytes,
+    runtime_home,
 )
+from streams_runtime.brokers.apache_kafka import stop_recorded
+from streams_runtime.errors import StreamsError
 from streams_runtime.tools import describe, reset, status
 
 
 def _broker_start(args: argparse.Namespace) -> int:
+    import time
+
     state_file = default_state_file()
     info = BrokerInfo.read(state_file)
     if info and pid_alive(info.pid):
         print(
-            f"error: a broker is already running at {info.bootstrap_servers} (pid {info.pid}); "
+            f"error: a {info.kind} broker is already running at {info.bootstrap_servers} (pid {info.pid}); "
             "run 'streams-runtime broker stop' first",
             file=sys.stderr,
         )
         return 1
-    broker = EmbeddedBroker(port=args.port, state_file=state_file)
-    info = broker.start()  # the process outlives this command: it runs in its own session
-    print(f"broker running at {info.bootstrap_servers} (pid {info.pid}); log: {info.log_file}")
+    options: dict[str, object] = {"state_file": state_file}
+    if args.kind == "kafka":
+        options["data_dir"] = runtime_home() / "kafka"
+    else:
+        options["port"] = args.port
+    broker = local_broker(args.kind, nodes=args.nodes, **options)
+    began = time.monotonic()
+    info = broker.start()  # the processes outlive this command: they run in their own sessions
+    seconds = time.monotonic() - began
+    rss = sum(rss_bytes(pid) or 0 for pid in info.all_pids)
+    nodes = f"{len(info.all_pids)} node(s), pids {', '.join(map(str, info.all_pids))}"
+    print(f"{args.kind} broker running at {info.bootstrap_servers} ({nodes})")
+    print(f"started in {seconds:.1f} s; resident memory {rss / 2**20:.0f} MiB; log: {info.log_file}")
     print(f"state: {state_file}")
+    print(info.bootstrap_servers)
     return 0
 
 
@@ -56,14 +74,14 @@ def _broker_stop(args: argparse.Namespace) -> int:
     state_file = default_state_file()
     info = BrokerInfo.read(state_file)
     if info is None:
-        print("no embedded broker recorded; nothing to stop")
+        print("no local broker recorded; nothing to stop")
         return 0
-    gone = stop_pid(info.pid) if pid_alive(info.pid) else True
+    gone = stop_recorded(info)
     state_file.unlink(missing_ok=True)
     if not gone:
-        print(f"error: broker pid {info.pid} did not exit", file=sys.stderr)
+        print(f"error: broker pid(s) {info.all_pids} did not exit", file=sys.stderr)
         return 1
-    print(f"broker at {info.bootstrap_servers} (pid {info.pid}) stopped")
+    print(f"{info.kind} broker at {info.bootstrap_servers} (pids {info.all_pids}) stopped")
     return 0
 
 
@@ -80,8 +98,8 @@ def _broker_status(args: argparse.Namespace) -> int:
         print(f"broker: pid {info.pid} alive but {info.bootstrap_servers} does not answer")
         return 1
     print(
-        f"broker: running at {info.bootstrap_servers} (pid {info.pid}, {brokers} broker(s));"
-        f" log: {info.log_file}"
+        f"broker: {info.kind} running at {info.bootstrap_servers} "
+        f"(pids {info.all_pids}, {brokers} broker(s)); log: {info.log_file}"
     )
     return 0
 
@@ -98,6 +116,7 @@ def _demo(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         with_airflow=args.with_airflow,
         airflow_port=args.airflow_port,
+        broker=args.broker,
     )
 
 
@@ -130,16 +149,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    broker = commands.add_parser("broker", help="manage the embedded Tansu broker")
+    broker = commands.add_parser("broker", help="manage a local broker (embedded Tansu or Apache Kafka)")
     actions = broker.add_subparsers(dest="action", required=True)
-    start = actions.add_parser("start", help="start it in the background on a loopback port")
-    start.add_argument("--port", type=int, default=None, help="fixed port (default: a free one)")
+    start = actions.add_parser("start", help="start it in the background on loopback ports")
+    start.add_argument(
+        "--kind",
+        choices=BROKER_KINDS,
+        default="tansu",
+        help="tansu: the embedded broker (no Java); kafka: Apache Kafka 4.3.1 in KRaft mode (default tansu)",
+    )
+    start.add_argument(
+        "--nodes",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="kafka only: 1 combined broker+controller, or 3 (replication factor 3, min ISR 2)",
+    )
+    start.add_argument("--port", type=int, default=None, help="tansu only: fixed port (default: a free one)")
     start.set_defaults(func=_broker_start)
     actions.add_parser("stop", help="stop it by PID").set_defaults(func=_broker_stop)
     actions.add_parser("status", help="is it running and answering?").set_defaults(func=_broker_status)
 
     demo = commands.add_parser("demo", help="run the main job on the embedded default")
     demo.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
+    demo.add_argument(
+        "--broker",
+        choices=BROKER_KINDS,
+        default="tansu",
+        help="broker started when none is configured: tansu (embedded, default) or kafka (Apache Kafka)",
+    )
     demo.add_argument("--records", type=int, default=1000, help="demo records to produce (default 1000)")
     demo.add_argument("--keep-running", action="store_true", help="keep producing until Ctrl-C")
     demo.add_argument("--instances", type=int, default=2, help="worker instances (default 2)")

@@ -214,7 +214,7 @@ class KafkaStreams:
             if not bootstrap and self._client_supplier is not None:
                 bootstrap = "supplied-clients:0"  # the supplier's clients ignore it
             elif not bootstrap:
-                from streams_runtime.kafka.broker import bootstrap_or_embedded
+                from streams_runtime.brokers import bootstrap_or_embedded
 
                 bootstrap = stack.enter_context(bootstrap_or_embedded(None))
             # Step 2

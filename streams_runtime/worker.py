@@ -337,7 +337,7 @@ def run_worker(
     http_bind: str | None = None,
 ) -> int:
     """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code."""
-    from streams_runtime.kafka.broker import bootstrap_or_embedded, runtime_home
+    from streams_runtime.brokers import bootstrap_or_embedded, runtime_home
     from streams_runtime.kafka.clients import create_admin, partition_counts
 
     # Step 1

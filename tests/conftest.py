@@ -1,10 +1,17 @@
 """Shared test infrastructure.
 
+Brokers: ``--broker kafka,tansu`` (or ``$STREAMS_TEST_BROKERS``; default both) names the brokers
+of the session fixtures. Every test that needs a broker (through ``kafka_broker``) runs on the
+first; the tests under ``tests/integration/`` run once on each, with the broker in their id
+(``test_x[kafka]``, ``test_x[tansu]``). ``kafka`` is Apache Kafka 4.3.1 from the setup cache
+(``make setup-kafka``), ``tansu`` the embedded broker. ``$BOOTSTRAP_SERVERS`` replaces the first
+broker with an external cluster.
+
 Markers (registered in pyproject.toml):
-  kafka       needs the embedded broker; the session fixture starts it, and a failure to start is
-              an error, never a skip.
-  kafka_only  needs Apache Kafka (a behaviour Tansu lacks); skipped with the reason printed unless
-              STREAMS_TEST_APACHE_KAFKA=1 and BOOTSTRAP_SERVERS point at an Apache Kafka cluster.
+  kafka       needs a broker; the session fixture starts it, and a failure to start is an error,
+              never a skip.
+  kafka_only  needs Apache Kafka (a behaviour Tansu lacks): runs on the ``kafka`` broker only, is
+              not generated for ``tansu``.
   spark       runs a local PySpark session.
   airflow     runs Airflow DAGs in-process.
 """
@@ -18,9 +25,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from streams_runtime.kafka.broker import EmbeddedBroker
-
-APACHE_KAFKA = os.environ.get("STREAMS_TEST_APACHE_KAFKA") == "1"
+from streams_runtime.brokers import BROKER_KINDS, local_broker
 
 # Every JVM the tests start (the in-process Spark sessions, and the Spark tasks of the Airflow
 # processes the tests start, which inherit this environment) runs short jobs: the quick JIT tier
@@ -29,45 +34,89 @@ APACHE_KAFKA = os.environ.get("STREAMS_TEST_APACHE_KAFKA") == "1"
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--broker",
+        default=os.environ.get("STREAMS_TEST_BROKERS", "kafka,tansu"),
+        help="comma-separated brokers of the session fixtures, of "
+        f"{', '.join(BROKER_KINDS)}: the first serves every test, the integration tests run on "
+        "each (default: $STREAMS_TEST_BROKERS or kafka,tansu)",
+    )
+
+
+def configured_brokers(config: pytest.Config) -> list[str]:
+    kinds = [k.strip() for k in str(config.getoption("--broker")).split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in BROKER_KINDS]
+    if unknown or not kinds:
+        raise pytest.UsageError(f"--broker {kinds}: allowed values are {', '.join(BROKER_KINDS)}")
+    return kinds
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that needs a broker gets the broker kind as a session-scoped parameter."""
+    if "broker_kind" not in metafunc.fixturenames:
+        return
+    kinds = configured_brokers(metafunc.config)
+    if "/tests/integration/" not in str(metafunc.definition.fspath):
+        kinds = kinds[:1]
+    if metafunc.definition.get_closest_marker("kafka_only"):
+        kinds = [k for k in kinds if k == "kafka"] or kinds[:1]
+    metafunc.parametrize("broker_kind", kinds, indirect=True, scope="session")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    skip = pytest.mark.skip(
-        reason="kafka_only: needs Apache Kafka (Tansu lacks this behaviour); "
-        "set STREAMS_TEST_APACHE_KAFKA=1 and BOOTSTRAP_SERVERS to run it"
-    )
     for item in items:
-        if "kafka_only" in item.keywords and not APACHE_KAFKA:
-            item.add_marker(skip)
+        if "kafka_only" in item.keywords and _broker_of(item) not in (None, "kafka"):
+            item.add_marker(
+                pytest.mark.skip(reason="kafka_only: needs Apache Kafka; run with --broker kafka")
+            )
         group = _xdist_group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+def _broker_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("broker_kind") if callspec else None
+
+
 def _xdist_group(item: pytest.Item) -> str | None:
     """Under ``-n 2 --dist loadgroup`` (what ``make test`` runs): the tests that start worker
-    processes against the broker and time what they see run one after another on one worker, as
-    they would alone; the two tests sharing the session's ``airflow standalone`` run on one worker
-    (one Airflow for both); everything else is spread over the workers."""
+    processes against a broker and time what they see run one after another on one worker per
+    broker (the Apache Kafka ones on one, the Tansu ones on the other); the two tests sharing the
+    session's ``airflow standalone`` run on one worker (one Airflow for both); everything else is
+    spread over the workers."""
     path = str(item.fspath)
     if "/tests/integration/" in path:
-        return "integration"
+        return f"integration-{_broker_of(item) or 'any'}"
     if "airflow_standalone" in getattr(item, "fixturenames", ()):
         return "airflow-standalone"
     return None
 
 
 @pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One broker for the whole session: ``$BOOTSTRAP_SERVERS`` if set, else embedded Tansu.
+def broker_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of broker this test runs on (parametrized by ``pytest_generate_tests``)."""
+    return str(getattr(request, "param", configured_brokers(request.config)[0]))
 
-    Yields the bootstrap servers. The broker's log is in the session's temp directory.
+
+@pytest.fixture(scope="session")
+def kafka_broker(
+    broker_kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """One broker of each kind for the whole session (per test process); yields its bootstrap servers.
+
+    ``$BOOTSTRAP_SERVERS`` replaces the first kind with an external cluster. The broker's logs are
+    in the session's temp directory.
     """
     configured = os.environ.get("BOOTSTRAP_SERVERS")
-    if configured:
+    if configured and broker_kind == configured_brokers(request.config)[0]:
         yield configured
         return
-    log = tmp_path_factory.mktemp("broker") / "broker.log"
-    with EmbeddedBroker(log_file=log) as broker:
+    home = tmp_path_factory.mktemp(f"broker-{broker_kind}")
+    options = {"data_dir": home} if broker_kind == "kafka" else {"log_file": home / "broker.log"}
+    with local_broker(broker_kind, **options) as broker:
         yield broker.bootstrap_servers
 
 

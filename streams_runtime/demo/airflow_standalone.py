@@ -44,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from streams_runtime.kafka.broker import runtime_home
+from streams_runtime.brokers import runtime_home
 
 REPO = Path(__file__).resolve().parents[2]
 PROVISION_DAG_ID = "streams_provision_topics"

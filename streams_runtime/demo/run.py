@@ -42,9 +42,9 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.brokers import bootstrap_or_embedded, free_port, running_broker, runtime_home
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
-from streams_runtime.kafka.broker import bootstrap_or_embedded, free_port, running_broker, runtime_home
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 from streams_runtime.kafka.offsets import PartitionReadError
 from streams_runtime.tools.progress import phase
@@ -251,8 +251,12 @@ def run_demo(
     timeout: float = 90.0,
     with_airflow: bool = False,
     airflow_port: int | None = None,
+    broker: str = "tansu",
 ) -> int:
-    """Run the demo (steps in the module docstring); return the process exit code."""
+    """Run the demo (steps in the module docstring); return the process exit code.
+
+    ``broker`` is the kind of local broker started when no cluster is configured ("tansu", the
+    embedded default, or "kafka": Apache Kafka from the setup cache)."""
     rng = random.Random(42)
     stop = threading.Event()
     signals = (signal.SIGINT, signal.SIGTERM)
@@ -262,8 +266,11 @@ def run_demo(
     ok = False
     try:
         # Step 1
-        with bootstrap_or_embedded(bootstrap_servers) as servers:
-            say(f"Kafka at {servers} (logs and state under {runtime_home()})")
+        with bootstrap_or_embedded(bootstrap_servers, kind=broker) as servers:
+            kind = (
+                {"tansu": "the embedded Tansu broker", "kafka": "Apache Kafka"}[broker] if fresh else "Kafka"
+            )
+            say(f"{kind} at {servers} (logs and state under {runtime_home()})")
             if fresh and state_dir.exists():
                 shutil.rmtree(state_dir)
             # Step 2

@@ -1,6 +1,5 @@
-"""Kafka boundary: the embedded broker and the client factories with the shared profile."""
+"""Kafka boundary: the client factories with the shared profile, and what the broker says it is."""
 
-from streams_runtime.kafka.broker import BrokerInfo, EmbeddedBroker, bootstrap_or_embedded
 from streams_runtime.kafka.profile import client_config
 
-__all__ = ["BrokerInfo", "EmbeddedBroker", "bootstrap_or_embedded", "client_config"]
+__all__ = ["client_config"]

@@ -15,19 +15,17 @@ its open transaction through the same code path.
 
 Scope: the gate is a process-wide lock plus an ``flock`` on a file named after the bootstrap
 servers in the temp directory, so it serializes every stream thread of every instance on this
-host. It is on only when every bootstrap server is a loopback address (the embedded broker, whose
-instances all run on its host); against a remote cluster it does nothing. Apache Kafka's
-transaction coordinator has no such race; on a loopback Apache Kafka the gate is on as well and
-only makes the host's transaction ends wait for each other (each takes a round trip). Task
-creation feels it most: the ``init_transactions`` calls that a rebalance runs in parallel for new
-tasks run one after another on the embedded broker.
+host (the embedded broker's instances all run on its host). It is on only when the broker says it
+is Tansu (:mod:`streams_runtime.kafka.broker_identity`); Apache Kafka's transaction coordinator
+has no such race, and there the gate is off whatever the address. Task creation feels it most on
+Tansu: the ``init_transactions`` calls that a rebalance runs in parallel for new tasks run one
+after another.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import ipaddress
 import os
 import tempfile
 import threading
@@ -35,38 +33,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["EndTxnGate", "end_txn_gate", "is_loopback_bootstrap"]
-
-
-def is_loopback_bootstrap(bootstrap_servers: str) -> bool:
-    """Whether every ``host:port`` of ``bootstrap_servers`` names this host."""
-    hosts = []
-    for server in bootstrap_servers.split(","):
-        server = server.strip()
-        if "://" in server:
-            server = server.split("://", 1)[1]
-        host = server.rsplit(":", 1)[0].strip("[]")
-        if host:
-            hosts.append(host)
-    if not hosts:
-        return False
-    for host in hosts:
-        if host == "localhost":
-            continue
-        try:
-            if not ipaddress.ip_address(host).is_loopback:
-                return False
-        except ValueError:
-            return False
-    return True
+__all__ = ["EndTxnGate", "end_txn_gate"]
 
 
 class EndTxnGate:
     """``with gate.held():`` runs its block while no other gated block of the same broker runs on this
-    host (any thread, any process). A disabled gate runs it at once."""
+    host (any thread, any process). A disabled gate runs it at once and makes no file."""
 
-    def __init__(self, bootstrap_servers: str, directory: str | None = None) -> None:
-        self.enabled = is_loopback_bootstrap(bootstrap_servers)
+    def __init__(self, bootstrap_servers: str, *, enabled: bool, directory: str | None = None) -> None:
+        self.enabled = enabled
         digest = hashlib.sha256(bootstrap_servers.encode()).hexdigest()[:16]
         self.path = Path(directory or tempfile.gettempdir()) / f"streams-runtime-end-txn-{digest}.lock"
         self._lock = threading.Lock()
@@ -91,10 +66,11 @@ _GATES: dict[str, EndTxnGate] = {}
 _GATES_LOCK = threading.Lock()
 
 
-def end_txn_gate(bootstrap_servers: str) -> EndTxnGate:
-    """The process's gate for ``bootstrap_servers`` (one per broker, shared by every producer)."""
+def end_txn_gate(bootstrap_servers: str, *, enabled: bool) -> EndTxnGate:
+    """The process's gate for ``bootstrap_servers`` (one per broker, shared by every producer);
+    ``enabled``: the broker is the embedded Tansu (the first caller's answer stands)."""
     with _GATES_LOCK:
         gate = _GATES.get(bootstrap_servers)
         if gate is None:
-            gate = _GATES[bootstrap_servers] = EndTxnGate(bootstrap_servers)
+            gate = _GATES[bootstrap_servers] = EndTxnGate(bootstrap_servers, enabled=enabled)
         return gate

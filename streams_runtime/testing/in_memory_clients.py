@@ -409,4 +409,8 @@ def _metadata(cluster: InMemoryCluster) -> Any:
         )
         for name, count in cluster.topics().items()
     }
-    return SimpleNamespace(topics=topics, brokers={1: SimpleNamespace(id=1, host="in-memory", port=0)})
+    return SimpleNamespace(
+        topics=topics,
+        brokers={1: SimpleNamespace(id=1, host="in-memory", port=0)},
+        cluster_id=cluster.cluster_id,
+    )

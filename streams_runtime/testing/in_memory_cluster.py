@@ -152,7 +152,10 @@ class _Transaction:
 class InMemoryCluster:
     """See the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, cluster_id: str = "in-memory") -> None:
+        #: what the cluster's metadata answers say it is ("tansu..." turns the runtime's
+        #: embedded-broker workarounds on, as Tansu's own id does)
+        self.cluster_id = cluster_id
         self.changed = threading.Condition()
         self.faults = Faults()
         self._topics: dict[str, list[list[StoredRecord]]] = {}

@@ -1,6 +1,7 @@
 """A broker outage longer than 60 s is ridden out: no instance dies, nothing is lost.
 
-A second embedded broker advertises the port of a loopback TCP proxy (``tcp_proxy.py``), so
+A second broker of the kind under test (Apache Kafka, or the embedded Tansu) advertises the port
+of a loopback TCP proxy (``tcp_proxy.py``), so
 every client of the test (two KafkaStreams instances, the input producer, the readers) reaches
 it only through the proxy. Input streams in continuously; a burst right before the cut leaves
 outputs unacknowledged in the stream threads' producers. The proxy is cut for 65 s, longer
@@ -18,7 +19,7 @@ import threading
 import time
 
 from streams_runtime import Consumed, KafkaStreams, KafkaStreamsState, Produced, Serdes, StreamsBuilder
-from streams_runtime.kafka.broker import EmbeddedBroker
+from streams_runtime.brokers import local_broker
 from streams_runtime.kafka.clients import create_producer
 from streams_runtime.kafka.offsets import PartitionReadError
 from tests.integration.streams_support import (
@@ -99,13 +100,17 @@ class Feeder:
         assert self.producer.flush(60) == 0
 
 
-def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(unique_name, tmp_path, caplog):
+def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(broker_kind, unique_name, tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="streams_runtime")
     proxy = TcpProxy(target_port=1)  # the broker's port is known once it started
-    broker = EmbeddedBroker(log_file=tmp_path / "broker.log", advertised_port=proxy.port)
+    where = (
+        {"data_dir": tmp_path / "kafka"} if broker_kind == "kafka" else {"log_file": tmp_path / "broker.log"}
+    )
+    broker = local_broker(broker_kind, advertised_port=proxy.port, **where)
     clients: list[KafkaStreams] = []
     try:
         broker.start()
+        assert broker.port is not None
         proxy.set_target(broker.port)
         bootstrap = f"127.0.0.1:{proxy.port}"
         source, sink, app = unique_name("in"), unique_name("out"), unique_name("outage")

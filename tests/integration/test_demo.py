@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from streams_runtime.kafka.broker import pid_alive
+from streams_runtime.brokers import pid_alive
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from streams_runtime.brokers import EmbeddedBroker, bootstrap_or_embedded, pid_alive
 from streams_runtime.errors import BrokerError
-from streams_runtime.kafka.broker import EmbeddedBroker, bootstrap_or_embedded, pid_alive
 from streams_runtime.kafka.clients import (
     TopicPartition,
     TopicSpec,

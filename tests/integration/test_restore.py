@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from streams_runtime import StateRestoreListener, ValueAndTimestamp
+from streams_runtime.brokers import local_broker
 from streams_runtime.kafka import clients
-from streams_runtime.kafka.broker import EmbeddedBroker
 from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.task_id import TaskId
@@ -219,6 +219,7 @@ def test_should_restore_timestamped_stores_with_the_record_timestamps(
 
 
 def test_should_wipe_local_state_ahead_of_a_fresh_broker_and_restore_from_scratch(
+    broker_kind: str,
     bootstrap_servers: str,
     unique_name: Callable[[str], str],
     state: Callable[[str], StateDirectory],
@@ -233,7 +234,12 @@ def test_should_wipe_local_state_ahead_of_a_fresh_broker_and_restore_from_scratc
     close(*restart(sd, app, bootstrap_servers, ("rocks", "mem")), sd)
     assert sd.read_checkpoint(T0) == {(changelog(app, "rocks"), 0): 999}
 
-    with EmbeddedBroker(log_file=tmp_path / "fresh-broker.log") as fresh:  # a restarted in-memory broker
+    # a new cluster of the same kind: what a restarted Tansu is (it keeps nothing), or a cluster
+    # rebuilt from scratch behind old local state
+    where = (
+        {"data_dir": tmp_path / "fresh"} if broker_kind == "kafka" else {"log_file": tmp_path / "fresh.log"}
+    )
+    with local_broker(broker_kind, **where) as fresh:
         create_changelogs(fresh.bootstrap_servers, app, ("rocks", "mem"))
         expected = {
             s: write_changelog(fresh.bootstrap_servers, changelog(app, s), 0, 120, keys=50, seed=7 + i)

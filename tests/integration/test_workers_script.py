@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from streams_runtime.brokers import pid_alive
 from streams_runtime.demo.app import PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
-from streams_runtime.kafka.broker import pid_alive
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics
 
 ROOT = Path(__file__).resolve().parents[2]

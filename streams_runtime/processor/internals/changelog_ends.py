@@ -6,8 +6,12 @@ serialized by a lock, bounded in time, and it never raises into the rebalance --
 back to relative lags when it does). With true ends the assignor's lags are real: a standby that
 fell behind is not "caught up" just because it is the best reported replica.
 
-Protocol, one call (docs/decisions/0001-embedded-broker.md: Tansu's ListOffsets-latest is the last batch's
-base offset + 1, so it is only used to place a probe at or before the end):
+On Apache Kafka (any broker that is not Tansu, :mod:`streams_runtime.kafka.broker_identity`)
+the end is what ListOffsets "latest" answers, with the restore consumers' isolation level (the
+last stable offset under exactly_once_v2): step 1 only, as Kafka Streams does.
+
+On the embedded Tansu (docs/decisions/0001-embedded-broker.md: its ListOffsets-latest is the last
+batch's base offset + 1, so it is only used to place a probe at or before the end):
   1. list each changelog partition's offsets (log start, "latest"). The probe reads with the
      restore consumers' isolation level (``consumer_overrides``: read_committed under
      exactly_once_v2, so the end is the last stable offset, what a restore can reach; librdkafka's
@@ -32,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
 
@@ -49,6 +54,7 @@ class ChangelogEndOffsets:
     :param bootstrap_servers: the cluster of the changelog topics.
     :param changelog_topics: sub-topology id -> its changelog topics (partition = task partition).
     :param consumer_overrides: librdkafka settings for the probing consumer.
+    :param broker: what the broker is (asked through the consumer at the first call when None).
     """
 
     def __init__(
@@ -58,8 +64,10 @@ class ChangelogEndOffsets:
         consumer_overrides: Mapping[str, Any] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+        broker: BrokerIdentity | None = None,
     ) -> None:
         self._bootstrap_servers = bootstrap_servers
+        self._broker = broker
         self._client_supplier = client_supplier
         self._topics = {s: tuple(sorted(t)) for s, t in changelog_topics.items()}
         self._overrides = dict(consumer_overrides or {})
@@ -92,6 +100,19 @@ class ChangelogEndOffsets:
         """Steps 1-3: the true end offset of each partition."""
         deadline = time.monotonic() + self._timeout_s
         consumer = self._consumer_()
+        if self._broker is None:
+            self._broker = identify_broker(consumer, self._timeout_s)
+        if not self._broker.is_tansu:  # ListOffsets is the end (step 1 only)
+            return {
+                (topic, partition): max(
+                    0,
+                    consumer.get_watermark_offsets(
+                        clients.TopicPartition(topic, partition),
+                        timeout=max(0.1, deadline - time.monotonic()),
+                    )[1],
+                )
+                for topic, partition in partitions
+            }
         ends: dict[tuple[str, int], int] = {}
         probes: dict[TopicPartitionKey, int] = {}
         # Step 1

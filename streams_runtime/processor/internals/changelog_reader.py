@@ -12,10 +12,13 @@ PROBING to COMPLETED when its store is current); a task is done when all of its 
 
 Restore protocol, one step per :meth:`restore` call:
 
-1. Probe: list each newly registered changelog's offsets (log start, "latest") and assign it at
-   ``latest - 1``; the EOF event after the first fetch carries the TRUE end (the fetch's high
-   watermark). ListOffsets-latest is never trusted as the end (docs/decisions/0001-embedded-broker.md: on
-   Tansu it is the last batch's base offset + 1); it only places the probe at or before the true end. Explicit
+1. Ends: list each newly registered changelog's offsets (log start, "latest"), with the restore
+   consumer's isolation level (read_committed under exactly-once: "latest" is the last stable
+   offset). On Apache Kafka (any broker that is not Tansu, :mod:`streams_runtime.kafka.broker_identity`)
+   "latest" is the end, as in Kafka Streams. On the embedded Tansu it is not
+   (docs/decisions/0001-embedded-broker.md: the last batch's base offset + 1): the changelog is
+   assigned at ``latest - 1`` and the EOF event after the first fetch carries the TRUE end (the
+   fetch's high watermark); "latest" only places that probe at or before the true end. Explicit
    offsets, not ``OFFSET_END``/``OFFSET_BEGINNING``: librdkafka resolves those with a delay.
 2. Poll one batch from the restore consumer.
 3. Apply the batch: records of RESTORING changelogs go, converted into store format, into the
@@ -29,20 +32,21 @@ Restore protocol, one step per :meth:`restore` call:
 5. Complete changelogs that reached their end (last record or EOF), unassign them; tasks whose
    changelogs are all COMPLETED get their checkpoint written and are returned.
 
-Exactly-once (``skip_aborted=True``): the restore consumer reads committed records only, but a
-broker that sends no aborted-transaction list (the embedded Tansu) hands it the records of
+Exactly-once (``skip_aborted=True``) on the embedded Tansu: the restore consumer reads committed
+records only, but a broker that sends no aborted-transaction list (Tansu) hands it the records of
 aborted transactions too, for example the changelog writes of a fenced zombie. Applied, they
 would put increments into the state that the committed input offsets do not cover, and the input
 would be counted again. So every batch, active restore and standby replay alike, first goes
 through an :class:`~streams_runtime.kafka.transaction_markers.AbortedFilter`, which reads the
 COMMIT/ABORT markers of the changelog partition from the log and drops the records of aborted
 transactions; the batch's last offset still moves the store's offset (the dropped records are
-skipped, not lost). On Apache Kafka the consumer has already left them out and the filter drops
-nothing.
+skipped, not lost). On Apache Kafka the consumer leaves them out itself: no filter is made.
 
-Exactly-once, step 1: the end is taken only where the changelog is stable (its read_committed end
-is its high watermark): a pending transaction of the previous owner is waited for, so its input
-offsets are committed before the task reads them (see :meth:`StoreChangelogReader._stable`).
+Exactly-once on Tansu, step 1: the end is taken only where the changelog is stable (its
+read_committed end is its high watermark): a pending transaction of the previous owner is waited
+for, so its input offsets are committed before the task reads them (see
+:meth:`StoreChangelogReader._stable`). Apache Kafka completes or aborts that transaction when the
+new owner's producer initializes; the last stable offset is the end there.
 
 Records beyond the end probed in step 1 (only possible if someone else writes the changelog
 meanwhile) are applied too: newer changelog data never makes a store wrong.
@@ -64,6 +68,7 @@ from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
+from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.kafka.transaction_markers import MarkerScanError
@@ -129,11 +134,15 @@ class StoreChangelogReader:
         max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
         skip_aborted: bool = False,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+        broker: BrokerIdentity | None = None,
     ) -> None:
         self._bootstrap_servers = bootstrap_servers
         self._client_supplier = client_supplier
-        #: exactly-once: drops the records of aborted transactions (see the module docstring)
-        self._aborted = client_supplier.get_aborted_filter(bootstrap_servers) if skip_aborted else None
+        self._skip_aborted = skip_aborted
+        #: what the broker is; asked through the restore consumer at the first step when None
+        self._broker = broker
+        #: exactly-once on Tansu: drops the records of aborted transactions (see the module docstring)
+        self._aborted: Any = None
         self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records
@@ -211,7 +220,11 @@ class StoreChangelogReader:
         # Step 1
         if self._to_probe:
             probes, self._to_probe = self._to_probe, []
-            self._assign([(c.tp, self._probe_offset(c)) for c in probes])
+            if self._lists_true_ends():
+                for c in probes:
+                    c.end = self._list_offsets(c)
+            else:
+                self._assign([(c.tp, self._probe_offset(c)) for c in probes])
         eofs: dict[ChangelogPartition, int] = {}
         self.standby_records_last_step = 0
         # Step 2
@@ -500,8 +513,19 @@ class StoreChangelogReader:
             )
         return self._consumer
 
-    def _probe_offset(self, changelog: _Changelog) -> int:
-        """Step 1 for one changelog: its log start, and where to fetch to see its true end."""
+    def _lists_true_ends(self) -> bool:
+        """Whether ListOffsets answers the true end (every broker but Tansu); on the first call
+        also makes the aborted-record filter where one is needed (exactly-once on Tansu)."""
+        if self._broker is None:
+            self._broker = identify_broker(self._restore_consumer(), LIST_OFFSETS_TIMEOUT_S)
+            if self._broker.is_tansu and self._skip_aborted:
+                self._aborted = self._client_supplier.get_aborted_filter(self._bootstrap_servers)
+        elif self._aborted is None and self._broker.is_tansu and self._skip_aborted:
+            self._aborted = self._client_supplier.get_aborted_filter(self._bootstrap_servers)
+        return not self._broker.is_tansu
+
+    def _list_offsets(self, changelog: _Changelog) -> int:
+        """Step 1 for one changelog: record its log start; return ListOffsets "latest"."""
         tp = clients.TopicPartition(*changelog.tp)
         try:
             low, latest = self._restore_consumer().get_watermark_offsets(tp, timeout=LIST_OFFSETS_TIMEOUT_S)
@@ -509,8 +533,13 @@ class StoreChangelogReader:
             raise ProcessorStateError(
                 f"cannot list the offsets of changelog {changelog.tp[0]}-{changelog.tp[1]}: {exc}"
             ) from exc
-        changelog.low = max(0, low)
-        return probe_offset(low, latest)
+        changelog.low = max(0, int(low))
+        return max(changelog.low, int(latest))
+
+    def _probe_offset(self, changelog: _Changelog) -> int:
+        """Step 1 for one changelog on Tansu: where to fetch to see its true end."""
+        latest = self._list_offsets(changelog)
+        return probe_offset(changelog.low, latest)
 
     def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
         if not positions:
@@ -521,6 +550,7 @@ class StoreChangelogReader:
         self._assigned.update(tp for tp, _ in positions)
 
     def _unassign(self, tps: list[ChangelogPartition]) -> None:
+        tps = [tp for tp in tps if tp in self._assigned]  # a ListOffsets start assigned none yet
         if tps and self._consumer is not None:
             self._consumer.incremental_unassign([clients.TopicPartition(t, p) for t, p in tps])
             self._assigned.difference_update(tps)

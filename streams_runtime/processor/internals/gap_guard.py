@@ -129,8 +129,11 @@ class RepartitionGapGuard:
     def for_runtime(
         cls, runtime: RuntimeSetup, consumer_overrides: Mapping[str, Any], metrics: StreamsMetrics | None
     ) -> RepartitionGapGuard | None:
-        """The guard of one stream thread, or None when there is nothing to guard: exactly-once
+        """The guard of one stream thread, or None when there is nothing to guard: a broker other
+        than the embedded Tansu (a fetch there never passes over a readable offset), exactly-once
         (transactional writes, whose markers take offsets) or no repartition topic read."""
+        if not runtime.broker.is_tansu:
+            return None
         if runtime.config["processing_guarantee"] != "at_least_once":
             return None
         topics = guarded_topics(runtime)

@@ -34,9 +34,10 @@ Start (:meth:`start_and_restore`, called by ``KafkaStreams.start()`` before any 
 starts; it returns when the stores are current or raises):
 
 1. lock the global directory, build and initialize the global task, read the checkpoint;
-2. probe: assign every partition at ``latest - 1`` (ListOffsets-latest only places the probe; it
-   is never trusted as the end, docs/decisions/0001-embedded-broker.md) and read until each partition's EOF
-   event: its offset is the TRUE end;
+2. ends: ListOffsets "latest" of every partition is its end on Apache Kafka (any broker but
+   Tansu). On the embedded Tansu it only places a probe (docs/decisions/0001-embedded-broker.md):
+   every partition is assigned at ``latest - 1`` and read until its EOF event, whose offset is the
+   TRUE end;
 3. a checkpoint beyond the true end (a fresh broker, docs/decisions/0001-embedded-broker.md) or below the log
    start: log a WARNING,
    wipe the global state and restore from the beginning; otherwise start at ``checkpoint + 1``;
@@ -323,6 +324,7 @@ class GlobalStreamThread(threading.Thread):
         consumer = self._consumer
         # Step 2
         lows: dict[TopicPartitionKey, int] = {}
+        listed: dict[TopicPartitionKey, int] = {}
         probes = []
         for tp in self._partitions:
             try:
@@ -332,9 +334,13 @@ class GlobalStreamThread(threading.Thread):
             except clients.KafkaException as exc:
                 raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
             lows[tp] = max(0, low)
+            listed[tp] = max(lows[tp], latest)
             probes.append(clients.TopicPartition(tp[0], tp[1], probe_offset(low, latest)))
-        consumer.assign(probes)
         ends: dict[TopicPartitionKey, int] = {}
+        if self._runtime.broker.is_tansu:
+            consumer.assign(probes)
+        else:
+            ends = listed
         while len(ends) < len(self._partitions):
             self._check_stop("probing the global topics")
             for msg in consumer.consume(CONSUME_BATCH, 0.1):

@@ -53,9 +53,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ProductionError
+from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
-from streams_runtime.kafka.end_txn_gate import end_txn_gate
+from streams_runtime.kafka.end_txn_gate import EndTxnGate, end_txn_gate
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
@@ -153,8 +154,10 @@ class StreamsProducer:
             config["delivery.report.only.error"] = True
         config.update(overrides)
         self.producer: Producer = client_supplier.get_producer(bootstrap_servers, config)
-        #: transaction ends one at a time on this host's loopback broker (see the gate's module)
-        self._end_txn_gate = end_txn_gate(bootstrap_servers)
+        self._bootstrap_servers = bootstrap_servers
+        #: transaction ends one at a time on the embedded broker (see the gate's module); known
+        #: at the first transactional call, from what the broker says it is
+        self._end_txn_gate: EndTxnGate | None = None
         #: the client's own ``produce(topic, value, key, partition, timestamp=, headers=)``
         #: (partition -1: the partitioner's); raises BufferError when the local queue is full
         self.client_produce: Callable[..., None] | None = getattr(self.producer, "produce", None)
@@ -190,8 +193,15 @@ class StreamsProducer:
         self.producer.close()
 
     # ------------------------------------------------------------------ transactions (exactly-once)
+    @property
+    def end_txn_gate(self) -> EndTxnGate:
+        if self._end_txn_gate is None:
+            identity = identify_broker(self.producer)
+            self._end_txn_gate = end_txn_gate(self._bootstrap_servers, enabled=identity.is_tansu)
+        return self._end_txn_gate
+
     def init_transactions(self, timeout_s: float) -> None:
-        with self._end_txn_gate.held():  # fencing a zombie ends its open transaction
+        with self.end_txn_gate.held():  # fencing a zombie ends its open transaction
             self.producer.init_transactions(timeout_s)
 
     def begin_transaction(self) -> None:
@@ -201,11 +211,11 @@ class StreamsProducer:
         self.producer.send_offsets_to_transaction(offsets, group_metadata, timeout_s)
 
     def commit_transaction(self, timeout_s: float) -> None:
-        with self._end_txn_gate.held():
+        with self.end_txn_gate.held():
             self.producer.commit_transaction(timeout_s)
 
     def abort_transaction(self, timeout_s: float) -> None:
-        with self._end_txn_gate.held():
+        with self.end_txn_gate.held():
             self.producer.abort_transaction(timeout_s)
 
 

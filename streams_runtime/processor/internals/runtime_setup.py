@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.broker_identity import STANDARD_BROKER, BrokerIdentity, identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.assignment import SubtopologySources
@@ -51,6 +52,8 @@ class RuntimeSetup:
     end_offset_sums: Any = None  # ChangelogEndOffsets: the members' provider of true changelog ends
     #: makes every Kafka client of the client's threads (docs/architecture.md, the client supplier)
     client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER
+    #: what the broker says it is: the embedded-broker workarounds are on only for Tansu
+    broker: BrokerIdentity = STANDARD_BROKER
     #: bumped each time a source by topic pattern gained topics (threads compare it to theirs)
     pattern_version: int = 0
     has_pattern_sources: bool = False  # set by prepare(); the stream loop checks it every iteration
@@ -91,6 +94,7 @@ class RuntimeSetup:
             )
         builder.validate()
         admin = client_supplier.get_admin(bootstrap_servers, config.client_configs("admin."))
+        broker = identify_broker(admin)
         _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
@@ -112,6 +116,7 @@ class RuntimeSetup:
             member,
             global_topics=global_topics,
             client_supplier=client_supplier,
+            broker=broker,
         )
         setup.has_pattern_sources = _has_pattern_sources(builder)
         # the leader's lags are against the true changelog ends (docs/decisions/0001-embedded-broker.md)
@@ -123,6 +128,7 @@ class RuntimeSetup:
                 {i.id: i.changelog_topics.values() for i in infos.values()},
                 setup.restore_consumer_overrides(),
                 client_supplier=client_supplier,
+                broker=broker,
             )
             setup.member_settings["end_offset_sums"] = setup.end_offset_sums
         return setup
@@ -191,6 +197,7 @@ class RuntimeSetup:
             consumer_overrides=self.restore_consumer_overrides(),
             skip_aborted=self.config["processing_guarantee"] == "exactly_once_v2",
             client_supplier=self.client_supplier,
+            broker=self.broker,
         )
 
     def task_offset_sums(self) -> dict[Any, int]:

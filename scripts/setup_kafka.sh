@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Resolves Apache Kafka 4.3.1's classpath (jvm/apache-kafka/pom.xml) from Maven Central once, into
+# .jvm/apache-kafka-<version>/ (a jar directory the launcher runs kafka.Kafka from). Idempotent: a
+# re-run with an unchanged pom takes milliseconds. Never runs at test time: `make test` runs it
+# first, the tests only read the cache.
+#
+# Steps:
+#   1. check Java 17+ and Maven
+#   2. skip when the cache's stamp matches the pom's hash
+#   3. mvn dependency:copy-dependencies into a temp dir, then move it into place (a half-copied
+#      cache is never seen), and record the stamp
+set -euo pipefail
+cd "$(dirname "$0")/.."
+POM=jvm/apache-kafka/pom.xml
+VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")
+DEST=".jvm/apache-kafka-$VERSION"
+say() { printf '[setup-kafka] %s\n' "$*"; }
+
+# Step 1
+if ! command -v java >/dev/null 2>&1; then
+  echo "[setup-kafka] error: Apache Kafka needs Java 17+ (apt-get install openjdk-17-jre-headless)" >&2
+  exit 1
+fi
+jver=$(java -version 2>&1 | head -n1 | sed -E 's/.*version "([0-9]+).*/\1/')
+if [ "${jver:-0}" -lt 17 ] 2>/dev/null; then
+  echo "[setup-kafka] error: Java $jver found; Apache Kafka $VERSION needs Java 17+" >&2
+  exit 1
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+  echo "[setup-kafka] error: Maven (mvn) is needed once to resolve Apache Kafka (apt-get install maven)" >&2
+  exit 1
+fi
+
+# Step 2
+want=$(sha256sum "$POM" | cut -d' ' -f1)
+if [ -f "$DEST/.stamp" ] && [ "$(cat "$DEST/.stamp")" = "$want" ]; then
+  say "Apache Kafka $VERSION classpath is up to date ($DEST)"
+  exit 0
+fi
+
+# Step 3
+start=$(date +%s)
+say "resolving Apache Kafka $VERSION from Maven Central into $DEST"
+mkdir -p .jvm
+tmp=$(mktemp -d .jvm/.resolve.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$(pwd)/$tmp/lib"
+echo "$want" > "$tmp/lib/.stamp"
+rm -rf "$DEST"
+mv "$tmp/lib" "$DEST"
+say "done in $(( $(date +%s) - start ))s ($(ls "$DEST"/*.jar | wc -l) jars)"
