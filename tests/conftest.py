@@ -84,12 +84,14 @@ def _broker_of(item: pytest.Item) -> str | None:
 def _xdist_group(item: pytest.Item) -> str | None:
     """Under ``-n 2 --dist loadgroup`` (what ``make test`` runs): the tests that start worker
     processes against a broker and time what they see run one after another on one worker per
-    broker (the Apache Kafka ones on one, the Tansu ones on the other); the two tests sharing the
-    session's ``airflow standalone`` run on one worker (one Airflow for both); everything else is
-    spread over the workers."""
+    broker (the Apache Kafka ones on one, the Tansu ones on the other; a test that starts its own
+    broker goes with the kind it starts); the two tests sharing the session's ``airflow
+    standalone`` run on one worker (one Airflow for both); everything else is spread over the
+    workers."""
     path = str(item.fspath)
     if "/tests/integration/" in path:
-        return f"integration-{_broker_of(item) or 'any'}"
+        kind = _broker_of(item) or ("kafka" if "kafka_only" in item.keywords else "tansu")
+        return f"integration-{kind}"
     if "airflow_standalone" in getattr(item, "fixturenames", ()):
         return "airflow-standalone"
     return None

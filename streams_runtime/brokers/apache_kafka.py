@@ -32,11 +32,14 @@ ListOffsets behave as on any Apache Kafka 4.3.1.
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +62,9 @@ CACHE_DIR = f".jvm/apache-kafka-{KAFKA_VERSION}"
 STARTED_LINE = "Kafka Server started"
 #: JVM options of each node: a small heap that can grow, G1 with short pauses
 JVM_OPTS = ("-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true")
+#: the class-data-sharing archive of the broker's classes, next to the jars (made by setup); a JVM
+#: that cannot use it (another Java) ignores it and loads classes as usual
+CDS_ARCHIVE = "kafka-cds.jsa"
 LOG4J2 = """status = warn
 appender.out.type = Console
 appender.out.name = OUT
@@ -174,6 +180,8 @@ class ApacheKafkaCluster:
         self._advertised_port = advertised_port
         self.nodes: list[KafkaNode] = []
         self.cluster_id: str | None = None
+        #: write a class-data-sharing archive of the classes loaded here when the JVM exits
+        self.dump_cds_to: Path | None = None
         self.start_seconds: float | None = None
 
     # ------------------------------------------------------------------ addresses
@@ -225,8 +233,9 @@ class ApacheKafkaCluster:
             shutil.rmtree(node.directory, ignore_errors=True)  # a start is a new cluster, as Tansu's is
             node.directory.mkdir(parents=True)
             node.properties.write_text(self._properties(node, voters))
-        # Step 3: format every node with one cluster id
-        self.cluster_id = self._run_tool(java, classpath, ["random-uuid"]).strip().splitlines()[-1]
+        # Step 3: format every node with one cluster id (the storage tool's id format: 16 random
+        # bytes, URL-safe base64 without padding)
+        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         for node in self.nodes:
             self._run_tool(java, classpath, ["format", "-t", self.cluster_id, "-c", str(node.properties)])
         # Step 4: start
@@ -292,13 +301,39 @@ class ApacheKafkaCluster:
             stop_pid(node.process.pid, timeout, process=node.process)
             node.process = None
 
-    def start_node(self, node_id: int) -> None:
-        """Start a stopped node again on its ports and data, and wait until it has started."""
-        node = self._node(node_id)
-        if node.alive():
-            raise BrokerError(f"node {node_id} is running")
-        self._spawn(java_binary(), str(classpath_dir() / "*"), node)
-        self._wait_started([node], min_brokers=1)
+    def start_node(self, *node_ids: int) -> None:
+        """Start stopped nodes again on their ports and data, and wait until each has started
+        (all of them at once: a node whose quorum is down starts only with the others)."""
+        nodes = [self._node(node_id) for node_id in node_ids]
+        running = [node.node_id for node in nodes if node.alive()]
+        if running:
+            raise BrokerError(f"node(s) {running} are running")
+        java, classpath = java_binary(), str(classpath_dir() / "*")
+        for node in nodes:
+            self._spawn(java, classpath, node)
+        self._wait_started(nodes, min_brokers=1)
+
+    def active_controller(self) -> int | None:
+        """The node leading the controller quorum, from the nodes' own logs (the quorum's
+        transitions: a node that became leader, or followers naming theirs, at the newest epoch)."""
+        best: tuple[int, int] | None = None
+        for node in self.nodes:
+            if not node.alive():
+                continue
+            for line in node.log_file.read_text(errors="replace").splitlines():
+                if "Completed transition to" not in line or "RaftManager" not in line:
+                    continue
+                epoch = re.search(r"epoch=(\d+)", line)
+                if epoch is None:
+                    continue
+                if "transition to Leader(" in line:
+                    leader: int | None = node.node_id
+                else:
+                    named = re.search(r"leader=(\d+)", line)
+                    leader = int(named.group(1)) if named else None
+                if leader is not None and (best is None or int(epoch.group(1)) >= best[0]):
+                    best = (int(epoch.group(1)), leader)
+        return best[1] if best else None
 
     def _node(self, node_id: int) -> KafkaNode:
         for node in self.nodes:
@@ -339,15 +374,16 @@ class ApacheKafkaCluster:
         }
         return "".join(f"{key}={value}\n" for key, value in settings.items())
 
-    def _jvm(self, java: str, classpath: str) -> list[str]:
+    def _jvm(self, java: str, classpath: str, broker: bool = False) -> list[str]:
         assert self.data_dir is not None
-        return [
-            java,
-            *JVM_OPTS,
-            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
-            "-cp",
-            classpath,
-        ]
+        options = list(JVM_OPTS)
+        archive = Path(classpath.rstrip("*")) / CDS_ARCHIVE
+        if self.dump_cds_to is not None and broker:
+            options.append(f"-XX:ArchiveClassesAtExit={self.dump_cds_to}")
+        elif archive.is_file():
+            options.append(f"-XX:SharedArchiveFile={archive}")
+        log4j = f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}"
+        return [java, *options, log4j, "-cp", classpath]
 
     def _run_tool(self, java: str, classpath: str, args: list[str]) -> str:
         done = subprocess.run(
@@ -370,7 +406,7 @@ class ApacheKafkaCluster:
             log.write(f"--- starting node {node.node_id} on {node.address} at {time.ctime()}\n".encode())
             log.flush()
             node.process = subprocess.Popen(
-                [*self._jvm(java, classpath), "kafka.Kafka", str(node.properties)],
+                [*self._jvm(java, classpath, broker=True), "kafka.Kafka", str(node.properties)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -419,9 +455,25 @@ class ApacheKafkaCluster:
             time.sleep(0.1)
 
 
+def build_cds_archive() -> Path:
+    """Start and stop a 1-node broker once, archiving the classes it loaded next to the jars
+    (``scripts/setup_kafka.sh`` runs it); later starts map them instead of loading them."""
+    target = classpath_dir() / CDS_ARCHIVE
+    partial = target.with_name(f"kafka-cds-{os.getpid()}.jsa")
+    cluster = ApacheKafkaCluster()
+    cluster.dump_cds_to = partial
+    cluster.start()
+    cluster.stop(timeout=120.0)  # the JVM writes the archive as it exits
+    if not partial.is_file():
+        raise BrokerError(f"the JVM wrote no class-data-sharing archive to {partial}")
+    partial.replace(target)
+    return target
+
+
 def stop_recorded(info: BrokerInfo, timeout: float = 15.0) -> bool:
     """Stop the nodes recorded in a state file (``broker stop``); True when all are gone."""
     gone = all(stop_pid(pid, timeout) if pid_alive(pid) else True for pid in info.all_pids)
     if gone and info.data_dir and Path(info.data_dir).is_relative_to(runtime_home()):
         shutil.rmtree(info.data_dir, ignore_errors=True)
     return gone
+

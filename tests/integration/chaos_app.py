@@ -1,7 +1,7 @@
 """The app of the chaos test: per-key counts (every update emitted) and a copy of every input id.
 
 ``$WORKER_TEST_TOPICS="<input>,<counts>,<ids>,<application id>"``; ``$CHAOS_GUARANTEE`` is
-``at_least_once`` or ``exactly_once_v2``. Input: key ``k<n>``, value = a unique input id.
+``at_least_once`` or ``exactly_once_v2``; ``$CHAOS_STANDBYS`` the standby replicas (default 0). Input: key ``k<n>``, value = a unique input id.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def app():
         **FAST_CLIENT,
         "processing_guarantee": guarantee,
         "statestore_cache_max_bytes": 0,  # one count update per input
+        "num_standby_replicas": int(os.environ.get("CHAOS_STANDBYS", "0")),
     }
     if guarantee == "exactly_once_v2":
         config.pop("commit_interval_ms")  # the exactly-once default, 100 ms

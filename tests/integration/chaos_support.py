@@ -1,0 +1,229 @@
+"""The chaos scenario, shared by the instance-kill and the broker-fault tests.
+
+A :class:`Fleet` of ``worker_instance`` processes of ``chaos_app.py`` (per-key counts with a
+changelog, every update emitted, and a copy of every input id) reads input that streams in at
+:data:`RATE` records/s while a schedule of faults runs (instance kills, broker bounces, a whole
+cluster down). :func:`run_chaos` then checks the outputs:
+
+* at-least-once: every input id is in the id copy (0 lost; duplicates allowed), and every
+  final count is >= what was produced for its key;
+* exactly-once: read as committed (``read_committed_topic``: aborted transactions left out from
+  the log's markers, also where the broker does not do it for librdkafka readers), every input id
+  is in the id copy exactly once and every key's count updates are exactly 1, 2, ..., n with n
+  the number produced: no loss, no duplicate, no aborted increment restored into the state.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from streams_runtime.testing import read_committed_topic
+from tests.integration.streams_support import WorkerProcess, make_topics, produce_to, read_to_end, wait_until
+
+APP = "tests.integration.chaos_app:app"
+PARTITIONS = 6
+KEYS = 60
+RATE = 400  # records per second
+
+
+class Fleet:
+    """``instances`` worker processes of the chaos app, each restarted at once when killed."""
+
+    def __init__(
+        self, bootstrap: str, topics: str, guarantee: str, root: Path, instances: int = 3, standbys: int = 0
+    ) -> None:
+        self.bootstrap, self.topics, self.guarantee, self.root = bootstrap, topics, guarantee, root
+        self.standbys = standbys
+        self.workers = [self._start(i) for i in range(instances)]
+        self.kills: list[tuple[int, float, WorkerProcess]] = []
+        #: set by a fault to hold the input back (the producer resumes, catching up, when cleared)
+        self.input_paused = threading.Event()
+
+    def _start(self, i: int) -> WorkerProcess:
+        return WorkerProcess(
+            APP,
+            i,
+            self.bootstrap,
+            self.root / f"instance-{i}",
+            env={
+                "WORKER_TEST_TOPICS": self.topics,
+                "CHAOS_GUARANTEE": self.guarantee,
+                "CHAOS_STANDBYS": str(self.standbys),
+            },
+        )
+
+    def kill_and_restart(self, i: int) -> None:
+        at = self.workers[i].kill()
+        self.workers[i] = self._start(i)
+        self.kills.append((i, at, self.workers[i]))
+
+    def recovery_times(self) -> list[float]:
+        """Per kill: seconds until the restarted instance reported RUNNING with tasks again."""
+        times = []
+        for _, at, worker in self.kills:
+            running = [t for t, line in list(worker.timed_lines) if "active task(s)" in line]
+            times.append(round(running[0] - at, 1) if running else float("nan"))
+        return times
+
+    def all_alive(self) -> bool:
+        return all(w.process.poll() is None for w in self.workers)
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- instance {w.index}\n" + "\n".join(w.lines[-30:]) for w in self.workers)
+
+
+def _produce_stream(
+    bootstrap: str, source: str, stop_at: float, produced: list[tuple[str, str]], paused: threading.Event
+) -> None:
+    n = 0
+    started = time.monotonic()
+    while time.monotonic() < stop_at:
+        if paused.is_set():
+            time.sleep(0.05)
+            continue
+        batch = []
+        for _ in range(RATE // 10):
+            key = f"k{n % KEYS}"
+            batch.append((key.encode(), f"id-{n}".encode(), n % KEYS % PARTITIONS))
+            produced.append((key, f"id-{n}"))
+            n += 1
+        produce_to(bootstrap, source, batch)
+        time.sleep(max(0.0, started + n / RATE - time.monotonic()))
+
+
+@dataclass
+class ChaosResult:
+    produced: int
+    lost: int
+    duplicates: int
+    recovered_s: float
+    fleet: Fleet
+
+    def summary(self, name: str) -> str:
+        return (
+            f"{name} {self.fleet.guarantee}: {self.produced} records, {len(self.fleet.kills)} instance kills, "
+            f"lost {self.lost}, duplicates {self.duplicates}, restarted instances RUNNING after "
+            f"{self.fleet.recovery_times()} s, outputs complete {self.recovered_s:.1f} s after the input stopped"
+        )
+
+
+Fault = Callable[[Fleet], None]
+
+
+def run_chaos(
+    bootstrap: str,
+    names: Callable[[str], str],
+    root: Path,
+    guarantee: str,
+    faults: list[tuple[float, Fault]],
+    produce_s: float,
+    *,
+    instances: int = 3,
+    standbys: int = 0,
+    settle_s: float = 90.0,
+) -> ChaosResult:
+    """Start the fleet, stream input for ``produce_s`` seconds while each fault runs at its
+    second (on a fixed schedule: a slow fault does not push the next one out), then check the
+    outputs (see the module docstring) and return the figures."""
+    source, counts, ids, app = names("in"), names("counts"), names("ids"), names("chaos")
+    make_topics(bootstrap, **{source: PARTITIONS, counts: PARTITIONS, ids: PARTITIONS})
+    fleet = Fleet(bootstrap, f"{source},{counts},{ids},{app}", guarantee, root, instances, standbys)
+    produced: list[tuple[str, str]] = []
+    try:
+        wait_until(lambda: all(w.active_partitions() is not None for w in fleet.workers), 60, fleet.logs)
+        began = time.monotonic()
+        producer = threading.Thread(
+            target=_produce_stream,
+            args=(bootstrap, source, began + produce_s, produced, fleet.input_paused),
+            daemon=True,
+        )
+        producer.start()
+        for at, fault in faults:
+            time.sleep(max(0.0, began + at - time.monotonic()))
+            fault(fleet)
+        producer.join(produce_s + 120)
+        assert not producer.is_alive()
+        expected = Counter(key for key, _ in produced)
+        all_ids = {i for _, i in produced}
+        settled_at = time.monotonic()
+        if guarantee == "at_least_once":
+            lost, duplicates = _check_at_least_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
+        else:
+            lost, duplicates = _check_exactly_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
+        return ChaosResult(len(produced), lost, duplicates, time.monotonic() - settled_at, fleet)
+    finally:
+        fleet.stop()
+
+
+def _check_at_least_once(
+    bootstrap: str,
+    counts: str,
+    ids: str,
+    expected: Counter[str],
+    all_ids: set[str],
+    fleet: Fleet,
+    settle_s: float,
+) -> tuple[int, int]:
+    seen: list = []
+
+    def ids_arrived() -> bool:
+        seen[:] = read_to_end(bootstrap, ids, PARTITIONS, timeout=20)
+        return {m.value().decode() for m in seen} >= all_ids
+
+    wait_until(ids_arrived, settle_s, lambda: f"every input id in {ids}\n" + fleet.logs())
+    copies = Counter(m.value().decode() for m in seen)
+    lost = len(all_ids - set(copies))
+    latest: dict[str, int] = {}
+
+    def counts_caught_up() -> bool:  # the count updates may trail the id copies a little
+        for m in read_to_end(bootstrap, counts, PARTITIONS, timeout=20):
+            latest[m.key().decode()] = struct.unpack(">q", m.value())[0]
+        return all(latest.get(k, 0) >= n for k, n in expected.items())
+
+    assert lost == 0
+    wait_until(counts_caught_up, 30, lambda: f"counts >= produced: {latest} vs {dict(expected)}")
+    return lost, sum(c - 1 for c in copies.values())
+
+
+def _check_exactly_once(
+    bootstrap: str,
+    counts: str,
+    ids: str,
+    expected: Counter[str],
+    all_ids: set[str],
+    fleet: Fleet,
+    settle_s: float,
+) -> tuple[int, int]:
+    committed_counts: list = []
+
+    def exact() -> bool:
+        committed_counts[:] = read_committed_topic(bootstrap, counts, PARTITIONS, timeout_s=20)
+        latest = {m.key().decode(): struct.unpack(">q", m.value())[0] for m in committed_counts}
+        return latest == dict(expected)
+
+    def count_gaps() -> str:
+        latest = {m.key().decode(): struct.unpack(">q", m.value())[0] for m in committed_counts}
+        off = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k) != n}
+        return f"{len(off)} keys off (committed, produced): {dict(list(off.items())[:10])}"
+
+    wait_until(exact, settle_s, lambda: f"exact committed counts in {counts}: {count_gaps()}\n" + fleet.logs())
+    updates: dict[str, list[int]] = {}
+    for m in committed_counts:
+        updates.setdefault(m.key().decode(), []).append(struct.unpack(">q", m.value())[0])
+    for key, values in updates.items():
+        assert values == list(range(1, expected[key] + 1)), (key, values[:50])
+    copies = Counter(m.value().decode() for m in read_committed_topic(bootstrap, ids, PARTITIONS))
+    lost = len(all_ids - set(copies))
+    duplicates = sum(c - 1 for c in copies.values())
+    assert lost == 0 and duplicates == 0 and set(copies) == all_ids
+    return lost, duplicates

@@ -1,0 +1,93 @@
+"""Broker failures on a 3-node Apache Kafka cluster (replication factor 3, ``min.insync.replicas=2``),
+in the spirit of Apache Kafka's own system tests ``streams_broker_bounce_test.py`` and
+``streams_broker_down_resilience_test.py``.
+
+The chaos scenario of ``chaos_support.py`` (three instances, per-key counts and an id copy, input
+at 400 records/s) runs on its own 3-node cluster while the cluster fails under it:
+
+* bounce: a clean bounce of the leader of an input partition (controlled shutdown, restart), a
+  ``kill -9`` of the active controller (restarted 3 s later), a ``kill -9`` of the leader of an
+  output partition (restarted at once);
+* down: every node killed with ``kill -9`` and kept down for 15 s (7.5 session timeouts of the
+  2 s test profile), then all restarted; the input is held back while the cluster is down.
+
+The instances must survive or recover by themselves (no instance is restarted by the test and
+none exits), nothing may be lost, and exactly-once must stay exact.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from streams_runtime.brokers import ApacheKafkaCluster
+from streams_runtime.kafka.clients import create_admin
+from tests.integration.chaos_support import Fleet, run_chaos
+
+pytestmark = pytest.mark.kafka_only
+
+DOWN_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheKafkaCluster]:
+    with ApacheKafkaCluster(nodes=3, data_dir=tmp_path_factory.mktemp("kafka-3")) as started:
+        yield started
+
+
+def leader_of(cluster: ApacheKafkaCluster, topic_prefix: str, partition: int) -> int:
+    """The node leading ``partition`` of the topic whose name starts with ``topic_prefix``."""
+    metadata = create_admin(cluster.bootstrap_servers).list_topics(timeout=10)
+    (topic,) = [t for name, t in metadata.topics.items() if name.startswith(topic_prefix)]
+    return int(topic.partitions[partition].leader)
+
+
+def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[], int], hard: bool, down_s: float = 0.0):
+    def fault(fleet: Fleet) -> None:
+        node = pick()
+        if hard:
+            cluster.kill_node(node)
+        else:
+            cluster.stop_node(node)
+        time.sleep(down_s)
+        cluster.start_node(node)
+        print(f"\n{'killed' if hard else 'bounced'} node {node}, back after {down_s:.0f} s")
+
+    return fault
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_instances_ride_out_bounced_and_killed_leaders_and_controller(cluster, unique_name, tmp_path, guarantee):
+    names = unique_name
+    faults = [
+        (8.0, _bounce(cluster, lambda: leader_of(cluster, "in-", 0), hard=False)),
+        (20.0, _bounce(cluster, cluster.active_controller, hard=True, down_s=3.0)),  # type: ignore[arg-type]
+        (32.0, _bounce(cluster, lambda: leader_of(cluster, "counts-", 0), hard=True)),
+    ]
+    result = run_chaos(cluster.bootstrap_servers, names, tmp_path, guarantee, faults, 42.0, settle_s=120.0)
+    print("\n" + result.summary("broker bounce"))
+    assert result.fleet.kills == []  # no instance was restarted by the test
+    assert result.fleet.all_alive(), result.fleet.logs()
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_instances_recover_by_themselves_after_every_broker_was_down(cluster, unique_name, tmp_path, guarantee):
+    def all_down(fleet: Fleet) -> None:
+        fleet.input_paused.set()
+        ids = [node.node_id for node in cluster.nodes]
+        for node in ids:
+            cluster.kill_node(node)
+        time.sleep(DOWN_S)
+        started = time.monotonic()
+        cluster.start_node(*ids)
+        fleet.input_paused.clear()
+        print(f"\nevery node down for {DOWN_S:.0f} s, back in {time.monotonic() - started:.1f} s")
+
+    result = run_chaos(
+        cluster.bootstrap_servers, unique_name, tmp_path, guarantee, [(8.0, all_down)], 45.0, settle_s=120.0
+    )
+    print("\n" + result.summary("all brokers down"))
+    assert result.fleet.kills == []
+    assert result.fleet.all_alive(), result.fleet.logs()
