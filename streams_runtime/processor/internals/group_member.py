@@ -21,8 +21,11 @@ fast and thread-safe). The change callback runs on the thread that calls :meth:`
 (the member's own driver thread after :meth:`GroupMember.start`), never on the IO thread.
 
 Steps of a rebalance, as this member sees it:
-  1. JoinGroup: the subscription reports the tasks this member runs (``LATEST_OFFSET``), the
-     offset sums of its local state, its process id, endpoint and thread count.
+  1. JoinGroup: the subscription reports the tasks this member owns (``LATEST_OFFSET``): those
+     it runs and those its latest assignment gives it while that is not applied yet (a rejoin
+     can start before the next poll applies it; reporting nothing then would let the leader
+     give those tasks to another member without a hand-off, and lose their stickiness); then
+     the offset sums of its local state, its process id, endpoint and thread count.
   2. The leader's assignor computes every member's AssignmentInfo (tasks moving between members
      are withheld for one generation until their previous owner has revoked them).
   3. SyncGroup delivers this member's AssignmentInfo on the IO thread; it is parked as pending.
@@ -30,6 +33,11 @@ Steps of a rebalance, as this member sees it:
      (revoked tasks first, then assigned), and only then records it as what the member runs.
   5. If the assignment asks for it, the member rejoins soon (a hand-off is pending: after
      ``handoff_rejoin_delay_ms``) or after ``probing_rebalance_interval_ms`` (warm-ups).
+  6. Follow-up for warm-ups: while the applied assignment gives this member warm-ups, every
+     ``warmup_check_interval_ms`` it computes their lags as the leader would (local offset sums
+     against the changelog end-offset sums, :func:`compute_task_lags`); once one is within
+     ``acceptable_recovery_lag`` it rejoins at once (one follow-up per assignment), so the task
+     moves without waiting for the probing rebalance. Without end offsets it does not check.
 Closing revokes every task through the callback, finishes a rebalance this member is in the
 middle of (joined, not yet synced: bounded by the session timeout), then leaves the group (no
 session wait) -- unless it is the group's leader: Tansu keeps a leader that leaves while the
@@ -63,6 +71,7 @@ from streams_runtime.kafka.membership import (
 )
 from streams_runtime.processor.internals.assignment import (
     LATEST_OFFSET,
+    UNKNOWN_LAG,
     AssignmentInfo,
     AssignmentProtocolError,
     AssignorConfig,
@@ -74,6 +83,7 @@ from streams_runtime.processor.internals.assignment import (
     SubtopologySources,
     TaskId,
     all_source_topics,
+    compute_task_lags,
 )
 from streams_runtime.processor.internals.assignment.partition_grouper import partition_groups, stateful_tasks
 
@@ -125,6 +135,8 @@ class GroupMember:
         before rejoining; default ``session_timeout_ms / 2``. Tansu answers a follower's
         SyncGroup up to about that late, and a rejoin before then makes the follower's sync fail
         and cost a whole extra round; on Apache Kafka 0 is safe.
+    :param warmup_check_interval_ms: how often a member with warm-ups checks whether one is
+        caught up (Step 6).
     :param overrides: kafka-python settings that win over the shared profile and the defaults.
     :param client_supplier: makes the coordination consumer (kafka-python's by default; an
         in-memory group in tests).
@@ -147,6 +159,7 @@ class GroupMember:
         heartbeat_interval_ms: int = 1_000,
         probing_rebalance_interval_ms: int = 600_000,
         handoff_rejoin_delay_ms: int | None = None,
+        warmup_check_interval_ms: int = 5_000,
         overrides: Mapping[str, Any] | None = None,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
@@ -161,6 +174,7 @@ class GroupMember:
         self.handoff_rejoin_delay_ms = (
             session_timeout_ms // 2 if handoff_rejoin_delay_ms is None else handoff_rejoin_delay_ms
         )
+        self.warmup_check_interval_ms = warmup_check_interval_ms
         SubscriptionInfo(process_id, endpoint, {}, thread_count)  # validate early, in the caller
         self._task_offset_sums = task_offset_sums
         self._end_offset_sums = end_offset_sums
@@ -171,6 +185,7 @@ class GroupMember:
         self._pending: tuple[int, AssignmentInfo] | None = None
         self._rejoin_requested = False
         self._rejoin_deadline: float | None = None
+        self._warmup_check_at: float | None = None  # Step 6: next check, None when none is due
         self._new_subtopologies: tuple[SubtopologySources, ...] | None = None
         self._driver: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -191,10 +206,9 @@ class GroupMember:
     # -- what the member reports and holds ---------------------------------------------------
 
     def subscription_info(self) -> SubscriptionInfo:
-        """This member's SubscriptionInfo now: local offset sums, and LATEST for what it runs."""
+        """This member's SubscriptionInfo now: local offset sums, and LATEST for what it owns (Step 1)."""
         sums = dict(self._task_offset_sums() if self._task_offset_sums else {})
-        with self._lock:
-            sums.update({task: LATEST_OFFSET for task in self._current.active_tasks})
+        sums.update({task: LATEST_OFFSET for task in self.owned_active_tasks()})
         return SubscriptionInfo(
             self.process_id,
             self.endpoint,
@@ -202,6 +216,15 @@ class GroupMember:
             self.thread_count,
             shutdown_requested=self.shutdown_requested,
         )
+
+    def owned_active_tasks(self) -> frozenset[TaskId]:
+        """The active tasks this member runs, plus those its latest assignment gives it while that
+        is not applied yet (Step 1)."""
+        with self._lock:
+            owned = self._current.active_tasks
+            if self._pending is not None:
+                owned = owned | self._pending[1].active_tasks
+            return owned
 
     @property
     def assignment(self) -> AssignmentInfo:
@@ -303,6 +326,7 @@ class GroupMember:
         self._consumer.poll(timeout_ms=timeout_ms)
         change = self._take_pending() or self._detect_lost()
         if change is None:
+            self._check_warmups()
             return None
         if change.current.error is not AssignorError.NONE:
             log.error("assignment error %s: %s", change.current.error.name, change.current.error_message)
@@ -313,6 +337,12 @@ class GroupMember:
             self._current = change.current
             self._generation = change.generation
             self._lock.notify_all()
+        # Step 6
+        self._warmup_check_at = (
+            time.monotonic() + self.warmup_check_interval_ms / 1000
+            if change.current.warmup_tasks and self._end_offset_sums is not None
+            else None
+        )
         # Step 5
         if change.current.rebalance is RebalanceRequest.IMMEDIATE:
             self._rejoin_deadline = time.monotonic() + self.handoff_rejoin_delay_ms / 1000
@@ -321,6 +351,38 @@ class GroupMember:
         else:  # the latest assignment needs no follow-up, whatever an earlier one asked
             self._rejoin_deadline = None
         return change
+
+    def _check_warmups(self) -> None:
+        """Step 6: rejoin once a warm-up of the applied assignment is within the acceptable lag."""
+        if self._warmup_check_at is None or time.monotonic() < self._warmup_check_at:
+            return
+        self._warmup_check_at = time.monotonic() + self.warmup_check_interval_ms / 1000
+        caught_up = self.caught_up_warmups()
+        if caught_up:
+            log.info(
+                "warm-up task(s) %s caught up; rejoining for a follow-up rebalance",
+                sorted(map(str, caught_up)),
+            )
+            self._warmup_check_at = None
+            self.request_rebalance()
+
+    def caught_up_warmups(self) -> frozenset[TaskId]:
+        """The warm-up tasks of the applied assignment whose lag, computed as the leader does, is
+        within ``acceptable_recovery_lag`` (empty without an end-offset provider)."""
+        warmups = self.assignment.warmup_tasks
+        if not warmups or self._end_offset_sums is None:
+            return frozenset()
+        try:
+            ends = self._end_offset_sums(warmups)
+        except Exception:  # no ends, no check: the probing rebalance still comes
+            log.exception("end_offset_sums provider failed; warm-ups wait for the probing rebalance")
+            return frozenset()
+        local = self._task_offset_sums() if self._task_offset_sums else {}
+        sums = {t: s for t, s in local.items() if t in warmups}
+        known = frozenset(t for t in warmups if t in ends)
+        lags = compute_task_lags({self.process_id: sums}, known, known, ends)[self.process_id]
+        limit = self.streams_assignor.config.acceptable_recovery_lag
+        return frozenset(t for t in known if lags.get(t, UNKNOWN_LAG) <= limit)
 
     def request_rebalance(self) -> None:
         """Rejoin at the next poll (thread count changed, a warm-up caught up early, ...)."""

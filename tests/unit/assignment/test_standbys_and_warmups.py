@@ -124,8 +124,10 @@ def test_lags_use_end_offsets_when_known_and_the_best_holder_otherwise() -> None
     t = TaskId(0, 0)
     sums = {"a": {t: LATEST_OFFSET}, "b": {t: 80}, "c": {t: 100}, "d": {}}
     with_ends = compute_task_lags(sums, [t], frozenset({t}), {t: 150})
-    assert {p: with_ends[p].get(t, UNKNOWN_LAG) for p in sums} == {"a": 0, "b": 70, "c": 50, "d": UNKNOWN_LAG}
+    # d has no state: it would restore the whole changelog (Kafka Streams' rule)
+    assert {p: with_ends[p].get(t, UNKNOWN_LAG) for p in sums} == {"a": 0, "b": 70, "c": 50, "d": 150}
     relative = compute_task_lags(sums, [t], frozenset({t}))
     assert relative["b"][t] == 20 and relative["c"][t] == 0
+    assert relative["d"].get(t, UNKNOWN_LAG) == UNKNOWN_LAG  # no state, no known end
     stateless = compute_task_lags(sums, [t], frozenset())
     assert {p: stateless[p][t] for p in sums} == {"a": 0, "b": 0, "c": 0, "d": 0}

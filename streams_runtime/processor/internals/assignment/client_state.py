@@ -12,7 +12,16 @@ Lag of a client for a task (``compute_task_lags``):
     the lag relative to the best reported state of that task (``max s - s``), so the most
     caught-up holder counts as caught up. That fallback can call a standby caught up while a
     running active is ahead of it; supply end offsets to avoid that;
-  - no state at all: :data:`UNKNOWN_LAG`.
+  - no state at all: the task's changelog end-offset sum, when known (restoring from scratch
+    replays the whole changelog), as Kafka Streams' ClientState does. So an instance without
+    state counts as caught up for a task whose changelog is within ``acceptable_recovery_lag``,
+    and a new instance gets its share of such tasks at once rather than warm-ups. Without the
+    end-offset sum: :data:`UNKNOWN_LAG` (never caught up while someone holds the state: the task
+    stays with its owner and the new instance warms up, the conservative choice when the amount
+    to restore is unknown; when no one holds the state, no one is caught up and balance decides).
+
+``has_state`` is about what the client reported (an offset sum, ``LATEST_OFFSET`` included),
+never about the size of its lag.
 
 Invariants: ``capacity >= 1``; ``active``, ``standby`` and ``warmup`` are disjoint once the
 assignor has finished.
@@ -39,6 +48,8 @@ class ClientState:
     capacity: int
     endpoint: str | None = None
     previous_active: frozenset[TaskId] = frozenset()
+    #: tasks the client has local state for (it reported an offset sum, ``LATEST_OFFSET`` included)
+    local_state: frozenset[TaskId] = frozenset()
     lags: Mapping[TaskId, int] = field(default_factory=dict)
     active: set[TaskId] = field(default_factory=set)
     standby: set[TaskId] = field(default_factory=set)
@@ -52,7 +63,7 @@ class ClientState:
         return self.lags.get(task, UNKNOWN_LAG)
 
     def has_state(self, task: TaskId) -> bool:
-        return self.lag_for(task) < UNKNOWN_LAG
+        return task in self.local_state or task in self.previous_active
 
     @property
     def replicas(self) -> set[TaskId]:
@@ -99,12 +110,13 @@ def compute_task_lags(
                 lags[pid][task] = 0
             continue
         reported = [s for sums in offset_sums.values() if (s := sums.get(task)) is not None and s >= 0]
-        reference = end_offset_sums.get(task) if end_offset_sums is not None else None
-        if reference is None:
-            reference = max(reported, default=0)
+        end = end_offset_sums.get(task) if end_offset_sums is not None else None
+        reference = max(reported, default=0) if end is None else end
         for pid, sums in offset_sums.items():
             offset_sum = sums.get(task)
             if offset_sum is None:
-                continue
+                if end is not None:  # no state: it would restore the whole changelog
+                    lags[pid][task] = max(0, end)
+                continue  # no state and no known end: UNKNOWN_LAG
             lags[pid][task] = 0 if offset_sum == LATEST_OFFSET else max(0, reference - offset_sum)
     return lags

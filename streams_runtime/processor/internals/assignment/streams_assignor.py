@@ -160,6 +160,7 @@ class StreamsAssignor:
                 capacity=sum(subscriptions[m].thread_count for m in ms),
                 endpoint=next((subscriptions[m].endpoint for m in ms if subscriptions[m].endpoint), None),
                 previous_active=frozenset(t for t in offset_sums[pid] if offset_sums[pid][t] < 0),
+                local_state=frozenset(offset_sums[pid]),
                 lags=lags[pid],
             )
             for pid, ms in sorted(by_process.items())
