@@ -22,6 +22,7 @@ from typing import Any
 from streams_runtime.errors import StreamsConfigError
 
 CLIENT_PREFIXES = (
+    "client.",
     "consumer.",
     "producer.",
     "admin.",
@@ -356,10 +357,15 @@ class StreamsConfig(Mapping[str, Any]):
         return StreamsConfig(merged)
 
     def client_configs(self, prefix: str) -> dict[str, Any]:
-        """The overrides under ``prefix`` (e.g. ``"consumer."``) with the prefix stripped."""
+        """The overrides under ``prefix`` (e.g. ``"consumer."``) with the prefix stripped, on top
+        of those under ``client.``, which every Kafka client of the application gets (the
+        cluster's security settings, for example: ``client.security.protocol``,
+        ``client.sasl.mechanism``, ``client.sasl.username``, ``client.ssl.ca.location``, passed
+        unchanged to librdkafka and translated for the group membership's client)."""
         if not prefix.endswith("."):
             prefix += "."
-        return {k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix)}
+        common = {k[len("client.") :]: v for k, v in self._values.items() if k.startswith("client.")}
+        return {**common, **{k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix)}}
 
     def default_serde(self, side: str) -> Any:
         """The default key or value Serde; raises naming the key when none is configured."""

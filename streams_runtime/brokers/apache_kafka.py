@@ -155,6 +155,9 @@ class ApacheKafkaCluster:
     :param startup_timeout: seconds to wait for every node to start.
     :param advertised_port: (1 node only) the loopback port the broker tells clients to connect
         to; a test puts a TCP proxy there to cut the network between clients and broker.
+    :param sasl_users: when given, the clients' listener is SASL_PLAINTEXT with the PLAIN
+        mechanism and these ``{user: password}`` accounts (brokers and controllers talk among
+        themselves on listeners of their own, unauthenticated); see :meth:`client_settings`.
     """
 
     kind = "kafka"
@@ -167,6 +170,7 @@ class ApacheKafkaCluster:
         state_file: Path | str | None = None,
         startup_timeout: float = 90.0,
         advertised_port: int | None = None,
+        sasl_users: dict[str, str] | None = None,
     ) -> None:
         if nodes not in (1, 3):
             raise BrokerError(f"nodes must be 1 or 3 (got {nodes})")
@@ -178,6 +182,7 @@ class ApacheKafkaCluster:
         self.state_file = Path(state_file) if state_file else None
         self.startup_timeout = startup_timeout
         self._advertised_port = advertised_port
+        self._sasl_users = dict(sasl_users or {})
         self.nodes: list[KafkaNode] = []
         self.cluster_id: str | None = None
         #: write a class-data-sharing archive of the classes loaded here when the JVM exits
@@ -192,6 +197,18 @@ class ApacheKafkaCluster:
         if self._advertised_port is not None:
             return f"{HOST}:{self._advertised_port}"
         return ",".join(node.address for node in self.nodes)
+
+    def client_settings(self, user: str | None = None, password: str | None = None) -> dict[str, str]:
+        """librdkafka settings a client of this cluster needs (none without ``sasl_users``)."""
+        if not self._sasl_users:
+            return {}
+        user = user or next(iter(self._sasl_users))
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": user,
+            "sasl.password": self._sasl_users[user] if password is None else password,
+        }
 
     @property
     def port(self) -> int | None:
@@ -345,18 +362,19 @@ class ApacheKafkaCluster:
     def _properties(self, node: KafkaNode, voters: str) -> str:
         advertised = self._advertised_port or node.port
         replicas, min_isr = (3, 2) if self.node_count == 3 else (1, 1)
+        client = "SASL_PLAINTEXT" if self._sasl_users else "PLAINTEXT"
         settings = {
             "process.roles": "broker,controller",
             "node.id": node.node_id,
             "controller.quorum.voters": voters,
             "listeners": (
-                f"PLAINTEXT://{HOST}:{node.port},INTERNAL://{HOST}:{node.internal_port},"
+                f"{client}://{HOST}:{node.port},INTERNAL://{HOST}:{node.internal_port},"
                 f"CONTROLLER://{HOST}:{node.controller_port}"
             ),
-            "advertised.listeners": f"PLAINTEXT://{HOST}:{advertised},INTERNAL://{HOST}:{node.internal_port}",
+            "advertised.listeners": f"{client}://{HOST}:{advertised},INTERNAL://{HOST}:{node.internal_port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "INTERNAL",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+            "listener.security.protocol.map": f"CONTROLLER:PLAINTEXT,{client}:{client},INTERNAL:PLAINTEXT",
             "log.dirs": node.directory / "data",
             "auto.create.topics.enable": "false",
             "default.replication.factor": replicas,
@@ -372,6 +390,12 @@ class ApacheKafkaCluster:
             "group.min.session.timeout.ms": 500,
             "num.partitions": 1,
         }
+        if self._sasl_users:
+            accounts = " ".join(f'user_{u}="{p}"' for u, p in self._sasl_users.items())
+            settings["sasl.enabled.mechanisms"] = "PLAIN"
+            settings["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {accounts};"
+            )
         return "".join(f"{key}={value}\n" for key, value in settings.items())
 
     def _jvm(self, java: str, classpath: str, broker: bool = False) -> list[str]:
@@ -444,7 +468,9 @@ class ApacheKafkaCluster:
         while True:
             try:
                 seen = wait_for_metadata(
-                    ",".join(n.address for n in self.nodes if n.alive()), timeout=remaining
+                    ",".join(n.address for n in self.nodes if n.alive()),
+                    timeout=remaining,
+                    overrides=self.client_settings(),
                 )
             except TimeoutError as exc:
                 raise BrokerError(
@@ -476,4 +502,3 @@ def stop_recorded(info: BrokerInfo, timeout: float = 15.0) -> bool:
     if gone and info.data_dir and Path(info.data_dir).is_relative_to(runtime_home()):
         shutil.rmtree(info.data_dir, ignore_errors=True)
     return gone
-

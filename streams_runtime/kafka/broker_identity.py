@@ -19,6 +19,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from streams_runtime.kafka.clients import KafkaUnreachableError, authentication_failure
+
 __all__ = [
     "STANDARD_BROKER",
     "TANSU_CLUSTER_ID_PREFIX",
@@ -56,15 +58,26 @@ class BrokerIdentity:
 STANDARD_BROKER = BrokerIdentity("standard")
 
 
-def identify_broker(admin: Any, timeout_s: float = 10.0) -> BrokerIdentity:
-    """Ask the cluster behind ``admin`` (an admin client) for its cluster id.
+def identify_broker(
+    client: Any, timeout_s: float = 10.0, bootstrap_servers: str | None = None
+) -> BrokerIdentity:
+    """Ask the cluster behind ``client`` (admin, producer or consumer) for its cluster id.
 
-    :raises TimeoutError: when the cluster does not answer a metadata request in ``timeout_s``.
+    :raises KafkaUnreachableError: when the cluster does not answer a metadata request in
+        ``timeout_s`` (saying why when it refused the client's credentials).
     """
     try:
-        metadata = admin.list_topics(timeout=timeout_s)
+        metadata = client.list_topics(timeout=timeout_s)
     except Exception as exc:  # librdkafka raises KafkaException; the in-memory admin never does
-        raise TimeoutError(f"the cluster did not answer a metadata request in {timeout_s}s: {exc}") from exc
+        if bootstrap_servers and hasattr(client, "describe_cluster"):  # an admin: serve its error callbacks
+            client.poll(0.5)
+        refused = authentication_failure(bootstrap_servers) if bootstrap_servers else None
+        why = f"authentication failed: {refused}" if refused else str(exc)
+        raise KafkaUnreachableError(
+            f"cannot reach Kafka at {bootstrap_servers or 'the bootstrap servers'} within {timeout_s}s ({why}); "
+            "check bootstrap_servers and the security settings (client.security.protocol, client.sasl.*, "
+            "client.ssl.*)"
+        ) from exc
     identity = BrokerIdentity(str(getattr(metadata, "cluster_id", None) or ""))
     log.info("broker: %s", identity.describe())
     return identity

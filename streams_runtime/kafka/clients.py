@@ -145,12 +145,37 @@ def create_producer(bootstrap_servers: str, overrides: Mapping[str, Any] | None 
     return Producer(client_config("producer", bootstrap_servers, overrides))
 
 
+#: the last authentication failure librdkafka reported per bootstrap servers (its message names
+#: the mechanism and the reason, never the password); a failed first contact is explained with it
+_AUTHENTICATION_FAILURES: dict[str, str] = {}
+
+
+def authentication_failure(bootstrap_servers: str) -> str | None:
+    """What the cluster answered the last failed authentication of an admin client, if any."""
+    return _AUTHENTICATION_FAILURES.get(bootstrap_servers)
+
+
 def create_admin(bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> AdminClient:
-    """An admin client with the shared profile; ``overrides`` win over it."""
-    return AdminClient(client_config("admin", bootstrap_servers, overrides))
+    """An admin client with the shared profile; ``overrides`` win over it. Authentication failures
+    are logged once per client and kept for :func:`authentication_failure`."""
+    config = client_config("admin", bootstrap_servers, overrides)
+    if "error_cb" not in config:
+        seen: set[str] = set()
+
+        def on_error(error: KafkaError) -> None:
+            if error.code() == KafkaError._AUTHENTICATION:  # noqa: SLF001 (librdkafka's code name)
+                _AUTHENTICATION_FAILURES[bootstrap_servers] = error.str()
+                if error.str() not in seen:
+                    seen.add(error.str())
+                    LIBRDKAFKA_LOGGER.error("authentication to %s failed: %s", bootstrap_servers, error.str())
+
+        config["error_cb"] = on_error
+    return AdminClient(config)
 
 
-def wait_for_metadata(bootstrap_servers: str, timeout: float = 30.0) -> int:
+def wait_for_metadata(
+    bootstrap_servers: str, timeout: float = 30.0, overrides: Mapping[str, Any] | None = None
+) -> int:
     """Block until the cluster answers a metadata request; return the number of brokers.
 
     A plain TCP connect is tried first, so a broker that is still starting does not make
@@ -170,7 +195,7 @@ def wait_for_metadata(bootstrap_servers: str, timeout: float = 30.0) -> int:
         if time.monotonic() > deadline:
             raise TimeoutError(f"nothing listens on {bootstrap_servers} after {timeout}s ({last})")
         time.sleep(0.02)
-    admin = create_admin(bootstrap_servers)
+    admin = create_admin(bootstrap_servers, overrides)
     while True:
         try:
             metadata = admin.list_topics(timeout=min(2.0, max(0.1, deadline - time.monotonic())))

@@ -31,7 +31,7 @@ from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyEr
 from kafka.errors import KafkaError as KafkaPythonError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import StreamsConfigError, StreamsError
 from streams_runtime.kafka.profile import client_config
 
 PROTOCOL_NAME = "streams"
@@ -40,6 +40,43 @@ _PROFILE_KEYS = {
     "allow.auto.create.topics": "allow_auto_create_topics",
     "enable.auto.commit": "enable_auto_commit",
 }
+
+
+#: librdkafka's security settings and kafka-python's names for them (the membership's client
+#: gets the cluster's security settings from the same ``client.*`` config as every other client)
+SECURITY_KEYS = {
+    "security.protocol": "security_protocol",
+    "sasl.mechanism": "sasl_mechanism",
+    "sasl.mechanisms": "sasl_mechanism",
+    "sasl.username": "sasl_plain_username",
+    "sasl.password": "sasl_plain_password",
+    "ssl.ca.location": "ssl_cafile",
+    "ssl.certificate.location": "ssl_certfile",
+    "ssl.key.location": "ssl_keyfile",
+    "ssl.key.password": "ssl_password",
+    "ssl.endpoint.identification.algorithm": "ssl_check_hostname",
+}
+
+
+def security_settings(client_settings: Mapping[str, Any]) -> dict[str, Any]:
+    """kafka-python's settings for the security part of librdkafka-style ``client_settings``
+    (the rest is left to librdkafka). A ``sasl.*`` or ``ssl.*`` key without a kafka-python
+    counterpart is an error naming it, never silently dropped."""
+    translated: dict[str, Any] = {}
+    for key, value in client_settings.items():
+        if key in SECURITY_KEYS:
+            name = SECURITY_KEYS[key]
+            if name == "ssl_check_hostname":
+                value = str(value).lower() == "https"
+            elif name in ("security_protocol", "sasl_mechanism"):
+                value = str(value).upper()
+            translated[name] = value
+        elif key.startswith(("sasl.", "ssl.")):
+            raise StreamsConfigError(
+                f"client.{key}: not supported for the group membership's client; supported "
+                f"security settings: {', '.join(sorted(SECURITY_KEYS))}"
+            )
+    return translated
 
 
 def coordination_group_id(application_id: str) -> str:
@@ -158,11 +195,33 @@ def create_coordination_consumer(
 
 class _ToolsAdmin(KafkaAdminClient):
     """kafka-python's admin client, not decoding the groups' authorized operations (brokers such
-    as Tansu report values kafka-python's enum does not know, which would fail the whole call)."""
+    as Tansu report values kafka-python's enum does not know, which would fail the whole call),
+    and handing back each member's subscription user data as the bytes the member sent (its
+    dict form decodes them as UTF-8 text, which a binary SubscriptionInfo does not survive)."""
 
     def _process_acl_operations(self, obj: dict) -> dict:
         obj.pop("authorized_operations", None)
         return obj
+
+    def _describe_groups_process_response(self, response: Any) -> Any:
+        raw: dict[tuple[str, str], bytes] = {}
+        for group in response.groups:
+            for member in group.members:
+                if member.member_metadata:
+                    try:
+                        decoded = ConsumerProtocolSubscription.decode(member.member_metadata)
+                    except Exception:  # kafka-python logs and keeps the raw metadata itself
+                        continue
+                    if decoded.user_data is not None:
+                        raw[(group.group_id, member.member_id)] = bytes(decoded.user_data)
+        results = super()._describe_groups_process_response(response)
+        for group_id, group in results.items():
+            for member in group.get("members") or []:
+                user_data = raw.get((group_id, member.get("member_id")))
+                metadata = member.get("member_metadata")
+                if user_data is not None and isinstance(metadata, dict):
+                    metadata["user_data"] = user_data
+        return results
 
 
 def describe_coordination_group(

@@ -1,7 +1,8 @@
 """The app of the chaos test: per-key counts (every update emitted) and a copy of every input id.
 
 ``$WORKER_TEST_TOPICS="<input>,<counts>,<ids>,<application id>"``; ``$CHAOS_GUARANTEE`` is
-``at_least_once`` or ``exactly_once_v2``; ``$CHAOS_STANDBYS`` the standby replicas (default 0). Input: key ``k<n>``, value = a unique input id.
+``at_least_once`` or ``exactly_once_v2``; ``$CHAOS_STANDBYS`` the standby replicas (default 0).
+Input: key ``k<n>``, value = a unique input id.
 """
 
 from __future__ import annotations

@@ -111,9 +111,11 @@ class ChaosResult:
 
     def summary(self, name: str) -> str:
         return (
-            f"{name} {self.fleet.guarantee}: {self.produced} records, {len(self.fleet.kills)} instance kills, "
+            f"{name} {self.fleet.guarantee}: {self.produced} records, "
+            f"{len(self.fleet.kills)} instance kills, "
             f"lost {self.lost}, duplicates {self.duplicates}, restarted instances RUNNING after "
-            f"{self.fleet.recovery_times()} s, outputs complete {self.recovered_s:.1f} s after the input stopped"
+            f"{self.fleet.recovery_times()} s, outputs complete {self.recovered_s:.1f} s "
+            "after the input stopped"
         )
 
 
@@ -157,7 +159,9 @@ def run_chaos(
         all_ids = {i for _, i in produced}
         settled_at = time.monotonic()
         if guarantee == "at_least_once":
-            lost, duplicates = _check_at_least_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
+            lost, duplicates = _check_at_least_once(
+                bootstrap, counts, ids, expected, all_ids, fleet, settle_s
+            )
         else:
             lost, duplicates = _check_exactly_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
         return ChaosResult(len(produced), lost, duplicates, time.monotonic() - settled_at, fleet)
@@ -216,7 +220,9 @@ def _check_exactly_once(
         off = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k) != n}
         return f"{len(off)} keys off (committed, produced): {dict(list(off.items())[:10])}"
 
-    wait_until(exact, settle_s, lambda: f"exact committed counts in {counts}: {count_gaps()}\n" + fleet.logs())
+    wait_until(
+        exact, settle_s, lambda: f"exact committed counts in {counts}: {count_gaps()}\n" + fleet.logs()
+    )
     updates: dict[str, list[int]] = {}
     for m in committed_counts:
         updates.setdefault(m.key().decode(), []).append(struct.unpack(">q", m.value())[0])

@@ -35,14 +35,18 @@ def test_no_input_is_lost_and_exactly_once_stays_exact_under_repeated_kill_9(
     bootstrap_servers, unique_name, tmp_path, guarantee
 ):
     faults = [((n + 1) * KILL_EVERY_S, _kill(n)) for n in range(KILLS)]
-    result = run_chaos(bootstrap_servers, unique_name, tmp_path, guarantee, faults, KILLS * KILL_EVERY_S + 2.0)
+    result = run_chaos(
+        bootstrap_servers, unique_name, tmp_path, guarantee, faults, KILLS * KILL_EVERY_S + 2.0
+    )
     print("\n" + result.summary("chaos"))
     assert len(result.fleet.kills) == KILLS
 
 
 @pytest.mark.kafka_only
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
-def test_ten_kills_with_standbys_lose_nothing_and_stay_exact(bootstrap_servers, unique_name, tmp_path, guarantee):
+def test_ten_kills_with_standbys_lose_nothing_and_stay_exact(
+    bootstrap_servers, unique_name, tmp_path, guarantee
+):
     faults = [((n + 1) * LONG_KILL_EVERY_S, _kill(n)) for n in range(LONG_KILLS)]
     result = run_chaos(
         bootstrap_servers,

@@ -24,9 +24,12 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
-def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_path: Path) -> None:
+def test_demo_should_count_every_payment_per_user_with_two_worker_instances(
+    broker_kind: str, tmp_path: Path
+) -> None:
+    """The main job on each broker it can start (``--broker tansu``, the default, or ``kafka``)."""
     result = subprocess.run(
-        [sys.executable, "-m", "streams_runtime.cli", "demo", "--records", "300"],
+        [sys.executable, "-m", "streams_runtime.cli", "demo", "--records", "300", "--broker", broker_kind],
         env=_env(tmp_path),
         capture_output=True,
         text=True,
@@ -34,6 +37,11 @@ def test_demo_should_count_every_payment_per_user_with_two_worker_instances(tmp_
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
+    started = {
+        "kafka": "[demo] Apache Kafka at 127.0.0.1:",
+        "tansu": "[demo] the embedded Tansu broker at 127.0.0.1:",
+    }
+    assert started[broker_kind] in out
     assert "tasks per thread: 1 (4 / 4)" in out and "idle threads: 0" in out
     assert "produced 300 payments for 5 users" in out
     # The final table is read from the results topic the workers wrote; the demo checks it

@@ -59,7 +59,9 @@ def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[], int], hard: bool, do
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
-def test_instances_ride_out_bounced_and_killed_leaders_and_controller(cluster, unique_name, tmp_path, guarantee):
+def test_instances_ride_out_bounced_and_killed_leaders_and_controller(
+    cluster, unique_name, tmp_path, guarantee
+):
     names = unique_name
     faults = [
         (8.0, _bounce(cluster, lambda: leader_of(cluster, "in-", 0), hard=False)),
@@ -73,7 +75,9 @@ def test_instances_ride_out_bounced_and_killed_leaders_and_controller(cluster, u
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
-def test_instances_recover_by_themselves_after_every_broker_was_down(cluster, unique_name, tmp_path, guarantee):
+def test_instances_recover_by_themselves_after_every_broker_was_down(
+    cluster, unique_name, tmp_path, guarantee
+):
     def all_down(fleet: Fleet) -> None:
         fleet.input_paused.set()
         ids = [node.node_id for node in cluster.nodes]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.broker_identity import STANDARD_BROKER, BrokerIdentity, identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.membership import security_settings
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.assignment import SubtopologySources
 from streams_runtime.processor.internals.internal_topic_manager import prepare_topics
@@ -94,15 +95,20 @@ class RuntimeSetup:
             )
         builder.validate()
         admin = client_supplier.get_admin(bootstrap_servers, config.client_configs("admin."))
-        broker = identify_broker(admin)
+        broker = identify_broker(admin, bootstrap_servers=bootstrap_servers)
         _bind_pattern_sources(admin, builder)
         counts = prepare_topics(admin, builder, config["replication_factor"])
         global_topics = _global_topic_counts(admin, builder)
         infos, sources = _subtopologies(builder)
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
         overrides = config.client_configs("consumer.")
-        member = {name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()}
+        member: dict[str, Any] = {
+            name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()
+        }
         member.update(_high_availability_settings(config))
+        security = security_settings(config.client_configs("client."))
+        if security:  # the cluster's security settings, for the membership's kafka-python client
+            member["overrides"] = security
         setup = cls(
             config,
             bootstrap_servers,

@@ -82,7 +82,9 @@ class TaskAssignor:
         stateful: frozenset[TaskId],
     ) -> TaskAssignmentResult:
         """Fill in ``active``/``standby``/``warmup`` of every client (see the module steps)."""
-        all_tasks = sorted(set(tasks))
+        # partition-major order: a client keeping some of its previous tasks (the sticky step is
+        # served in this order) keeps one partition of each sub-topology before a second of any
+        all_tasks = sorted(set(tasks), key=lambda t: (t.partition, t.subtopology))
         stateful_sorted = [t for t in all_tasks if t in stateful]
         stateless_sorted = [t for t in all_tasks if t not in stateful]
         result = TaskAssignmentResult()
