@@ -33,4 +33,4 @@ broker-stop: setup
 	@.venv/bin/streams-runtime broker stop
 
 clean:
-	rm -rf .venv .streams-runtime .pytest_cache
+	rm -rf .venv .venv.lock .streams-runtime .pytest_cache
