@@ -46,4 +46,4 @@ broker-stop: setup
 	@.venv/bin/streams-runtime broker stop
 
 clean:
-	rm -rf .venv .streams-runtime .pytest_cache .jvm
+	rm -rf .venv .venv.lock .streams-runtime .pytest_cache .jvm

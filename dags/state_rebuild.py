@@ -2,7 +2,11 @@
 ### State rebuild of a stream application's store
 
 Rebuilds a state store of a running stream application, task by task, through the workers' admin
-endpoint (`POST /admin/stores/{store}/rebuild`): each owning task is committed and closed, its
+endpoint. Any one worker given is asked which instance of the group runs each of the store's
+tasks (`GET /admin/stores/{store}/instances`, from the group's assignment); each instance then
+rebuilds its own (`POST /admin/stores/{store}/rebuild`), so every partition is rebuilt exactly
+once, and a partition that was not (an instance down, a task moved) fails the run by name. Each
+owning task is committed and closed, its
 local state directory wiped, the task re-created so it **restores from the changelog**, and once
 restored (before it processes again) the store's key count is compared with the changelog's
 distinct live keys, read to the partition's true end. The task fails with a per-task report on any
@@ -21,8 +25,10 @@ mismatch; the report is also the run's XCom (`rebuild`, and `report` on success)
   run fails and says so (run it again). Outputs already emitted downstream are not re-emitted.
 
 **Params**: *application* is `package.module:function` (the worker's `--app`) or a bare
-application id (restore mode only); *workers* lists the workers' endpoints (`http://host:port`) or
-Airflow Connection ids of them; *tasks* limits the rebuild to some task ids (`0_1`). The workers'
+application id (restore mode only); *workers* lists worker endpoints (`http://host:port`) or
+Airflow Connection ids of them, asked in turn until one answers (one is enough; the instances are
+reached at their advertised `application_server`); *tasks* limits the rebuild to some task ids
+(`0_1`). The workers'
 `application_server_token` is never a Param (it would land in the run's conf): endpoints given as
 URLs take it from the password of the Connection *token_conn_id* (type `streams_worker`, default
 `streams_worker`; none: no token), Connection ids carry their own.
@@ -94,7 +100,10 @@ CHANGELOG_ALIAS = AssetAlias(name="streams.state_rebuild.rewritten_changelog")
             items={"type": "string"},
             minItems=1,
             title="Workers",
-            description="Airflow Connection ids of the workers (type streams_worker) or their URLs.",
+            description=(
+                "Connection ids (type streams_worker) or URLs of workers to ask for the group's "
+                "instances; one is enough."
+            ),
         ),
         "tasks": Param(
             [],

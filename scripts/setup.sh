@@ -8,10 +8,13 @@
 #      the lock is compiled for 3.11: on 3.12/3.13 it is resolved again for that interpreter with every
 #      locked version as a constraint (same pins; only packages behind version markers may be added)
 #   4. install this project in editable mode and record the lock hash as a stamp
+# Steps 2-4 run under an exclusive flock on .venv.lock (next to .venv): a second setup started
+# meanwhile (two `make` targets at once) waits, then finds the stamp up to date and reuses .venv.
+# SETUP_VENV (default: .venv) puts the virtualenv, its lock and stamp elsewhere (the tests use it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-VENV="$ROOT/.venv"
+VENV="${SETUP_VENV:-$ROOT/.venv}"
 LOCK="$ROOT/requirements.lock"
 STAMP="$VENV/.lock-stamp"
 UV_VERSION=0.13.9
@@ -46,9 +49,25 @@ else
 fi
 
 want=$( (cat "$LOCK" pyproject.toml; echo "$PY") | sha256sum | cut -d' ' -f1)
-if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+up_to_date() { [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; }
+if up_to_date; then
   say ".venv is up to date with requirements.lock"
   exit 0
+fi
+
+# One setup at a time from here on (the lock is released when this script exits)
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$VENV.lock"
+  if ! flock -n 9; then
+    say "another setup is updating $VENV: waiting for it"
+    flock 9
+  fi
+  if up_to_date; then
+    say ".venv is up to date with requirements.lock (set up by the other run)"
+    exit 0
+  fi
+else
+  say "warning: flock (util-linux) not found: do not run two setups of this checkout at once"
 fi
 
 start=$(date +%s)

@@ -6,7 +6,12 @@ and the ``streams_state_rebuild`` DAG. The workers do the rebuild itself (``POST
 
 - resolves the application (:func:`resolve_application`: ``module:function`` like the worker's
   ``--app``, or a bare application id) to its store's changelog topic and source topics;
-- plans which worker rebuilds which tasks (:func:`plan_owners`) from each worker's task list;
+- plans which worker rebuilds which tasks (:func:`plan_rebuild`) from the group's view of the
+  store that any one worker answers (``GET /admin/stores/{store}/instances``): every task of the
+  store goes to the one instance running it as an active task, so each partition is rebuilt
+  exactly once, whichever worker was asked;
+- names the partitions a run did not rebuild (:func:`not_rebuilt`): a worker unreachable or whose
+  tasks moved meanwhile fails the run, never passes it on the partitions that were rebuilt;
 - rewrites a changelog from recomputed rows (:func:`rewrite_changelog`, recompute mode): a new
   record for every recomputed key, a tombstone for every key live in the changelog but absent
   from the recomputation, each in the key's task partition;
@@ -31,10 +36,12 @@ from streams_ops.offsets import EOF_OVERRIDES, scan_to_eof
 __all__ = [
     "EOF_OVERRIDES",
     "ApplicationInfo",
+    "PartitionsNotRebuiltError",
     "StateRebuildError",
     "committed_offsets",
     "judge",
-    "plan_owners",
+    "not_rebuilt",
+    "plan_rebuild",
     "render",
     "resolve_application",
     "rewrite_changelog",
@@ -100,26 +107,53 @@ def resolve_application(application: str, store: str) -> ApplicationInfo:
     raise StateRebuildError(f"application {application} has no store named {store!r}; its stores: {known}")
 
 
-def plan_owners(owned: Mapping[str, list[str]], wanted: Iterable[str] | None) -> dict[str, list[str]]:
-    """endpoint -> the tasks it rebuilds: the tasks it owns, filtered by ``wanted``.
+class PartitionsNotRebuiltError(StateRebuildError):
+    """Some of the store's tasks were not (or cannot now be) rebuilt; ``tasks`` names them."""
 
-    :param owned: endpoint -> the ids of its active tasks owning the store.
-    :raises StateRebuildError: when no worker owns the store, or a wanted task is owned by none.
+    def __init__(self, message: str, tasks: Iterable[str], rows: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message, rows)
+        self.tasks = sorted(tasks)
+
+
+def describe_tasks(tasks: Iterable[str]) -> str:
+    """``partitions [1, 3] (tasks 0_1, 0_3)``: how a report names tasks of one store."""
+    ids = sorted(tasks)
+    return f"partitions {sorted(int(t.rpartition('_')[2]) for t in ids)} (tasks {', '.join(ids)})"
+
+
+def plan_rebuild(instances: Mapping[str, Any], wanted: Iterable[str] | None) -> dict[str, list[str]]:
+    """endpoint -> the tasks it rebuilds: each task of the store (or of ``wanted``) exactly once,
+    on the instance running it as an active task.
+
+    :param instances: the answer of ``GET /admin/stores/{store}/instances`` (``tasks``,
+        ``instances`` with their ``endpoint`` and ``active_tasks``).
+    :raises StateRebuildError: a wanted task is not a task of the store.
+    :raises PartitionsNotRebuiltError: a task has no active owner now (a rebalance is under way).
     """
-    wanted_set = None if wanted is None else {str(t) for t in wanted}
-    plan = {
-        ep: sorted(t for t in tasks if wanted_set is None or t in wanted_set) for ep, tasks in owned.items()
-    }
-    plan = {ep: tasks for ep, tasks in plan.items() if tasks}
-    everyone = {t for tasks in owned.values() for t in tasks}
-    if wanted_set is not None and wanted_set - everyone:
-        raise StateRebuildError(
-            f"tasks {sorted(wanted_set - everyone)} are active on none of the workers "
-            f"{sorted(owned)} (their active tasks owning the store: {sorted(everyone)})"
+    store, tasks = instances.get("store"), [str(t) for t in instances.get("tasks", [])]
+    targets = tasks if wanted is None else sorted({str(t) for t in wanted})
+    unknown = sorted(set(targets) - set(tasks))
+    if unknown:
+        raise StateRebuildError(f"tasks {unknown} are not tasks of store {store!r}; its tasks: {tasks}")
+    owner = {t: i["endpoint"] for i in instances.get("instances", []) for t in i.get("active_tasks", [])}
+    orphans = [t for t in targets if t not in owner]
+    if orphans:
+        raise PartitionsNotRebuiltError(
+            f"{describe_tasks(orphans)} of store {store!r} have no active instance in the group's "
+            f"assignment now (a rebalance is under way, or no instance advertises application_server): "
+            f"nothing was rebuilt; run again once the group is stable",
+            orphans,
         )
-    if not plan:
-        raise StateRebuildError(f"none of the workers {sorted(owned)} runs an active task owning the store")
-    return plan
+    plan: dict[str, list[str]] = {}
+    for task in targets:
+        plan.setdefault(owner[task], []).append(task)
+    return {endpoint: sorted(ids) for endpoint, ids in sorted(plan.items())}
+
+
+def not_rebuilt(plan: Mapping[str, list[str]], rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The planned tasks no report row covers (their instance failed, or they moved meanwhile)."""
+    reported = {str(row["task_id"]) for row in rows}
+    return sorted(t for tasks in plan.values() for t in tasks if t not in reported)
 
 
 def committed_offsets(consumer: Any, topic: str, partitions: int, timeout: float = 30.0) -> dict[int, int]:

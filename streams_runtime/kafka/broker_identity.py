@@ -74,9 +74,9 @@ def identify_broker(
         refused = authentication_failure(bootstrap_servers) if bootstrap_servers else None
         why = f"authentication failed: {refused}" if refused else str(exc)
         raise KafkaUnreachableError(
-            f"cannot reach Kafka at {bootstrap_servers or 'the bootstrap servers'} within {timeout_s}s ({why}); "
-            "check bootstrap_servers and the security settings (client.security.protocol, client.sasl.*, "
-            "client.ssl.*)"
+            f"cannot reach Kafka at {bootstrap_servers or 'the bootstrap servers'} within {timeout_s}s "
+            f"({why}); check bootstrap_servers and the security settings (client.security.protocol, "
+            "client.sasl.*, client.ssl.*)"
         ) from exc
     identity = BrokerIdentity(str(getattr(metadata, "cluster_id", None) or ""))
     log.info("broker: %s", identity.describe())

@@ -27,6 +27,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from streams_runtime.errors import StreamsError
+from streams_runtime.kafka.outage import broker_outage, quiet_connection_errors
 from streams_runtime.kafka.profile import client_config as _profile_config
 
 #: librdkafka's own log lines go through this Python logger (every client made here); the CLI
@@ -35,8 +36,39 @@ LIBRDKAFKA_LOGGER = logging.getLogger("streams_runtime.librdkafka")
 
 
 def client_config(role: str, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> dict:
-    """The shared profile of ``role`` with librdkafka's logs routed to :data:`LIBRDKAFKA_LOGGER`."""
-    return {"logger": LIBRDKAFKA_LOGGER, **_profile_config(role, bootstrap_servers, overrides)}
+    """The shared profile of ``role`` with librdkafka's logs routed to :data:`LIBRDKAFKA_LOGGER`
+    (its per-retry connection errors folded into the outage log, :mod:`.outage`) and its error
+    events to :func:`on_client_error`."""
+    quiet_connection_errors()
+    return {
+        "logger": LIBRDKAFKA_LOGGER,
+        "error_cb": on_client_error,
+        **_profile_config(role, bootstrap_servers, overrides),
+    }
+
+
+#: librdkafka error events an outage causes (the client retries them by itself)
+TRANSIENT_CLIENT_ERRORS = frozenset(
+    {
+        KafkaError._TRANSPORT,  # noqa: SLF001
+        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
+        KafkaError._RESOLVE,  # noqa: SLF001
+        KafkaError._TIMED_OUT,  # noqa: SLF001
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.NETWORK_EXCEPTION,
+    }
+)
+
+
+def on_client_error(error: KafkaError) -> None:
+    """librdkafka's ``error_cb``: a transient error is an outage signal (:func:`.outage.broker_outage`:
+    one WARNING per outage); a fatal one is logged as an ERROR, any other as a WARNING."""
+    if error.fatal():
+        LIBRDKAFKA_LOGGER.error("Kafka client error (fatal): %s", error)
+    elif error.code() in TRANSIENT_CLIENT_ERRORS:
+        broker_outage().unreachable(error.str())
+    else:
+        LIBRDKAFKA_LOGGER.warning("Kafka client error: %s", error)
 
 
 class KafkaUnreachableError(StreamsError):
@@ -157,19 +189,17 @@ def authentication_failure(bootstrap_servers: str) -> str | None:
 
 def create_admin(bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> AdminClient:
     """An admin client with the shared profile; ``overrides`` win over it. Authentication failures
-    are logged once per client and kept for :func:`authentication_failure`."""
+    are kept for :func:`authentication_failure` (and go on to the profile's error callback)."""
     config = client_config("admin", bootstrap_servers, overrides)
-    if "error_cb" not in config:
-        seen: set[str] = set()
+    then = config.get("error_cb")
 
-        def on_error(error: KafkaError) -> None:
-            if error.code() == KafkaError._AUTHENTICATION:  # noqa: SLF001 (librdkafka's code name)
-                _AUTHENTICATION_FAILURES[bootstrap_servers] = error.str()
-                if error.str() not in seen:
-                    seen.add(error.str())
-                    LIBRDKAFKA_LOGGER.error("authentication to %s failed: %s", bootstrap_servers, error.str())
+    def on_error(error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:  # noqa: SLF001 (librdkafka's code name)
+            _AUTHENTICATION_FAILURES[bootstrap_servers] = error.str()
+        if then is not None:
+            then(error)
 
-        config["error_cb"] = on_error
+    config["error_cb"] = on_error
     return AdminClient(config)
 
 

@@ -32,6 +32,7 @@ from kafka.errors import KafkaError as KafkaPythonError
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsConfigError, StreamsError
+from streams_runtime.kafka.outage import quiet_connection_errors
 from streams_runtime.kafka.profile import client_config
 
 PROTOCOL_NAME = "streams"
@@ -175,7 +176,9 @@ def create_coordination_consumer(
     overrides: Mapping[str, Any] | None = None,
 ) -> CoordinationConsumer:
     """A consumer of the coordination group ``group_id`` running the group protocol with
-    ``assignor``; ``overrides`` are kafka-python settings that win over the shared profile."""
+    ``assignor``; ``overrides`` are kafka-python settings that win over the shared profile.
+    kafka-python's per-retry connection errors are folded into the outage log (:mod:`.outage`)."""
+    quiet_connection_errors()
     profile = client_config("consumer", bootstrap_servers)
     config: dict[str, Any] = {
         "bootstrap_servers": bootstrap_servers,

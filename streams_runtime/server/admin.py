@@ -5,7 +5,12 @@ Included by the worker's app (``streams_runtime.server``), which puts the runnin
 token (``Authorization: Bearer <application_server_token>`` when one is configured).
 
 - ``GET /admin/tasks``: the instance's threads with their active (and standby) tasks, each task's
-  partitions and stores -- what the state-rebuild DAG reads to find the owners of a store.
+  partitions and stores.
+- ``GET /admin/stores/{store}/instances``: every task of the store and the instance (its
+  ``application_server`` endpoint) running it, active and standby, for the WHOLE group, from the
+  last assignment this instance applied (``state_rebuild.store_instances``); ``unassigned_tasks``
+  have no active owner now. What the state-rebuild DAG asks first, of any one instance, to send
+  every owner its own tasks. 404 no such store, 409 the client is not running.
 - ``POST /admin/stores/{store}/rebuild`` with ``{"tasks": ["0_1", ...] | null, "timeout_s": 120}``:
   :meth:`KafkaStreams.rebuild_state` for the local active tasks owning ``store`` (all of them when
   ``tasks`` is null); answers ``{"store", "endpoint", "ok", "reports": [per-task report]}``.
@@ -26,12 +31,13 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from streams_runtime.errors import StreamsError
+from streams_runtime.errors import StreamsError, StreamsNotStartedError, UnknownStateStoreError
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.state_rebuild import (
     RebuildTimeoutError,
     TasksNotOwnedError,
     UnknownStoreError,
+    store_instances,
 )
 from streams_runtime.server.auth import require_token
 
@@ -98,6 +104,30 @@ def list_tasks(request: Request) -> dict[str, Any]:
         "state": streams.state.name,
         "threads": threads,
     }
+
+
+@router.get(
+    "/stores/{store}/instances",
+    summary="Every task of a store and the instances running it",
+    response_model=dict[str, Any],  # the error answers are JSONResponses, outside the model
+)
+def instances_of_store(store: str, request: Request) -> dict[str, Any] | JSONResponse:
+    streams = _streams(request)
+    local = streams.interactive_queries.local
+    try:
+        info = local.subtopology_of(store)
+        found = store_instances(
+            store,
+            info.id,
+            info.source_topics,
+            local.partition_count(store),
+            streams.all_metadata_for_store(store),
+        )
+    except UnknownStateStoreError as exc:
+        return _error(404, "unknown_store", str(exc))
+    except StreamsNotStartedError as exc:
+        return _error(409, "not_running", str(exc))
+    return {**found.as_dict(), "endpoint": streams.config["application_server"] or None}
 
 
 @router.post(

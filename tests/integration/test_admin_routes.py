@@ -72,3 +72,80 @@ def test_admin_routes_list_tasks_rebuild_and_refuse(client_and_http) -> None:
     assert http.post("/admin/stores/counts/rebuild", json={"tasks": ["zero"]}).status_code == 422
     anonymous = http.get("/admin/tasks", headers={"Authorization": ""})
     assert anonymous.status_code == 401
+
+
+def admin_http(streams):
+    """The admin router over ``streams``, driven in-process with its token."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from streams_runtime.server.admin import router
+
+    app = FastAPI()
+    app.state.streams = streams
+    app.include_router(router)
+    return TestClient(app, headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+def test_any_instance_names_the_owner_of_every_task_of_the_store(bootstrap_servers, unique_name, tmp_path):
+    """Two instances share 4 tasks (one standby replica each): ``/admin/stores/{store}/instances``
+    on either names the same active owner (2 tasks each) and standby of each of the 4: the whole
+    group's view, not only the asked instance's tasks."""
+    import socket
+
+    from tests.conditions import wait_until
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    app_id, source, output = unique_name("adm2-app"), unique_name("adm2-in"), unique_name("adm2-out")
+    make_topics(bootstrap_servers, **{source: 4, output: 4})
+    clients, views = [], []
+    try:
+        for n in range(2):
+            config = streams_config(
+                bootstrap_servers,
+                app_id,
+                tmp_path / f"state-{n}",
+                application_server=f"127.0.0.1:{free_port()}",  # advertised in the assignment
+                application_server_token=TOKEN,
+                num_standby_replicas=1,
+            )
+            clients.append(KafkaStreams(topology(source, output, app_id), config))
+            clients[-1].start()
+        wait_running(*clients, timeout=45)
+        https = [admin_http(streams) for streams in clients]
+
+        def views_agree() -> bool:
+            views[:] = [http.get("/admin/stores/counts/instances").json() for http in https]
+            owners = [
+                sorted((i["endpoint"], tuple(i["active_tasks"])) for i in v["instances"]) for v in views
+            ]
+            standbys = [
+                sorted((i["endpoint"], tuple(i["standby_tasks"])) for i in v["instances"]) for v in views
+            ]
+            balanced = [len(t) for _, t in owners[0]] == [2, 2]
+            return owners[0] == owners[1] and standbys[0] == standbys[1] and balanced
+
+        wait_until(views_agree, 45, lambda: f"both instances name the same owners, 2 tasks each: {views}")
+        endpoints = sorted(c.config["application_server"] for c in clients)
+        for streams, view in zip(clients, views, strict=True):
+            assert view["endpoint"] == streams.config["application_server"]
+            assert view["tasks"] == ["0_0", "0_1", "0_2", "0_3"] and view["unassigned_tasks"] == []
+            assert [i["endpoint"] for i in view["instances"]] == endpoints
+            owned = sorted(t for i in view["instances"] for t in i["active_tasks"])
+            assert owned == view["tasks"]  # each task on exactly one instance
+            for instance in view["instances"]:  # and stood by for on the other one
+                others = [t for i in view["instances"] if i is not instance for t in i["active_tasks"]]
+                assert instance["standby_tasks"] == sorted(others)
+            local = sorted(
+                str(t.task_id) for m in streams.metadata_for_local_threads() for t in m.active_tasks
+            )
+            [mine] = [i for i in view["instances"] if i["endpoint"] == view["endpoint"]]
+            assert mine["active_tasks"] == local
+        assert https[0].get("/admin/stores/nope/instances").status_code == 404
+    finally:
+        for streams in clients:
+            streams.close()

@@ -7,8 +7,10 @@ it only through the proxy. Input streams in continuously; a burst right before t
 outputs unacknowledged in the stream threads' producers. The proxy is cut for 65 s, longer
 than the 60 s a commit used to wait for acknowledgements before failing its thread (a commit
 starts within 0.2 s of the cut, so the wait it logs is over 60 s), then healed. Both instances
-stay RUNNING with no error, a commit is seen waiting through the cut (its warning), and every
-input id reaches the output.
+stay RUNNING with no error, a commit is seen waiting through the cut (its warning, or its retries
+at DEBUG), and every input id reaches the output. The cut is logged quietly: one WARNING that
+Kafka is unreachable, one INFO that it is back with the duration, and no ERROR line (the client
+libraries' per-retry errors are folded into them, streams_runtime/kafka/outage.py).
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class Feeder:
 
 def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(broker_kind, unique_name, tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="streams_runtime")
+    caplog.set_level(logging.INFO, logger="streams_runtime.kafka.outage")
+    caplog.set_level(logging.DEBUG, logger="streams_runtime.processor")  # the commit's retries
     proxy = TcpProxy(target_port=1)  # the broker's port is known once it started
     where = (
         {"data_dir": tmp_path / "kafka"} if broker_kind == "kafka" else {"log_file": tmp_path / "broker.log"}
@@ -176,6 +180,27 @@ def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(broker_kind, un
             f"longest commit wait logged {max(waits, default=0)}s, offset commit retried for {retried_s:.0f}s"
         )
         assert max(waits, default=0) >= 60 or retried_s >= 60, (waits, retried_s)
+
+        # quietly: every client of the process saw the cut, and it is logged once each way
+        def outage_lines() -> list[tuple[str, str]]:
+            return [
+                (r.levelname, r.getMessage())
+                for r in caplog.records
+                if r.name == "streams_runtime.kafka.outage"
+            ]
+
+        wait_until(
+            lambda: any(level == "INFO" for level, _ in outage_lines()),
+            30,
+            lambda: f"the outage's end logged: {outage_lines()}",
+        )
+        [(warned, unreachable), (informed, back)] = outage_lines()
+        assert warned == "WARNING" and unreachable.startswith("Kafka unreachable"), outage_lines()
+        lasted = int(re.search(r"reachable again after (\d+)s", back).group(1))
+        assert informed == "INFO" and CUT_S - 5 <= lasted <= CUT_S + 30, back
+        errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
+        assert errors == [], (len(errors), errors[:10])
+        print(f"logged: {unreachable[:60]}... / {back}")
     finally:
         for client in clients:
             client.close(timeout=20)

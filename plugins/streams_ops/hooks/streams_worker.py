@@ -13,7 +13,8 @@ Token (sent as ``Authorization: Bearer <token>``, the worker's ``application_ser
     AIRFLOW_CONN_STREAMS_WORKER='{"conn_type": "http", "host": "127.0.0.1", "port": 7070,
                                   "password": "s3cret"}'
 
-Admin calls: :meth:`StreamsWorkerHook.list_tasks` and :meth:`StreamsWorkerHook.rebuild_store`.
+Admin calls: :meth:`StreamsWorkerHook.list_tasks`, :meth:`StreamsWorkerHook.store_instances` and
+:meth:`StreamsWorkerHook.rebuild_store`.
 """
 
 from __future__ import annotations
@@ -119,6 +120,11 @@ class StreamsWorkerHook(BaseHook):
             for task in thread.get("tasks", [])
             if task.get("kind") == "active" and store in task.get("stores", [])
         )
+
+    def store_instances(self, store: str) -> dict[str, Any]:
+        """``GET /admin/stores/{store}/instances``: every task of ``store`` and the instances of the
+        whole group running it (active and standby), as this worker last saw the assignment."""
+        return self.get_json(f"/admin/stores/{urllib.parse.quote(store, safe='')}/instances")
 
     def rebuild_store(
         self, store: str, tasks: list[str] | None = None, timeout_s: float = 120.0

@@ -1,12 +1,23 @@
-"""RebuildStateStoreOperator: rebuild a store from its changelog on every worker owning it.
+"""RebuildStateStoreOperator: rebuild a store from its changelog on every instance owning it.
 
-Each worker is reached through :class:`~streams_ops.hooks.streams_worker.StreamsWorkerHook`
-(``GET /admin/tasks`` to find the tasks it owns, ``POST /admin/stores/{store}/rebuild`` to close,
-wipe, restore and verify them). The workers answer one report per task; the verdict
-(:func:`streams_ops.state_rebuild.judge`) fails the task, without retries, when a restored store's
-key count differs from its changelog's live keys (or, after a recomputation, from the recomputed
-keys, or when input was processed between the recomputation and the rebuild). The table of every
-task is logged and the rows are returned (XCom) either way.
+Steps:
+
+  1. ask the given workers, in turn, until one answers, which instance of the group runs each of
+     the store's tasks (``GET /admin/stores/{store}/instances``: the group's assignment, so one
+     worker endpoint -- or a load-balanced service name -- is enough to find them all);
+  2. plan each task on its active instance, exactly once (:func:`streams_ops.state_rebuild.plan_rebuild`);
+     a task without an active instance (a rebalance) stops the run before anything is touched;
+  3. ``POST /admin/stores/{store}/rebuild`` on each instance with its own tasks (reached at its
+     advertised ``application_server``, with the scheme and token of the worker that answered);
+     an instance that fails is reported and the others still run;
+  4. judge the per-task reports (:func:`streams_ops.state_rebuild.judge`) and check that every
+     planned task has one (:func:`streams_ops.state_rebuild.not_rebuilt`).
+
+The run fails, naming the partitions, when a task was not rebuilt (retried: an instance may be back,
+the group stable) or a restored store's key count differs from its changelog's live keys (or,
+after a recomputation, from the recomputed keys, or input was processed between the recomputation
+and the rebuild: not retried). The table of every task is logged and the rows are returned (XCom)
+either way.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from streams_ops.operators._coerce import as_list
 
@@ -24,11 +35,12 @@ _FINAL_STATUSES = {400, 401, 403, 404, 422}
 
 
 class RebuildStateStoreOperator(BaseOperator):
-    """Rebuild ``store`` on ``workers``; fail with a per-task report on any mismatch.
+    """Rebuild ``store`` on every instance owning it; fail with a per-task report on any mismatch.
 
     :param store: the state store name.
-    :param workers: worker endpoints: base URLs (``http://host:port``, ``host:port``) or Airflow
-        Connection ids of their HTTP endpoints (list or comma-separated string).
+    :param workers: worker endpoints to ask for the group's instances (any one that answers is
+        enough): base URLs (``http://host:port``, ``host:port``) or Airflow Connection ids of their
+        HTTP endpoints (list or comma-separated string).
     :param tasks: task ids (``"0_1"``) to rebuild; empty: every task owning the store.
     :param token_conn_id: Connection whose password is the workers' ``application_server_token``,
         used for endpoints given as URLs (Connection ids carry their own); a missing one: no token.
@@ -102,38 +114,80 @@ class RebuildStateStoreOperator(BaseOperator):
                 raise AirflowFailException(str(exc)) from exc
             raise
 
-    def _rebuild(self, context: Any) -> dict[str, Any]:
-        from streams_ops.state_rebuild import StateRebuildError, judge, plan_owners, render
+    def _group_view(self) -> tuple[Any, dict[str, Any]]:
+        """Step 1: the first worker answering, and its view of the store's instances."""
+        from streams_ops.hooks.streams_worker import StreamsWorkerError
 
         workers = as_list(self.workers)
         if not workers:
             raise AirflowFailException(
                 "no worker endpoints given: set 'workers' to base URLs or connection ids"
             )
-        hooks = {w: self.hook_for(w) for w in workers}
-        owned = {w: hook.tasks_owning(self.store) for w, hook in hooks.items()}
-        self.log.info("tasks owning store %r per worker: %s", self.store, owned)
+        errors = []
+        for worker in workers:
+            hook = self.hook_for(worker)
+            try:
+                return hook, hook.store_instances(self.store)
+            except StreamsWorkerError as exc:
+                if exc.status in _FINAL_STATUSES:
+                    raise
+                errors.append(str(exc))
+        raise StreamsWorkerError(f"none of the workers {workers} answered: {errors}")
+
+    def _rebuild(self, context: Any) -> dict[str, Any]:
+        from streams_ops.hooks.streams_worker import StreamsWorkerError, StreamsWorkerHook
+        from streams_ops.state_rebuild import (
+            PartitionsNotRebuiltError,
+            StateRebuildError,
+            describe_tasks,
+            judge,
+            not_rebuilt,
+            plan_rebuild,
+            render,
+        )
+
+        asked, view = self._group_view()
+        self.log.info("instances of store %r (answered by %s): %s", self.store, asked.base_url, view)
         try:
-            plan = plan_owners(owned, as_list(self.tasks) or None)
+            plan = plan_rebuild(view, as_list(self.tasks) or None)  # Step 2
+        except PartitionsNotRebuiltError as exc:
+            raise AirflowException(str(exc)) from exc
         except StateRebuildError as exc:
             raise AirflowFailException(str(exc)) from exc
-        responses = {}
-        for worker, tasks in plan.items():
-            self.log.info("rebuilding store %r on %s: tasks %s", self.store, worker, tasks)
-            responses[worker] = hooks[worker].rebuild_store(self.store, tasks, float(self.rebuild_timeout))
-        rows = judge(
+        scheme = asked.base_url.partition("://")[0]
+        responses, failures = {}, {}
+        for endpoint, tasks in plan.items():  # Step 3
+            url = f"{scheme}://{endpoint}"
+            hook = StreamsWorkerHook(timeout=self.http_timeout, base_url=url, token=asked.token)
+            self.log.info("rebuilding store %r on %s: tasks %s", self.store, url, tasks)
+            try:
+                responses[url] = hook.rebuild_store(self.store, tasks, float(self.rebuild_timeout))
+            except StreamsWorkerError as exc:
+                if exc.status in _FINAL_STATUSES:
+                    raise
+                failures[url] = exc
+                self.log.error("store %r on %s: tasks %s NOT rebuilt: %s", self.store, url, tasks, exc)
+        rows = judge(  # Step 4
             responses, input_offsets=self.input_offsets or None, recomputed_keys=self.recomputed_keys or None
         )
-        ok = all(r["ok"] for r in rows)
+        missing = not_rebuilt(plan, rows)
+        ok = all(r["ok"] for r in rows) and not missing
         text = render(
             rows,
             f"state rebuild of store {self.store!r}: {'passed' if ok else 'FAILED'} "
-            f"({len(rows)} task(s) on {len(plan)} worker(s))",
+            f"({len(rows)} task(s) on {len(responses)} of {len(plan)} instance(s))",
         )
-        result = {"store": self.store, "ok": ok, "tasks": rows}
+        if missing:
+            reasons = "; ".join(f"{url}: {exc}" for url, exc in failures.items())
+            text += f"\n{describe_tasks(missing)} of store {self.store!r} were NOT rebuilt" + (
+                f" ({reasons})" if reasons else ""
+            )
+        result = {"store": self.store, "ok": ok, "tasks": rows, "not_rebuilt": missing}
         if not ok:
             self.log.error("%s", text)
             context["ti"].xcom_push(key="report", value=result)  # the report survives the failure
+            if missing and all(r["ok"] for r in rows):
+                raise AirflowException(text)  # an instance down or tasks moved: a retry may pass
             raise AirflowFailException(text)
         self.log.info("%s", text)
         return result

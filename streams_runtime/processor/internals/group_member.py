@@ -69,6 +69,7 @@ from streams_runtime.kafka.membership import (
     describe_coordination_group,
     is_transient_group_error,
 )
+from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.assignment import (
     LATEST_OFFSET,
     UNKNOWN_LAG,
@@ -443,11 +444,10 @@ class GroupMember:
 
     def _drive(self) -> None:
         """Poll until :meth:`close`. A broker outage (connection lost, a request timed out, the
-        coordinator unknown: kafka-python's retriable errors) is ridden out: logged at most every
-        10 s and polled again after a short pause; once the broker answers, the member rejoins
-        (its tasks are revoked as lost if the group dropped it meanwhile). Any other error stops
-        the driver and is surfaced through ``driver_error``."""
-        logged_at = 0.0
+        coordinator unknown: kafka-python's retriable errors) is ridden out: logged
+        once per outage (``broker_outage``) and polled again after a short pause; once the broker
+        answers, the member rejoins (its tasks are revoked as lost if the group dropped it
+        meanwhile). Any other error stops the driver and is surfaced through ``driver_error``."""
         try:
             while not self._stopping.is_set():
                 try:
@@ -455,10 +455,7 @@ class GroupMember:
                 except Exception as exc:
                     if not is_transient_group_error(exc):
                         raise
-                    now = time.monotonic()
-                    if now - logged_at >= 10.0:
-                        logged_at = now
-                        log.warning("group member of %s: %r; retrying", self.group_id, exc)
+                    broker_outage().unreachable(f"group member of {self.group_id}: {exc!r}")
                     self._stopping.wait(0.5)
         except BaseException as exc:  # surfaced through driver_error; the owner decides what to do
             log.exception("group member driver of %s stopped", self.group_id)

@@ -17,6 +17,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import KafkaError, KafkaException
+from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["SharedProducerCollector", "SharedRecordCollectors", "commit_offsets"]
@@ -104,11 +105,13 @@ class SharedRecordCollectors:
 def commit_offsets(consumer: Any, offsets: list[Any], task_timeout_ms: int) -> None:
     """At-least-once commit step 3, retried through an outage for up to ``task_timeout_ms`` (a
     retriable error, or a timeout, is not the end: the offsets are committed again once the broker
-    answers)."""
+    answers). Each retry is an outage signal, logged once per outage (:mod:`~streams_runtime.kafka.outage`),
+    and at DEBUG."""
     deadline = time.monotonic() + task_timeout_ms / 1000
     while True:
         try:
             consumer.commit(offsets=offsets, asynchronous=False)
+            broker_outage().reachable()
             return
         except KafkaException as exc:
             err = exc.args[0]
@@ -116,7 +119,8 @@ def commit_offsets(consumer: Any, offsets: list[Any], task_timeout_ms: int) -> N
                 raise StreamsError(
                     f"committing input offsets failed: {err} (task_timeout_ms={task_timeout_ms})"
                 ) from exc
-            log.warning("committing input offsets failed (%s); retrying", err)
+            broker_outage().unreachable(f"committing input offsets: {err.str()}")
+            log.debug("committing input offsets failed (%s); retrying", err)
             time.sleep(0.5)
 
 

@@ -23,6 +23,11 @@ Protocol, for every local active task owning the store (optionally only the give
 
 Records the task writes to its changelog after step 4 (it runs again) are counted apart
 (``changelog_records_after``) and never make the comparison wrong.
+
+A rebuild call covers the tasks of ONE instance. To rebuild a whole store, a caller first asks any
+instance which instance runs each of the store's tasks (:func:`store_instances`, from the group's
+last assignment, as Kafka Streams' ``streamsMetadataForStore``), then asks each owner to rebuild
+its own tasks.
 """
 
 from __future__ import annotations
@@ -40,12 +45,14 @@ from streams_runtime.processor.task_id import TaskId
 
 __all__ = [
     "ChangelogKeyCount",
+    "StoreInstances",
     "RebuildTimeoutError",
     "StateRebuilder",
     "TaskRebuildReport",
     "count_changelog_live_keys",
     "count_store_keys",
     "snapshot_restored_store",
+    "store_instances",
 ]
 
 #: seconds between two checks of the owning threads for finished restores
@@ -62,6 +69,59 @@ class TasksNotOwnedError(StreamsError):
 
 class RebuildTimeoutError(StreamsError):
     """The owning threads did not close, or the tasks did not restore, within the timeout."""
+
+
+# ---------------------------------------------------------------------------- who runs which task
+@dataclass(frozen=True)
+class StoreInstances:
+    """Every task of a store and the instances running it, from the group's last assignment.
+
+    ``active``: task id -> the endpoint running it as an active task (a task missing there has no
+    active owner now: a hand-off or a rebalance is under way); ``standby``: task id -> endpoints
+    keeping a standby replica of it.
+    """
+
+    store: str
+    tasks: tuple[str, ...]
+    active: dict[str, str]
+    standby: dict[str, tuple[str, ...]]
+
+    def as_dict(self) -> dict[str, Any]:
+        endpoints = sorted(set(self.active.values()) | {e for hosts in self.standby.values() for e in hosts})
+        return {
+            "store": self.store,
+            "tasks": list(self.tasks),
+            "unassigned_tasks": [t for t in self.tasks if t not in self.active],
+            "instances": [
+                {
+                    "endpoint": endpoint,
+                    "active_tasks": [t for t in self.tasks if self.active.get(t) == endpoint],
+                    "standby_tasks": [t for t in self.tasks if endpoint in self.standby.get(t, ())],
+                }
+                for endpoint in endpoints
+            ],
+        }
+
+
+def store_instances(
+    store: str, subtopology: int, source_topics: Iterable[str], partitions: int, metadata: Iterable[Any]
+) -> StoreInstances:
+    """Which instance runs each of the store's ``partitions`` tasks (ids ``<subtopology>_<p>``).
+
+    :param metadata: the instances' StreamsMetadata (``host_info``, ``topic_partitions``,
+        ``standby_topic_partitions``: ``(topic, partition)`` of their tasks' source partitions).
+    """
+    topics = set(source_topics)
+    tasks = tuple(str(TaskId(subtopology, p)) for p in range(partitions))
+    active: dict[str, str] = {}
+    standby: dict[str, list[str]] = {}
+    for meta in sorted(metadata, key=lambda m: str(m.host_info)):
+        endpoint = str(meta.host_info)
+        for p in sorted({p for t, p in meta.topic_partitions if t in topics}):
+            active.setdefault(str(TaskId(subtopology, p)), endpoint)
+        for p in sorted({p for t, p in meta.standby_topic_partitions if t in topics}):
+            standby.setdefault(str(TaskId(subtopology, p)), []).append(endpoint)
+    return StoreInstances(store, tasks, active, {t: tuple(hosts) for t, hosts in standby.items()})
 
 
 # ---------------------------------------------------------------------------- on the stream thread

@@ -31,9 +31,10 @@ previous steps made durable:
 Outages (Kafka Streams' ``task.timeout.ms``): step 2 waits through a broker outage for up to the
 producer's delivery timeout (librdkafka then fails the records, and the production handler
 decides) or ``task_timeout_ms`` if longer; step 3 retries transient errors for up to
-``task_timeout_ms``; transient consumer errors are logged, not raised (librdkafka reconnects by
-itself). So an outage shorter than those limits stalls the thread and nothing fails; only a
-longer one reaches the handlers.
+``task_timeout_ms``; transient consumer errors are not raised (librdkafka reconnects by
+itself). The outage is logged once when it begins and once when it ends, with its duration
+(:mod:`streams_runtime.kafka.outage`). So an outage shorter than those limits stalls the thread and
+nothing fails; only a longer one reaches the handlers.
 
 Exactly-once, per task: step 1 as above (changelog and downstream records join the task's
 transaction); steps 2-4 are the task's transaction, run by the producer side: flush, add the
@@ -46,13 +47,13 @@ for a clean close. A fenced task is handed to ``on_migrated``; the other tasks s
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
 from streams_runtime.kafka.clients import TopicPartition
 from streams_runtime.kafka.offsets import is_partition_eof
+from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.tasks import Tasks
 
@@ -90,7 +91,6 @@ class TaskExecutor:
         self._on_migrated = on_migrated
         self._max_idle_ms = max(0, max_task_idle_ms)
         self._task_timeout_ms = task_timeout_ms
-        self._consumer_errors_logged = 0.0  # when a transient consumer error was last logged
 
     def add_records(self, messages: list[Any]) -> None:
         """Hand a poll batch to the queues of the partitions it holds: the messages themselves,
@@ -116,19 +116,18 @@ class TaskExecutor:
             add = adders.get((topic, partition))
             if add is not None:
                 add(run)
+        if topic is not None:  # a record was fetched: the broker answers
+            broker_outage().reachable()
 
     def _consumer_error(self, error: Any) -> None:
         """A consumer event: EOF is skipped; a transient error (broker unreachable, a request
-        timed out: librdkafka retries by itself) is logged at most every 10 s; a fatal one fails
-        the thread."""
+        timed out: librdkafka retries by itself) is an outage signal (:mod:`~streams_runtime.kafka.outage`:
+        one WARNING per outage); a fatal one fails the thread."""
         if is_partition_eof(error):
             return
         if error.fatal():
             raise StreamsError(f"consumer error: {error}")
-        now = time.monotonic()
-        if now - self._consumer_errors_logged >= 10.0:
-            self._consumer_errors_logged = now
-            log.warning("consumer error (retried by the client): %s", error)
+        broker_outage().unreachable(f"consumer: {error}")
 
     def process(self, now_ms: int) -> int:
         """Process every buffered record of every processable task; return how many (0 in the
