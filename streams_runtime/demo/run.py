@@ -267,10 +267,8 @@ def run_demo(
     try:
         # Step 1
         with bootstrap_or_embedded(bootstrap_servers, kind=broker) as servers:
-            kind = (
-                {"tansu": "the embedded Tansu broker", "kafka": "Apache Kafka"}[broker] if fresh else "Kafka"
-            )
-            say(f"{kind} at {servers} (logs and state under {runtime_home()})")
+            started = {"tansu": "embedded Tansu broker; ", "kafka": "Apache Kafka; "}[broker] if fresh else ""
+            say(f"Kafka at {servers} ({started}logs and state under {runtime_home()})")
             if fresh and state_dir.exists():
                 shutil.rmtree(state_dir)
             # Step 2

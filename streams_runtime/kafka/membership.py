@@ -248,6 +248,8 @@ def describe_coordination_group(
         raise StreamsError(
             f"cannot describe the group of {application_id} at {bootstrap_servers}: {exc}"
         ) from exc
+    if group.get("error") and "GroupIdNotFound" in str(group["error"]):
+        return "Dead", []  # never joined (Apache Kafka 4 answers so; Tansu answers Dead)
     if group.get("error"):
         raise StreamsError(f"cannot describe the group of {application_id}: {group['error']}")
     return str(group.get("group_state", "")), list(group.get("members", []))

@@ -39,6 +39,7 @@ class Fleet:
         self, bootstrap: str, topics: str, guarantee: str, root: Path, instances: int = 3, standbys: int = 0
     ) -> None:
         self.bootstrap, self.topics, self.guarantee, self.root = bootstrap, topics, guarantee, root
+        self.source, self.counts, self.ids, self.application_id = topics.split(",")
         self.standbys = standbys
         self.workers = [self._start(i) for i in range(instances)]
         self.kills: list[tuple[int, float, WorkerProcess]] = []

@@ -37,16 +37,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheKafkaClu
         yield started
 
 
-def leader_of(cluster: ApacheKafkaCluster, topic_prefix: str, partition: int) -> int:
-    """The node leading ``partition`` of the topic whose name starts with ``topic_prefix``."""
+def leader_of(cluster: ApacheKafkaCluster, topic: str, partition: int) -> int:
+    """The node leading ``partition`` of ``topic``."""
     metadata = create_admin(cluster.bootstrap_servers).list_topics(timeout=10)
-    (topic,) = [t for name, t in metadata.topics.items() if name.startswith(topic_prefix)]
-    return int(topic.partitions[partition].leader)
+    return int(metadata.topics[topic].partitions[partition].leader)
 
 
-def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[], int], hard: bool, down_s: float = 0.0):
+def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[Fleet], int], hard: bool, down_s: float = 0.0):
     def fault(fleet: Fleet) -> None:
-        node = pick()
+        node = pick(fleet)
         if hard:
             cluster.kill_node(node)
         else:
@@ -62,13 +61,19 @@ def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[], int], hard: bool, do
 def test_instances_ride_out_bounced_and_killed_leaders_and_controller(
     cluster, unique_name, tmp_path, guarantee
 ):
-    names = unique_name
+    def controller(fleet: Fleet) -> int:
+        node = cluster.active_controller()
+        assert node is not None, "no active controller in the nodes' logs"
+        return node
+
     faults = [
-        (8.0, _bounce(cluster, lambda: leader_of(cluster, "in-", 0), hard=False)),
-        (20.0, _bounce(cluster, cluster.active_controller, hard=True, down_s=3.0)),  # type: ignore[arg-type]
-        (32.0, _bounce(cluster, lambda: leader_of(cluster, "counts-", 0), hard=True)),
+        (8.0, _bounce(cluster, lambda fleet: leader_of(cluster, fleet.source, 0), hard=False)),
+        (20.0, _bounce(cluster, controller, hard=True, down_s=3.0)),
+        (32.0, _bounce(cluster, lambda fleet: leader_of(cluster, fleet.counts, 0), hard=True)),
     ]
-    result = run_chaos(cluster.bootstrap_servers, names, tmp_path, guarantee, faults, 42.0, settle_s=120.0)
+    result = run_chaos(
+        cluster.bootstrap_servers, unique_name, tmp_path, guarantee, faults, 42.0, settle_s=120.0
+    )
     print("\n" + result.summary("broker bounce"))
     assert result.fleet.kills == []  # no instance was restarted by the test
     assert result.fleet.all_alive(), result.fleet.logs()
