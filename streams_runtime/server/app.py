@@ -57,7 +57,7 @@ from streams_runtime.errors import (
 )
 from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
 from streams_runtime.server import console, docs_ui, error_handlers, prometheus
-from streams_runtime.server.auth import require_token
+from streams_runtime.server.auth import TokenGate, require_token
 from streams_runtime.server.forwarding import (
     HOP_HEADER,
     ApiError,
@@ -67,6 +67,7 @@ from streams_runtime.server.forwarding import (
     signer_for,
 )
 from streams_runtime.server.keys import parse_key, path_key, to_json  # registers {key:anykey}
+from streams_runtime.server.limits import HttpLimits, RequestLimits
 
 log = logging.getLogger("streams_runtime.server")
 
@@ -99,8 +100,13 @@ def create_app(streams: Any) -> FastAPI:
     )
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
-    app.state.signer = signer_for(getattr(streams, "config", {}))
+    config = getattr(streams, "config", {})
+    app.state.signer = signer_for(config)
+    app.state.limits = HttpLimits.from_config(config)
+    # outermost last: the request limits, then the forwarding signature, then the token
+    app.add_middleware(TokenGate)
     app.add_middleware(VerifyForwarded)
+    app.add_middleware(RequestLimits, limits=app.state.limits)
 
     error_handlers.install(app)
     app.include_router(_health_router())
