@@ -109,16 +109,39 @@ def _host_port(key: str, value: Any) -> Any:
     raise _fail(key, value, "'' or 'host:port' with a port in 1..65535")
 
 
-#: the shortest inter-instance secret accepted (characters)
-MIN_FORWARDING_SECRET = 16
+#: the shortest inter-instance secret accepted (bytes, UTF-8)
+MIN_FORWARDING_SECRET = 32
+#: values shipped in this repository's files (deployment defaults, documentation examples), past
+#: and present: whoever reads the repository knows them, so no instance accepts one as a credential
+SHIPPED_SECRETS = frozenset(
+    {
+        "change-me-in-production",  # docker-compose.yml's former token and Airflow JWT default
+        "change-me-in-production-too",  # docker-compose.yml's former forwarding-secret default
+        "shared-by-all-instances",  # README's former example
+    }
+)
+
+
+def _not_shipped(key: str, value: str) -> str:
+    if value.strip() in SHIPPED_SECRETS:
+        raise StreamsConfigError(
+            f"invalid value <hidden> for config '{key}': it is a value shipped in the streams-runtime "
+            "repository (a default or an example), known to anyone; allowed: a secret of your own"
+        )
+    return value
+
+
+def _token(key: str, value: Any) -> Any:
+    value = string(allow_empty=False, allow_none=True)(key, value)
+    return None if value is None else _not_shipped(key, value)
 
 
 def _forwarding_secret(key: str, value: Any) -> Any:
     if value is None:
         return None
-    if not isinstance(value, str) or len(value) < MIN_FORWARDING_SECRET:
-        raise _fail(key, "<hidden>", f"None or a string of at least {MIN_FORWARDING_SECRET} characters")
-    return value
+    if not isinstance(value, str) or len(value.encode()) < MIN_FORWARDING_SECRET:
+        raise _fail(key, "<hidden>", f"None or a string of at least {MIN_FORWARDING_SECRET} bytes")
+    return _not_shipped(key, value)
 
 
 def _serde(key: str, value: Any) -> Any:
@@ -226,8 +249,9 @@ _define(
 _define(
     "application_server_token",
     None,
-    string(allow_empty=False, allow_none=True),
-    "When set, HTTP requests must carry 'Authorization: Bearer <token>'.",
+    _token,
+    "When set, HTTP requests must carry 'Authorization: Bearer <token>' (checked before the body "
+    "is read). A value shipped in the repository (SHIPPED_SECRETS) is refused.",
 )
 _define(
     "application_server_forwarding_secret",
@@ -235,7 +259,41 @@ _define(
     _forwarding_secret,
     "Shared secret of the instances' HTTP APIs: a lookup of a key another instance owns is "
     "forwarded to it, signed with this secret (never with the client's token). Unset: no "
-    "forwarding; the API answers 409 naming the owner's endpoint.",
+    "forwarding; the API answers 409 naming the owner's endpoint. At least 32 bytes, and not a "
+    "value shipped in the repository (SHIPPED_SECRETS).",
+)
+_define(
+    "application_server_forwarding_window_ms",
+    30_000,
+    int_at_least(1_000),
+    "How far a forwarded request's signing time may lie from the receiver's clock; older or "
+    "later requests are refused (so are requests signed before the receiver started).",
+)
+_define(
+    "application_server_header_timeout_ms",
+    10_000,
+    int_at_least(100),
+    "How long the HTTP server waits for a request's complete header, from the connection's start "
+    "(or the request's first byte on a kept-alive connection); then 408 and the connection closes.",
+)
+_define(
+    "application_server_max_header_bytes",
+    16_384,
+    int_at_least(1_024),
+    "Largest request head (request line and headers) the HTTP server reads; larger: 431.",
+)
+_define(
+    "application_server_max_headers",
+    100,
+    int_at_least(8),
+    "Most header fields in one request; more: 431.",
+)
+_define(
+    "application_server_max_body_bytes",
+    1_048_576,
+    int_at_least(0),
+    "Largest request body (by its Content-Length, which a request with a body must send); "
+    "larger: 413 before any of it is read.",
 )
 _define(
     "poll_ms",

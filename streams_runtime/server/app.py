@@ -30,13 +30,19 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
   assets shipped, the page itself public, the token entered in it); ``GET /ui``: the live
   console (:mod:`.console`).
 * ``GET /health/live`` (200 unless the client is in ERROR/NOT_RUNNING) and ``GET /health/ready``
-  (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason).
+  (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason),
+  answered on the event loop, never behind other requests (:mod:`.health`).
+
+Before any route runs, the server refuses what is too big or too slow (408, 411, 413, 431:
+:mod:`.limits`), then a request without the token (:class:`~.auth.TokenGate`, before any body is
+read).
 
 Errors are JSON ``{"error": <code>, "message": <text>}``: 400 malformed key, 401 no/bad token or
-forwarding signature, 404 unknown store or key (or route), 409 wrong store kind for the route or
-key hosted elsewhere with forwarding off, 422 invalid parameters, 502 an advertised owner that
-does not prove the forwarding secret, 503 store migrating, client not running, or owner
-unreachable.
+forwarding signature, 404 unknown store or key (or route), 408 request head too slow, 409 wrong
+store kind for the route or key hosted elsewhere with forwarding off, 411 body without a
+Content-Length, 413 body too large, 422 invalid parameters, 431 request head too large, 502 an
+advertised owner that does not prove the forwarding secret, 503 store migrating, client not
+running, or owner unreachable.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from typing import Annotated, Any
 
 import httpx
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from streams_runtime.errors import (
     InvalidStateStorePartitionError,
@@ -56,8 +62,8 @@ from streams_runtime.errors import (
     StreamsNotStartedError,
 )
 from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
-from streams_runtime.server import console, docs_ui, error_handlers, prometheus
-from streams_runtime.server.auth import require_token
+from streams_runtime.server import console, docs_ui, error_handlers, health, prometheus
+from streams_runtime.server.auth import TokenGate, require_token
 from streams_runtime.server.forwarding import (
     HOP_HEADER,
     ApiError,
@@ -67,6 +73,7 @@ from streams_runtime.server.forwarding import (
     signer_for,
 )
 from streams_runtime.server.keys import parse_key, path_key, to_json  # registers {key:anykey}
+from streams_runtime.server.limits import HttpLimits, RequestLimits
 
 log = logging.getLogger("streams_runtime.server")
 
@@ -99,11 +106,17 @@ def create_app(streams: Any) -> FastAPI:
     )
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
-    app.state.signer = signer_for(getattr(streams, "config", {}))
+    config = getattr(streams, "config", {})
+    app.state.signer = signer_for(config)
+    app.state.limits = HttpLimits.from_config(config)
+    app.state.readiness = health.Readiness(streams)
+    # outermost last: the request limits, then the forwarding signature, then the token
+    app.add_middleware(TokenGate)
     app.add_middleware(VerifyForwarded)
+    app.add_middleware(RequestLimits, limits=app.state.limits)
 
     error_handlers.install(app)
-    app.include_router(_health_router())
+    app.include_router(health.router())
     app.include_router(_query_router(), dependencies=[Depends(require_token)])
     app.include_router(docs_ui.router(app))
     app.include_router(console.page)
@@ -113,54 +126,6 @@ def create_app(streams: Any) -> FastAPI:
 
         app.include_router(admin.router)
     return app
-
-
-# ---------------------------------------------------------------------------- health
-def _health_router() -> APIRouter:
-    router = APIRouter(prefix="/health", tags=["health"])
-
-    @router.get("/live", summary="Liveness: 200 unless the client failed or stopped")
-    def live(request: Request) -> JSONResponse:
-        state = request.app.state.streams.state.name
-        ok = state not in ("ERROR", "NOT_RUNNING", "PENDING_ERROR")
-        return JSONResponse(
-            {"status": "alive" if ok else "dead", "state": state}, status_code=200 if ok else 503
-        )
-
-    @router.get("/ready", summary="Readiness: 200 only when RUNNING with every active task RUNNING")
-    def ready(request: Request) -> JSONResponse:
-        streams = request.app.state.streams
-        state = streams.state.name
-        if state != "RUNNING":
-            return _not_ready(state, f"the client is {state}, not RUNNING")
-        restoring = _restoring_tasks(streams)
-        if restoring:
-            return _not_ready(state, f"active tasks not RUNNING yet (restoring): {', '.join(restoring)}")
-        return JSONResponse({"status": "ready", "state": state})
-
-    return router
-
-
-def _not_ready(state: str, reason: str) -> JSONResponse:
-    return JSONResponse({"status": "not_ready", "state": state, "reason": reason}, status_code=503)
-
-
-def _restoring_tasks(streams: Any) -> list[str]:
-    restoring = []
-    for thread in streams.local_threads():
-        if thread.state != "RUNNING":
-            restoring.append(f"thread {thread.name} is {thread.state}")
-            continue
-        if not thread.query_lock.acquire(timeout=2.0):
-            restoring.append(f"thread {thread.name} is busy")
-            continue
-        try:
-            manager = thread.task_manager
-            if manager is not None:
-                restoring.extend(str(t) for t in sorted(manager.tasks) if manager.is_restoring(t))
-        finally:
-            thread.query_lock.release()
-    return restoring
 
 
 # ---------------------------------------------------------------------------- queries

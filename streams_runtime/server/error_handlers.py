@@ -9,8 +9,8 @@ HTTP errors (404 unknown route, 405, 401 from the token check...: their ``detail
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
@@ -30,7 +30,15 @@ from streams_runtime.server.keys import MalformedKeyError
 
 #: status codes of framework HTTP errors answered with the JSON error body
 HTTP_STATUSES = (400, 401, 403, 404, 405, 406, 409, 413, 415, 503)
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
+_HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    401: "unauthorized",
+    408: "request_timeout",
+    411: "length_required",
+    413: "body_too_large",
+    431: "headers_too_large",
+}
 
 _E = TypeVar("_E", bound=Exception)
 
@@ -66,12 +74,16 @@ def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
 
 def _http_error(request: Request, exc: Exception) -> JSONResponse:
     status = getattr(exc, "status_code", 500)
-    detail = getattr(exc, "detail", str(exc))
+    return http_error_response(status, getattr(exc, "detail", str(exc)), getattr(exc, "headers", None))
+
+
+def http_error_response(status: int, detail: Any, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The JSON answer of an HTTP error: ``detail`` a ``{"error", "message"}`` dict, or a text."""
     if isinstance(detail, dict) and "error" in detail:
         body = {**detail, "detail": detail}
     else:
         body = {"error": _HTTP_CODES.get(status, "http_error"), "message": str(detail), "detail": detail}
-    return JSONResponse(jsonable_encoder(body), status_code=status, headers=getattr(exc, "headers", None))
+    return JSONResponse(jsonable_encoder(body), status_code=status, headers=headers)
 
 
 def _store_error(request: Request, exc: InvalidStateStoreError) -> JSONResponse:

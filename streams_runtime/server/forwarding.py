@@ -14,7 +14,8 @@
 
 :class:`VerifyForwarded` (an ASGI middleware of the app) is the receiving side: a request
 carrying the signature headers is answered only when its signature checks (else 401
-``forwarding_unauthorized``); then it needs no bearer token, is never forwarded again, and its
+``forwarding_unauthorized``; so is one with a body: nothing is read before the signature checks);
+then it needs no bearer token, is never forwarded again, and its
 answer -- whatever the status -- carries the response signature.
 """
 
@@ -30,6 +31,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from streams_runtime.server.signing import (
+    DEFAULT_WINDOW_S,
     RESPONSE_SIGNATURE,
     SIGNATURE,
     SIGNED_HEADERS,
@@ -44,8 +46,6 @@ FORWARDED_SCOPE = "streams.forwarded"
 #: header naming the instance that relayed an answer
 HOP_HEADER = "X-Streams-Forwarded-By"
 ANSWERED_BY = "X-Streams-Answered-By"
-#: largest body of a forwarded request read for its digest
-MAX_FORWARDED_BODY = 1 << 20
 
 
 class ApiError(Exception):
@@ -65,7 +65,13 @@ def signer_for(config: Any) -> ForwardingSigner | None:
         secret = config["application_server_forwarding_secret"]
     except KeyError:
         secret = None
-    return ForwardingSigner(secret) if secret else None
+    if not secret:
+        return None
+    try:
+        window_ms = config["application_server_forwarding_window_ms"]
+    except KeyError:
+        window_ms = DEFAULT_WINDOW_S * 1000
+    return ForwardingSigner(secret, config["application_id"], window_s=window_ms / 1000)
 
 
 def forwarded_by(request: Request) -> str | None:
@@ -180,22 +186,14 @@ class VerifyForwarded:
                 "(application_server_forwarding_secret is not set)",
             )
             return
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > MAX_FORWARDED_BODY:
-                await _reject(send, 413, "body_too_large", "a forwarded request's body is limited to 1 MiB")
-                return
+        if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
+            await _reject(send, 401, "forwarding_unauthorized", "a forwarded request carries no body")
+            return
         try:
             sender = signer.verify_request(
                 scope["method"],
                 raw_target(scope).decode("latin-1"),
-                body,
+                b"",
                 headers,
                 str(state.streams.config["application_server"]),
             )
@@ -205,15 +203,6 @@ class VerifyForwarded:
             return
         request_signature = headers[SIGNATURE.lower()]
         scope[FORWARDED_SCOPE] = {"by": sender, "signature": request_signature}
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
 
@@ -237,4 +226,4 @@ class VerifyForwarded:
             await send({**start, "headers": response_headers})
             await send({"type": "http.response.body", "body": answer})
 
-        await self.app(scope, replay, signing_send)
+        await self.app(scope, receive, signing_send)

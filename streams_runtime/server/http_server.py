@@ -5,8 +5,9 @@ that endpoint's port, bound to ``application_server_bind`` (``127.0.0.1`` by def
 ``0.0.0.0`` deliberately to serve other hosts, ideally with ``application_server_token``);
 stopped by ``close()``. Steps of :meth:`HttpServer.start_for`:
   1. build the app for the client;
-  2. run ``uvicorn.Server`` on a daemon thread (uvicorn installs no signal handlers off the main
-     thread: the worker keeps its own SIGTERM handling);
+  2. run ``uvicorn.Server`` with the request limits of :mod:`.limits` on a daemon thread
+     (uvicorn installs no signal handlers off the main thread: the worker keeps its own SIGTERM
+     handling);
   3. wait until uvicorn listens; if it cannot bind (port taken) raise a StreamsError naming the
      key, the address and the port.
 """
@@ -22,6 +23,7 @@ import uvicorn
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.server.app import create_app
+from streams_runtime.server.limits import HttpLimits, protocol_for
 
 log = logging.getLogger("streams_runtime.server")
 
@@ -36,6 +38,7 @@ class HttpServer:
         self.app = app
         self.host = host
         self.port = port
+        limits: HttpLimits = app.state.limits
         config = uvicorn.Config(
             app,
             host=host,
@@ -44,6 +47,9 @@ class HttpServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
+            # uvicorn's h11 protocol: its own bound of the request head, plus .limits' guards
+            http=protocol_for(limits),
+            h11_max_incomplete_event_size=limits.max_header_bytes,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name=f"http-server-{port}", daemon=True)

@@ -10,19 +10,26 @@ Request (headers set by :meth:`ForwardingSigner.sign_request`):
 * ``X-Streams-Forwarded-By``: the forwarding instance's endpoint;
 * ``X-Streams-Timestamp``: milliseconds since the epoch when it was signed;
 * ``X-Streams-Nonce``: 16 random bytes, hex;
-* ``X-Streams-Signature``: ``v1=`` HMAC-SHA256, hex, over a canonical text of the version, the
-  method, the request target (raw path and query, exactly as sent), the SHA-256 of the body, the
-  timestamp, the nonce, the sender's and the receiver's endpoints.
+* ``X-Streams-Signature``: ``v2=`` HMAC-SHA256, hex, over a canonical text of the version, the
+  application id, the method, the request target (raw path and query, exactly as sent), the
+  SHA-256 of the body, the timestamp, the nonce, the sender's and the receiver's endpoints.
 
-The receiver (:meth:`ForwardingSigner.verify_request`) checks the signature in constant time
-against its own endpoint as receiver (a request signed for another instance does not verify
-here), accepts timestamps within ``window_s`` of its clock (30 s by default) and each nonce once
-within twice that window (a replayed request is refused).
+The receiver (:meth:`ForwardingSigner.verify_request`):
 
-Answer: ``X-Streams-Response-Signature: v1=`` HMAC over the request's signature, the status, the
-content type and the SHA-256 of the body (:meth:`ForwardingSigner.sign_response`); the forwarder
-relays an answer only when :meth:`ForwardingSigner.verify_response` accepts it. An answer cannot be
-moved to another request: it is bound to that request's signature, which includes its nonce.
+1. checks the signature in constant time against its own application id and its own endpoint as
+   receiver: a request signed for another instance, or by a member of another application that
+   shares the secret, does not verify here;
+2. refuses a timestamp more than ``window_s`` away from its clock
+   (``application_server_forwarding_window_ms``, 30 s by default), or earlier than the moment this
+   signer was created: a request captured before the receiver restarted is refused even though the
+   restarted process remembers no nonce;
+3. accepts each nonce once within twice the window (a replayed request is refused).
+
+Answer: ``X-Streams-Response-Signature: v2=`` HMAC over the application id, the request's
+signature, the status, the content type and the SHA-256 of the body
+(:meth:`ForwardingSigner.sign_response`); the forwarder relays an answer only when
+:meth:`ForwardingSigner.verify_response` accepts it. An answer cannot be moved to another request:
+it is bound to that request's signature, which includes its nonce.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ RESPONSE_SIGNATURE = "X-Streams-Response-Signature"
 #: headers whose presence marks a request as forwarded by an instance (it must then verify)
 SIGNED_HEADERS = (TIMESTAMP, NONCE, SIGNATURE)
 
-VERSION = "v1"
+VERSION = "v2"
 DEFAULT_WINDOW_S = 30.0
 #: most nonces remembered at once; beyond it, forwarded requests are refused until some expire
 MAX_NONCES = 100_000
@@ -71,14 +78,20 @@ class ForwardingSigner:
     def __init__(
         self,
         secret: str,
+        application_id: str,
         window_s: float = DEFAULT_WINDOW_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not secret:
             raise ValueError("a forwarding secret is required")
+        if not application_id:
+            raise ValueError("forwarded requests are signed for an application id; none is set")
         self._key = secret.encode()
+        self.application_id = application_id
         self.window_s = window_s
         self._clock = clock
+        #: requests signed before this moment are refused (Step 2 of verify_request)
+        self.started_ms = int(clock() * 1000)
         self._seen: dict[str, float] = {}  # nonce -> when it may be forgotten
         self._lock = threading.Lock()
 
@@ -88,7 +101,18 @@ class ForwardingSigner:
     def _request_text(
         self, method: str, target: str, digest: str, timestamp: str, nonce: str, sender: str, receiver: str
     ) -> bytes:
-        return _lines(VERSION, "request", method.upper(), target, digest, timestamp, nonce, sender, receiver)
+        return _lines(
+            VERSION,
+            "request",
+            self.application_id,
+            method.upper(),
+            target,
+            digest,
+            timestamp,
+            nonce,
+            sender,
+            receiver,
+        )
 
     # ----------------------------------------------------------------- requests
     def sign_request(
@@ -105,7 +129,8 @@ class ForwardingSigner:
     def verify_request(
         self, method: str, target: str, body: bytes, headers: Mapping[str, str], receiver: str
     ) -> str:
-        """The sender's endpoint when the request's signature checks; else :class:`SignatureError`."""
+        """The sender's endpoint when the request checks (module docstring, steps 1-3); else
+        :class:`SignatureError`."""
         sender = _header(headers, FORWARDED_BY) or ""
         timestamp = _header(headers, TIMESTAMP) or ""
         nonce = _header(headers, NONCE) or ""
@@ -116,18 +141,20 @@ class ForwardingSigner:
             raise SignatureError(f"{TIMESTAMP} must be milliseconds since the epoch")
         if not nonce.isascii() or not 16 <= len(nonce) <= 64:
             raise SignatureError(f"{NONCE} must be 16 to 64 characters")
-        expected = self._mac(
+        expected = self._mac(  # Step 1
             self._request_text(method, target, body_digest(body), timestamp, nonce, sender, receiver)
         )
         if not hmac.compare_digest(expected.encode(), given.encode(errors="replace")):
             raise SignatureError(
-                "the forwarding signature does not check (another secret, or a changed request)"
+                "the forwarding signature does not check (another secret, another application, "
+                "another receiver, or a changed request)"
             )
-        now = self._clock()
-        age = now - int(timestamp) / 1000
-        if abs(age) > self.window_s:
+        now = self._clock()  # Step 2
+        if abs(now - int(timestamp) / 1000) > self.window_s:
             raise SignatureError(f"the forwarded request is outside the {self.window_s:g}s validity window")
-        self._remember(nonce, now)
+        if int(timestamp) < self.started_ms:
+            raise SignatureError("the forwarded request was signed before this instance started")
+        self._remember(nonce, now)  # Step 3
         return sender
 
     def _remember(self, nonce: str, now: float) -> None:
@@ -142,7 +169,15 @@ class ForwardingSigner:
 
     # ----------------------------------------------------------------- answers
     def _response_text(self, request_signature: str, status: int, content_type: str, body: bytes) -> bytes:
-        return _lines(VERSION, "response", request_signature, str(status), content_type, body_digest(body))
+        return _lines(
+            VERSION,
+            "response",
+            self.application_id,
+            request_signature,
+            str(status),
+            content_type,
+            body_digest(body),
+        )
 
     def sign_response(self, request_signature: str, status: int, content_type: str, body: bytes) -> str:
         """The value of ``X-Streams-Response-Signature`` for this answer to that request."""

@@ -8,6 +8,7 @@ code uses (the worker's app, its application id and topics, the Airflow folders 
 from __future__ import annotations
 
 import importlib
+import re
 import shlex
 import signal
 import subprocess
@@ -150,9 +151,14 @@ class _RecordingStreams:
 
 
 def _instance_config(
-    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str | None
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    token: str | None,
+    refused: list[int] | None = None,
 ) -> dict[str, Any]:
-    """The config ``streams-runtime worker <argv>`` gives the KafkaStreams of instance 0."""
+    """The config ``streams-runtime worker <argv>`` gives the KafkaStreams of instance 0; with
+    ``refused`` (a list), an instance that exits before starting appends its exit code there."""
     from streams_runtime import worker_instance
     from streams_runtime.cli import build_parser
     from streams_runtime.worker import HTTP_TOKEN_ENV, WorkerLauncher
@@ -177,6 +183,9 @@ def _instance_config(
     instance_argv = command[command.index("streams_runtime.worker_instance") + 1 :]
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if refused is not None:
+            refused.append(worker_instance.main(instance_argv))
+            return {}
         with pytest.raises(_Started) as started:
             worker_instance.main(instance_argv)
     finally:  # run_instance installs its own stop handlers
@@ -204,7 +213,7 @@ def test_stream_workers_serve_the_http_api_on_their_own_advertised_hostname(
     from streams_runtime.worker import HTTP_TOKEN_ENV
 
     token = worker["environment"][HTTP_TOKEN_ENV]
-    assert token.startswith("${" + HTTP_TOKEN_ENV + ":-"), "the token comes from the host's environment"
+    assert token.startswith("${" + HTTP_TOKEN_ENV + ":?"), "the token comes from the host's environment"
     config = _instance_config(args[2:], tmp_path, monkeypatch, token="s3cret")
     assert config["application_server"] == f"HOST:{port}"
     assert config["application_server_bind"] == "0.0.0.0"
@@ -240,6 +249,10 @@ def test_airflow_reaches_the_workers_with_their_token() -> None:
 
 
 SYSTEMD_UNIT = ROOT / "deploy" / "systemd" / "streams-worker@.service"
+UNIT_SECRETS = {
+    "STREAMS_RUNTIME_HTTP_TOKEN": "t0k",
+    "STREAMS_RUNTIME_FORWARDING_SECRET": "a-secret-all-instances-share-of-32-bytes",
+}
 
 
 @pytest.mark.parametrize(
@@ -272,6 +285,7 @@ def test_systemd_unit_gives_each_instance_its_own_http_port(
         "THREADS": "2",
         "BOOTSTRAP_SERVERS": "kafka-1:9092",
         "HTTP_HOST": "node-7",
+        **UNIT_SECRETS,
         **defaults,
     }
     out = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout
@@ -288,14 +302,130 @@ def test_stream_workers_take_the_forwarding_secret_from_the_environment(
     from streams_runtime.worker import FORWARDING_SECRET_ENV
 
     secret = SERVICES["stream-worker"]["environment"][FORWARDING_SECRET_ENV]
-    assert secret.startswith("${" + FORWARDING_SECRET_ENV + ":-"), (
+    assert secret.startswith("${" + FORWARDING_SECRET_ENV + ":?"), (
         "the secret comes from the host's environment"
     )
     args = _worker_args()[2:]
-    monkeypatch.setenv(FORWARDING_SECRET_ENV, "a-secret-all-replicas-share")
+    monkeypatch.setenv(FORWARDING_SECRET_ENV, "a-secret-all-replicas-share-of-32-bytes")
     config = _instance_config(args, tmp_path, monkeypatch, token=None)
-    assert config["application_server_forwarding_secret"] == "a-secret-all-replicas-share"
+    assert config["application_server_forwarding_secret"] == "a-secret-all-replicas-share-of-32-bytes"
     monkeypatch.delenv(FORWARDING_SECRET_ENV)
     assert "application_server_forwarding_secret" not in _instance_config(
         args, tmp_path, monkeypatch, token=None
     )
+
+
+# ---------------------------------------------------------------------------- shipped secrets
+_REFERENCE = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:?[-?])(?P<word>[^}]*))?\}")
+
+
+def _interpolate(text: str, env: dict[str, str]) -> str:
+    """Compose's interpolation of ``${VAR}``, ``${VAR:-default}``, ``${VAR:?error}`` (and the
+    colon-less forms); ``$$`` is a literal ``$``. A missing required variable raises ValueError
+    with compose's message."""
+
+    def one(match: re.Match[str]) -> str:
+        name, op, word = match["name"], match["op"] or "", match["word"] or ""
+        value = env.get(name)
+        missing = value is None or (op.startswith(":") and value == "")
+        if op.endswith("?") and missing:
+            raise ValueError(f"required variable {name} is missing a value: {word}")
+        if op.endswith("-") and missing:
+            return word
+        return value or ""
+
+    return "$".join(_REFERENCE.sub(one, part) for part in text.split("$$"))
+
+
+def _render(node: Any, env: dict[str, str]) -> Any:
+    """The compose file as compose sees it: every string value interpolated (not the comments)."""
+    if isinstance(node, dict):
+        return {k: _render(v, env) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_render(v, env) for v in node]
+    return _interpolate(node, env) if isinstance(node, str) else node
+
+
+COMPOSE_SECRETS = ("STREAMS_RUNTIME_HTTP_TOKEN", "STREAMS_RUNTIME_FORWARDING_SECRET", "AIRFLOW_JWT_SECRET")
+
+
+@pytest.mark.parametrize("missing", COMPOSE_SECRETS)
+def test_compose_refuses_to_start_without_each_secret(missing: str) -> None:
+    env = {name: f"{name.lower()}-from-the-operator-of-32-bytes" for name in COMPOSE_SECRETS}
+    rendered = _render(COMPOSE, env)["services"]
+    worker_env = rendered["stream-worker"]["environment"]
+    assert worker_env["STREAMS_RUNTIME_FORWARDING_SECRET"] == env["STREAMS_RUNTIME_FORWARDING_SECRET"]
+    assert worker_env["STREAMS_RUNTIME_HTTP_TOKEN"] == env["STREAMS_RUNTIME_HTTP_TOKEN"]
+    assert (
+        rendered["airflow-apiserver"]["environment"]["AIRFLOW__API_AUTH__JWT_SECRET"]
+        == env["AIRFLOW_JWT_SECRET"]
+    )
+    for unset in ({k: v for k, v in env.items() if k != missing}, {**env, missing: ""}):
+        with pytest.raises(ValueError, match=f"required variable {missing} is missing"):
+            _render(COMPOSE, unset)
+
+
+@pytest.mark.parametrize("missing", sorted(UNIT_SECRETS))
+def test_systemd_unit_refuses_to_start_without_each_secret(missing: str) -> None:
+    settings = dict(line.split("=", 1) for line in SYSTEMD_UNIT.read_text().splitlines() if "=" in line)
+    _, _, script = shlex.split(settings["ExecStart"])
+    binary = "/opt/streams-runtime/.venv/bin/streams-runtime"
+    script = script.replace("%i", "2").replace("$$", "$").replace(f"exec {binary}", "echo started")
+    env = {"PATH": "/usr/bin:/bin", "HTTP_PORT_BASE": "7070", **UNIT_SECRETS}
+    assert subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True).stdout.startswith(
+        "started"
+    )
+    for unset in ({k: v for k, v in env.items() if k != missing}, {**env, missing: ""}):
+        run = subprocess.run(["sh", "-c", script], env=unset, capture_output=True, text=True)
+        assert run.returncode != 0 and "started" not in run.stdout
+        assert missing in run.stderr and "worker.env" in run.stderr
+
+
+def _shipped_files() -> list[Path]:
+    files = [ROOT / "docker-compose.yml", ROOT / "README.md", ROOT / "Makefile"]
+    for folder in ("deploy", "docs", "scripts", "dags", "plugins", "streams_runtime"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix != ".pyc"]
+    return [p for p in files if p != ROOT / "streams_runtime" / "config.py"]
+
+
+def test_no_file_shipped_for_deployment_holds_a_known_secret() -> None:
+    from streams_runtime.config import SHIPPED_SECRETS
+
+    for path in _shipped_files():
+        text = path.read_text(errors="replace")
+        for secret in SHIPPED_SECRETS:
+            assert secret not in text, f"{path.relative_to(ROOT)} ships {secret!r}"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "setting"),
+    [
+        (
+            "STREAMS_RUNTIME_FORWARDING_SECRET",
+            "change-me-in-production-too",
+            "application_server_forwarding_secret",
+        ),
+        ("STREAMS_RUNTIME_FORWARDING_SECRET", "x" * 31, "application_server_forwarding_secret"),
+        ("STREAMS_RUNTIME_HTTP_TOKEN", "change-me-in-production", "application_server_token"),
+    ],
+)
+def test_worker_refuses_a_shipped_or_short_secret_naming_the_setting(
+    variable: str,
+    value: str,
+    setting: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The former compose defaults, set by an operator who kept them, stop the worker at start."""
+    from streams_runtime.worker import FORWARDING_SECRET_ENV
+
+    monkeypatch.setenv(FORWARDING_SECRET_ENV, UNIT_SECRETS[FORWARDING_SECRET_ENV])
+    token = value if variable == "STREAMS_RUNTIME_HTTP_TOKEN" else "t0k"
+    if variable == FORWARDING_SECRET_ENV:
+        monkeypatch.setenv(FORWARDING_SECRET_ENV, value)
+    refused: list[int] = []
+    _instance_config(_worker_args()[2:], tmp_path, monkeypatch, token=token, refused=refused)
+    error = capsys.readouterr().err
+    assert refused == [1] and setting in error and "error:" in error, error
+    assert value not in error

@@ -37,7 +37,7 @@ from tests.integration.streams_support import (
 PARTITIONS = 6
 KEYS = [f"user/{i}?x#{i}" for i in range(48)]
 TOKEN = "client-token-the-attacker-wants"
-SECRET = "instances-forwarding-secret"
+SECRET = "instances-forwarding-secret-of-at-least-32-bytes"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 FORGED = 999999
 #: sessions long enough that a loaded machine does not rebalance the group mid-test
@@ -192,7 +192,7 @@ def test_should_never_send_the_client_token_to_the_forged_owner(attack):
     for request in attack.captured:
         assert "authorization" not in {k.lower() for k in request["headers"]}
         assert TOKEN not in request["raw"] and TOKEN not in request["path"]
-        assert request["headers"]["X-Streams-Signature"].startswith("v1=")
+        assert request["headers"]["X-Streams-Signature"].startswith("v2=")
 
 
 def test_should_never_relay_a_forged_answer(attack):

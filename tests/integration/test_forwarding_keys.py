@@ -29,7 +29,7 @@ from tests.integration.streams_support import make_topics, produce, streams_conf
 
 PARTITIONS = 4
 TOKEN = "fuzz-client-token"
-SECRET = "fuzz-forwarding-secret"
+SECRET = "fuzz-forwarding-secret-of-at-least-32-bytes"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SPECIAL = ["/", "?", "#", "%", " ", "é", "日本", "🙂", "%2F", "+", "&", "="]
 ODD = [

@@ -33,7 +33,7 @@ from tests.integration.streams_support import (
 PARTITIONS = 6
 KEYS = 90
 TOKEN = "iq-secret"
-SECRET = "iq-forwarding-secret"
+SECRET = "iq-forwarding-secret-of-at-least-32-bytes"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CLEAR_ERRORS = {"store_migrating", "owner_unreachable", "not_running"}
 

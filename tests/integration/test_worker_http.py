@@ -73,7 +73,7 @@ def test_should_serve_each_instance_api_on_its_own_port(kafka_broker, unique_nam
         env={
             **os.environ,
             "WORKER_TEST_TOPICS": f"{source},{output},{app_id}",
-            FORWARDING_SECRET_ENV: "worker-http-forwarding-secret",
+            FORWARDING_SECRET_ENV: "worker-http-forwarding-secret-of-32-bytes",
         },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

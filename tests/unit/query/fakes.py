@@ -148,11 +148,13 @@ class FakeClient:
         endpoint: str = "127.0.0.1:9001",
         token: str | None = None,
         forwarding_secret: str | None = None,
+        application_id: str = "app",
     ) -> None:
         self.threads = threads
         self.state = SimpleNamespace(name=state)
         self.setup = fake_setup()
         self.config = {
+            "application_id": application_id,
             "application_server": endpoint,
             "application_server_token": token,
             "application_server_forwarding_secret": forwarding_secret,

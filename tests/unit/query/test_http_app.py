@@ -20,7 +20,7 @@ def _split() -> tuple[dict, dict]:
     return mine, theirs
 
 
-SECRET = "unit-forwarding-secret"
+SECRET = "unit-forwarding-secret-at-least-32-bytes"
 
 
 def _pair(token: str | None = None, secret: str | None = SECRET) -> tuple[TestClient, TestClient, FakeClient]:
@@ -58,7 +58,7 @@ def test_should_never_forward_a_forwarded_request_again():
     _, client_b, _ = _pair()
     key = next(k for k in KEYS if partition_of(k) < 2)
     path = f"/stores/counts/keys/{key}"
-    headers = ForwardingSigner(SECRET).sign_request("GET", path, b"", "c:3", "b:2")
+    headers = ForwardingSigner(SECRET, "app").sign_request("GET", path, b"", "c:3", "b:2")
     r = client_b.get(path, headers=headers)
     assert r.status_code == 503 and r.json()["error"] == "store_migrating"
     assert "forwarded here by c:3" in r.json()["message"]

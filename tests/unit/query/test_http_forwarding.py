@@ -18,7 +18,7 @@ from streams_runtime.server.app import create_app
 from streams_runtime.server.signing import RESPONSE_SIGNATURE, SIGNATURE, ForwardingSigner
 from tests.unit.query.fakes import FakeClient, FakeThread, partition_of
 
-SECRET = "unit-forwarding-secret"
+SECRET = "unit-forwarding-secret-at-least-32-bytes"
 TOKEN = "client-token-never-forwarded"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 ODD_KEYS = [
@@ -123,7 +123,7 @@ def test_should_forward_without_the_client_token_and_with_the_raw_path():
     assert "authorization" not in sent.headers
     assert TOKEN not in str(sent.headers) and TOKEN not in str(sent.url)
     assert sent.url.raw_path == f"{path}?allow_stale=false".encode()
-    assert sent.headers[SIGNATURE].startswith("v1=")
+    assert sent.headers[SIGNATURE].startswith("v2=")
 
 
 def test_should_answer_409_naming_the_owner_when_forwarding_is_off():
@@ -158,7 +158,7 @@ def test_should_never_relay_a_forged_answer_nor_send_it_the_token():
         return httpx.Response(
             200,
             content=body,
-            headers={"content-type": "application/json", "X-Streams-Response-Signature": "v1=" + "0" * 64},
+            headers={"content-type": "application/json", "X-Streams-Response-Signature": "v2=" + "0" * 64},
         )
 
     client.app.state.http = httpx.Client(transport=httpx.MockTransport(forger))
@@ -174,7 +174,7 @@ def test_should_never_relay_a_forged_answer_nor_send_it_the_token():
 def test_should_refuse_a_forwarded_request_whose_signature_does_not_check():
     _, client_b, _ = _pair()
     key = next(k for k in ODD_KEYS if partition_of(k) >= 2)
-    headers = {"X-Streams-Timestamp": "1", "X-Streams-Nonce": "ab" * 16, SIGNATURE: "v1=00"}
+    headers = {"X-Streams-Timestamp": "1", "X-Streams-Nonce": "ab" * 16, SIGNATURE: "v2=00"}
     r = client_b.get(f"/stores/counts/keys/{encode_key(key)}", headers=headers)
     assert r.status_code == 401 and r.json()["error"] == "forwarding_unauthorized"
     assert "value" not in r.json()
@@ -221,12 +221,12 @@ def test_should_list_a_store_partitions_with_topics_and_without_duplicates():
 
 def test_should_accept_a_signed_request_without_the_token_on_forwarding_routes_only():
     _, client_b, _ = _pair()
-    signer = ForwardingSigner(SECRET)
+    signer = ForwardingSigner(SECRET, "app")
     key = next(k for k in ODD_KEYS if partition_of(k) >= 2)
     path = f"/stores/counts/keys/{encode_key(key)}"
     r = client_b.get(path, headers=signer.sign_request("GET", path, b"", "a:1", "b:2"))
     assert r.status_code == 200 and r.json()["key"] == key
-    assert r.headers[RESPONSE_SIGNATURE].startswith("v1=")
+    assert r.headers[RESPONSE_SIGNATURE].startswith("v2=")
     for other in ("/admin/tasks", "/stores/counts/all", "/metrics", f"/metadata/counts/{encode_key(key)}"):
         r = client_b.get(other, headers=signer.sign_request("GET", other, b"", "a:1", "b:2"))
         assert r.status_code == 401 and r.json()["error"] == "unauthorized", (other, r.text)
@@ -244,11 +244,11 @@ def test_should_read_other_instances_for_the_console_signed_and_never_with_the_t
     assert _console_view_of_b(client) == view_of_b
     asked = [s for s in recorder.requests if s.url.path == "/ui/api/local"]
     assert asked and all("authorization" not in s.headers and TOKEN not in str(s.headers) for s in asked)
-    assert all(s.headers[SIGNATURE].startswith("v1=") for s in asked)
+    assert all(s.headers[SIGNATURE].startswith("v2=") for s in asked)
 
 
 def test_should_not_believe_an_instance_view_that_does_not_prove_the_secret():
-    client, _, _ = _pair(secret_b="another-forwarding-secret")
+    client, _, _ = _pair(secret_b="another-forwarding-secret-of-32-bytes")
     view = _console_view_of_b(client)
     assert view["threads"] == [] and "error" in view
     off, _, recorder = _pair(secret_a=None)

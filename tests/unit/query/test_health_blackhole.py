@@ -1,0 +1,109 @@
+"""/health/* stay fast while the owner of some keys black-holes its connections.
+
+The real HTTP server of instance A (a fake client behind it, no broker) forwards lookups of
+partitions 2 and 3 to an advertised owner that is a socket accepting connections and never
+answering. 60 such lookups at once fill the thread pool FastAPI runs blocking routes in; every
+liveness and readiness probe meanwhile must answer within 100 ms, and the lookups end in 503.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from streams_runtime.processor.internals.assignment.assignment_info import AssignmentInfo
+from streams_runtime.processor.internals.assignment.partition_grouper import SourcePartition
+from streams_runtime.server.app import create_app
+from streams_runtime.server.http_server import HttpServer
+from tests.unit.query.fakes import FakeClient, FakeThread, partition_of
+
+SECRET = "forwarding-secret-of-the-blackhole-test"
+TOKEN = "client-token-of-the-blackhole-test"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+LOOKUPS = 60
+FORWARD_TIMEOUT_S = 3.0
+
+
+class BlackHole:
+    """Accepts every connection and never reads nor answers."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+        self.endpoint = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _timed(http: httpx.Client, path: str) -> tuple[int, float]:
+    started = time.perf_counter()
+    status = http.get(path).status_code
+    return status, time.perf_counter() - started
+
+
+def test_should_answer_health_probes_fast_while_an_owner_black_holes_lookups():
+    hole = BlackHole()
+    port = _free_port()
+    me = f"127.0.0.1:{port}"
+    hosts = AssignmentInfo(
+        partitions_by_host={
+            me: frozenset(SourcePartition("input", p) for p in (0, 1)),
+            hole.endpoint: frozenset(SourcePartition("input", p) for p in (2, 3)),
+        }
+    )
+    thread = FakeThread("a-1", hosts)
+    for p in (0, 1):
+        thread.host(p, {})
+    client = FakeClient([thread], endpoint=me, token=TOKEN, forwarding_secret=SECRET)
+    app = create_app(client)
+    app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S, limits=httpx.Limits(max_connections=LOOKUPS))
+    server = HttpServer(app, "127.0.0.1", port)
+    server.start()
+    base = f"http://127.0.0.1:{port}"
+    keys = [f"k{i}" for i in range(1000) if partition_of(f"k{i}") >= 2][:LOOKUPS]
+    lookups = ThreadPoolExecutor(LOOKUPS)
+    try:
+        with (
+            httpx.Client(base_url=base, timeout=30.0) as http,
+            httpx.Client(base_url=base, timeout=30.0) as probe,
+        ):
+            assert probe.get("/health/ready").status_code == 200
+            answers = [lookups.submit(http.get, f"/stores/counts/keys/{k}", headers=AUTH) for k in keys]
+            deadline = time.monotonic() + FORWARD_TIMEOUT_S
+            while len(hole.accepted) < 40 and time.monotonic() < deadline:  # the pool is full
+                time.sleep(0.01)
+            assert len(hole.accepted) >= 40, len(hole.accepted)
+            probes = [_timed(probe, path) for _ in range(10) for path in ("/health/live", "/health/ready")]
+            ended_early = sum(f.done() for f in answers)
+            statuses = [f.result().status_code for f in answers]
+    finally:
+        lookups.shutdown(wait=True)
+        server.stop()
+        hole.close()
+    assert {status for status, _ in probes} == {200}
+    slowest = max(elapsed for _, elapsed in probes)
+    assert slowest < 0.1, f"slowest health probe took {slowest * 1000:.0f} ms"
+    assert ended_early == 0, "lookups ended before the probes were timed: the owner did not hold them"
+    assert set(statuses) == {503}, statuses
