@@ -62,7 +62,8 @@ def _broker_start(args: argparse.Namespace) -> int:
     info = broker.start()  # the processes outlive this command: they run in their own sessions
     seconds = time.monotonic() - began
     rss = sum(rss_bytes(pid) or 0 for pid in info.all_pids)
-    nodes = f"{len(info.all_pids)} node(s), pids {', '.join(map(str, info.all_pids))}"
+    pids = info.all_pids
+    nodes = f"pid {pids[0]}" if len(pids) == 1 else f"{len(pids)} nodes, pids {', '.join(map(str, pids))}"
     print(f"{args.kind} broker running at {info.bootstrap_servers} ({nodes})")
     print(f"started in {seconds:.1f} s; resident memory {rss / 2**20:.0f} MiB; log: {info.log_file}")
     print(f"state: {state_file}")

@@ -123,6 +123,14 @@ class TaskMigratedError(StreamsError):
         self.task_ids = frozenset(task_ids)
 
 
+class TaskCorruptedError(TaskMigratedError):
+    """Exactly-once: a task's transaction cannot commit because a send or a transactional call
+    timed out or failed with an abortable error (a cluster losing leaders or brokers); the
+    transaction is aborted and, as for Kafka Streams' TaskCorruptedException, the task is closed
+    dirty (its local state wiped and restored from the changelog) and picked up again from its
+    last committed offsets. Handled as a migrated task; never given to the exception handlers."""
+
+
 class TransactionError(StreamsError):
     """Exactly-once: a transaction failed for a reason other than fencing (it was aborted when it
     could be); the stream thread fails. Never given to the processing exception handler."""

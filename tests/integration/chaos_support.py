@@ -109,6 +109,8 @@ class ChaosResult:
     duplicates: int
     recovered_s: float
     fleet: Fleet
+    #: every instance process was still running when the outputs had been checked
+    alive_at_end: bool = False
 
     def summary(self, name: str) -> str:
         return (
@@ -165,7 +167,8 @@ def run_chaos(
             )
         else:
             lost, duplicates = _check_exactly_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
-        return ChaosResult(len(produced), lost, duplicates, time.monotonic() - settled_at, fleet)
+        recovered_s = time.monotonic() - settled_at
+        return ChaosResult(len(produced), lost, duplicates, recovered_s, fleet, fleet.all_alive())
     finally:
         fleet.stop()
 

@@ -182,8 +182,17 @@ def test_user_data_round_trips_both_ways(kafka_broker: str) -> None:
     try:
         for member in members.values():
             member.start()
+        # the settled assignment: 6 active and 6 standby tasks, and every host of the map running
+        # some (a task moving between members is revoked in one generation and assigned in the
+        # next, so a member can hold its final share while the other's is still being handed over)
         infos: dict[str, AssignmentInfo] = {
-            name: m.wait_for(lambda a: len(a.active_tasks) == 6 and len(a.standby_tasks) == 6, STAGE_TIMEOUT)
+            name: m.wait_for(
+                lambda a: len(a.active_tasks) == 6
+                and len(a.standby_tasks) == 6
+                and len(a.partitions_by_host) == 2
+                and all(a.partitions_by_host.values()),
+                STAGE_TIMEOUT,
+            )
             for name, m in members.items()
         }
         last = {s.process_id: s for s in seen[-1].values()}  # before a close rebalances the group

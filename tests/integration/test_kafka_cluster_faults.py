@@ -76,7 +76,7 @@ def test_instances_ride_out_bounced_and_killed_leaders_and_controller(
     )
     print("\n" + result.summary("broker bounce"))
     assert result.fleet.kills == []  # no instance was restarted by the test
-    assert result.fleet.all_alive(), result.fleet.logs()
+    assert result.alive_at_end, result.fleet.logs()
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
@@ -99,4 +99,4 @@ def test_instances_recover_by_themselves_after_every_broker_was_down(
     )
     print("\n" + result.summary("all brokers down"))
     assert result.fleet.kills == []
-    assert result.fleet.all_alive(), result.fleet.logs()
+    assert result.alive_at_end, result.fleet.logs()

@@ -126,6 +126,26 @@ FENCED_ERROR_CODES = frozenset(
 #: not seen, the task is treated as migrated: re-creating it either works (it was fenced) or
 #: surfaces the real, persistent error at ``init_transactions``
 _FATAL = KafkaError._FATAL  # noqa: SLF001
+#: errors a failing cluster causes (timeouts, lost leaders, too few in-sync replicas): retried by
+#: the client until its timeouts run out; under exactly-once they corrupt the open transaction
+CLUSTER_ERROR_CODES = frozenset(
+    {
+        KafkaError._MSG_TIMED_OUT,  # noqa: SLF001
+        KafkaError._TIMED_OUT,  # noqa: SLF001
+        KafkaError._TIMED_OUT_QUEUE,  # noqa: SLF001
+        KafkaError._TRANSPORT,  # noqa: SLF001
+        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.CONCURRENT_TRANSACTIONS,
+    }
+)
 #: produce errors that describe the producer's state, not the record (never skipped by ``continue``)
 _PRODUCER_STATE = frozenset({_FATAL, KafkaError._STATE})  # noqa: SLF001
 

@@ -411,13 +411,14 @@ class TaskManager:
         return self._executor.commit(self._registry.running() if tasks is None else tasks)
 
     def _handle_migrated(self, task_ids: Iterable[TaskId]) -> None:
-        """Exactly-once: the tasks' producers were fenced; close them dirty, ask for a rebalance."""
+        """Exactly-once: the tasks' producers were fenced, or their transactions failed
+        (TaskCorruptedError); close them dirty, ask for a rebalance."""
         registry = self._registry
         for task_id in sorted(task_ids):
             if task_id in registry.active_tasks:
                 log.warning(
-                    "task %s migrated (its transactional producer was fenced); closing it dirty "
-                    "and rejoining the group",
+                    "task %s migrated or corrupted (its producer was fenced or its transaction "
+                    "failed); closing it dirty and rejoining the group",
                     task_id,
                 )
                 self._close_task(task_id, clean=False)

@@ -12,8 +12,11 @@ begins lazily before the task's first send after a commit;
 changelog records and input offsets are one transaction.
 
 Errors: a fenced producer (``PRODUCER_FENCED``, ``INVALID_PRODUCER_EPOCH``, ...) raises
-:class:`TaskMigratedError` (the TaskManager closes the task dirty and rejoins); any other error
-raises :class:`TransactionError` after aborting the transaction when it is abortable.
+:class:`TaskMigratedError` (the TaskManager closes the task dirty and rejoins); an error a failing
+cluster causes (a timeout, a lost leader, too few in-sync replicas: ``CLUSTER_ERROR_CODES``)
+aborts the transaction and raises :class:`TaskCorruptedError`, handled the same way
+(the task starts again from its last commit, its state restored); any other error raises
+:class:`TransactionError` after aborting the transaction when it is abortable.
 
 :class:`TaskRecordCollectors` offers the TaskManager the same interface as the at-least-once
 :class:`~.record_collector.SharedRecordCollectors` (``for_task``, ``prepare``, ``release``,
@@ -30,11 +33,12 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from streams_runtime.errors import StreamsError, TaskMigratedError, TransactionError
+from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaException, TopicPartition
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
+    CLUSTER_ERROR_CODES,
     DEFAULT_MAX_MESSAGE_BYTES,
     FENCED_ERROR_CODES,
     RecordCollector,
@@ -172,6 +176,8 @@ class TransactionalRecordCollector(RecordCollector):
     def _keep(self, error: StreamsError) -> None:
         """Keep the first error, except that a fencing error wins over any other: after a fatal
         fencing librdkafka reports the purged records (_PURGE_QUEUE) and refuses sends (_FATAL)."""
+        if self._error is None and isinstance(error, TaskCorruptedError):
+            log.warning("%s", error)
         if self._error is None or (
             isinstance(error, TaskMigratedError) and not isinstance(self._error, TaskMigratedError)
         ):
@@ -199,6 +205,12 @@ class TransactionalRecordCollector(RecordCollector):
                 f"task {self.task_id}: producer {self.transactional_id!r} was fenced while {what} "
                 f"({err.name()}: {err.str()}); the task migrated to another owner",
             )
+        if err.code() in CLUSTER_ERROR_CODES:
+            return TaskCorruptedError(
+                [self.task_id],
+                f"task {self.task_id}: the transaction of {self.transactional_id!r} failed while {what} "
+                f"({err.name()}: {err.str()}); aborting it and starting the task again from its last commit",
+            )
         return TransactionError(
             f"task {self.task_id}: transactional producer {self.transactional_id!r} "
             f"failed while {what}: {err.name()}: {err.str()}"
@@ -218,7 +230,7 @@ class TransactionalRecordCollector(RecordCollector):
                     )
                     continue
                 error = self._classify(err, what)
-                if err.txn_requires_abort() and not isinstance(error, TaskMigratedError):
+                if (err.txn_requires_abort() or isinstance(error, TaskCorruptedError)) and not self.fenced:
                     self.abort()
                 raise error from exc
         raise AssertionError("unreachable")
@@ -244,14 +256,15 @@ class TransactionalRecordCollector(RecordCollector):
         timeout_s = ack_wait_s(self.delivery_timeout_ms, task_timeout_ms)
         remaining = self.serve(timeout_s)
         if self._error is not None:
-            if not isinstance(self._error, TaskMigratedError):
+            if not self.fenced:
                 self.abort()
             self._raise_error()
         if remaining:
             self.abort()
-            raise TransactionError(
+            raise TaskCorruptedError(
+                [self.task_id],
                 f"task {self.task_id}: {remaining} records were not acknowledged "
-                f"within {timeout_s}s; transaction aborted"
+                f"within {timeout_s}s; transaction aborted",
             )
         # Step 3
         if offsets:

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from streams_runtime.config import StreamsConfig
-from streams_runtime.errors import TaskMigratedError, TransactionError
+from streams_runtime.errors import TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.clients import TopicPartition, isolation_level
 from streams_runtime.processor.internals import record_collector, transactional_record_collector
 from streams_runtime.processor.internals.record_collector import RecordCollector, create_record_collector
@@ -155,6 +155,17 @@ def test_should_abort_and_fail_on_another_abortable_error(collector):
     producer.fail["send_offsets"] = _error(KafkaError.GROUP_AUTHORIZATION_FAILED, abortable=True)
     with pytest.raises(TransactionError, match="GROUP_AUTHORIZATION_FAILED"):
         collector.commit([TopicPartition("in", 1, 2)], object())
+    assert "abort_transaction" in producer.calls
+    assert not collector.in_transaction
+
+
+def test_should_abort_and_report_the_task_corrupted_when_a_send_times_out(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail["commit_transaction"] = _error(KafkaError.NOT_ENOUGH_REPLICAS)
+    with pytest.raises(TaskCorruptedError, match="NOT_ENOUGH_REPLICAS") as raised:
+        collector.commit([TopicPartition("in", 1, 2)], object())
+    assert raised.value.task_ids and isinstance(raised.value, TaskMigratedError)
     assert "abort_transaction" in producer.calls
     assert not collector.in_transaction
 

@@ -247,6 +247,26 @@ def test_should_fail_the_thread_when_a_transaction_cannot_commit(tmp_path):
     assert h.committed() == {}
 
 
+def test_should_start_a_task_again_from_its_last_commit_when_the_cluster_fails_its_transaction(tmp_path):
+    """A commit that times out while the cluster loses brokers (Kafka Streams' TaskCorruptedException):
+    the transaction is aborted, the task closed dirty and taken up again, the thread lives on, and
+    the input is processed exactly once."""
+    h = start_thread(tmp_path, upper_topology(), processing_guarantee="exactly_once_v2")
+    h.wait_tasks(ALL_TASKS)
+    timed_out = KafkaError(KafkaError.REQUEST_TIMED_OUT, "injected", fatal=False, retriable=False)
+    h.cluster.faults.inject("commit_transaction", KafkaException(timed_out))
+    h.send(0, "k", "a")
+    wait_until(
+        lambda: h.outputs(read_committed=True, value_serde=STRING) == [("k", "A")],
+        10,
+        lambda: f"the output once, committed; states {h.states}",
+    )
+    assert h.thread.state != DEAD and h.errors == []
+    assert h.cluster.faults.raised["commit_transaction"] == 1
+    assert h.outputs(value_serde=STRING) == [("k", "A"), ("k", "A")]  # the first write, then aborted
+    h.stop()
+
+
 # ---------------------------------------------------------------------------- the client
 def test_should_run_a_kafka_streams_client_on_a_given_client_supplier(tmp_path):
     supplier = InMemoryClientSupplier()

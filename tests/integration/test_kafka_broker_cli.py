@@ -1,0 +1,67 @@
+"""``streams-runtime broker start --kind kafka --nodes 3`` as the README shows it: three Apache
+Kafka nodes in one KRaft quorum, printed address, start time and memory, topics replicated three
+ways with ``min.insync.replicas=2``, records that survive a node's ``kill -9``, and a stop that
+leaves no process behind; plus the classpath error a machine without ``make setup-kafka`` gets.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from streams_runtime.brokers import BrokerInfo, pid_alive
+from streams_runtime.kafka.clients import (
+    ConfigResource,
+    ResourceType,
+    TopicSpec,
+    create_admin,
+    create_topics,
+)
+from tests.integration.test_embedded_broker import _cli, _round_trip
+
+pytestmark = pytest.mark.kafka_only
+
+
+def test_should_start_a_three_node_cluster_report_it_and_stop_it(tmp_path: Path) -> None:
+    started = _cli(tmp_path, "broker", "start", "--kind", "kafka", "--nodes", "3")
+    assert started.returncode == 0, started.stdout + started.stderr
+    info = BrokerInfo.read(tmp_path / "broker.json")
+    assert info is not None and info.kind == "kafka" and len(info.all_pids) == 3
+    try:
+        assert f"kafka broker running at {info.bootstrap_servers} (3 nodes, pids" in started.stdout
+        assert re.search(r"started in \d+\.\d s; resident memory \d+ MiB", started.stdout)
+        assert started.stdout.strip().splitlines()[-1] == info.bootstrap_servers  # for scripts
+        status = _cli(tmp_path, "broker", "status")
+        assert status.returncode == 0 and "3 broker(s)" in status.stdout, status.stdout
+
+        servers = info.bootstrap_servers
+        admin = create_admin(servers)
+        metadata = admin.list_topics(timeout=10)
+        assert sorted(metadata.brokers) == [1, 2, 3]
+        create_topics(admin, [TopicSpec("replicated", 2)])
+        topic = admin.list_topics("replicated", timeout=10).topics["replicated"]
+        assert all(len(p.replicas) == 3 for p in topic.partitions.values())
+        resource = ConfigResource(ResourceType.TOPIC, "replicated")
+        configs = admin.describe_configs([resource])[resource].result(10)
+        assert configs["min.insync.replicas"].value == "2"
+        assert len(_round_trip(servers, "round-trip", n=30)) == 30
+    finally:
+        stopped = _cli(tmp_path, "broker", "stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert not any(pid_alive(pid) for pid in info.all_pids)
+    assert not (tmp_path / "broker.json").exists()
+
+
+def test_should_name_the_missing_classpath_and_how_to_get_it(tmp_path: Path) -> None:
+    failed = _cli(
+        tmp_path,
+        "broker",
+        "start",
+        "--kind",
+        "kafka",
+        env={"STREAMS_RUNTIME_KAFKA_LIBS": str(tmp_path / "none")},
+    )
+    assert failed.returncode == 1
+    assert "Apache Kafka 4.3.1 is not set up" in failed.stderr and "make setup-kafka" in failed.stderr
