@@ -212,6 +212,7 @@ class InMemoryConsumer:
     def get_watermark_offsets(
         self, partition: Any, timeout: float = -1, cached: bool = False
     ) -> tuple[int, int]:
+        self.cluster.faults.check("list_offsets")
         return 0, self.cluster.end_offset(
             partition.topic, partition.partition, read_committed=self.read_committed
         )

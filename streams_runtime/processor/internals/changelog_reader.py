@@ -72,6 +72,7 @@ from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broke
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
 from streams_runtime.kafka.transaction_markers import MarkerScanError
+from streams_runtime.processor.internals.record_collector import CLUSTER_ERROR_CODES
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -81,6 +82,9 @@ log = logging.getLogger("streams_runtime.state")
 PROBING, RESTORING, COMPLETED = "PROBING", "RESTORING", "COMPLETED"
 DEFAULT_MAX_BATCH_RECORDS = 10_000
 LIST_OFFSETS_TIMEOUT_S = 10.0
+#: how long listing a changelog's offsets is retried while the cluster fails (Kafka Streams'
+#: default ``task.timeout.ms``)
+LIST_OFFSETS_RETRY_S = 300.0
 #: exactly-once: how long a probe waits for a pending transaction on a changelog (``_stable``)
 STABLE_END_WAIT_S = 30.0
 
@@ -96,6 +100,8 @@ class _Changelog:
     low: int = 0
     start: int = 0
     restored: int = 0
+    #: when listing its offsets first failed with a cluster error (None: not failing)
+    listing_since: float | None = None
     #: exactly-once: an end seen while a transaction on the changelog was still pending, and when
     unstable_end: int | None = None
     unstable_since: float = 0.0
@@ -220,11 +226,16 @@ class StoreChangelogReader:
         # Step 1
         if self._to_probe:
             probes, self._to_probe = self._to_probe, []
+            listed = [(c, self._listed_offsets(c)) for c in probes]
+            self._to_probe = [c for c, latest in listed if latest is None]  # the cluster failing: again
             if self._lists_true_ends():
-                for c in probes:
-                    c.end = self._list_offsets(c)
+                for c, latest in listed:
+                    if latest is not None:
+                        c.end = latest
             else:
-                self._assign([(c.tp, self._probe_offset(c)) for c in probes])
+                self._assign(
+                    [(c.tp, probe_offset(c.low, latest)) for c, latest in listed if latest is not None]
+                )
         eofs: dict[ChangelogPartition, int] = {}
         self.standby_records_last_step = 0
         # Step 2
@@ -524,22 +535,26 @@ class StoreChangelogReader:
             self._aborted = self._client_supplier.get_aborted_filter(self._bootstrap_servers)
         return not self._broker.is_tansu
 
-    def _list_offsets(self, changelog: _Changelog) -> int:
-        """Step 1 for one changelog: record its log start; return ListOffsets "latest"."""
+    def _listed_offsets(self, changelog: _Changelog) -> int | None:
+        """Step 1 for one changelog: record its log start; return ListOffsets "latest", or None
+        while the cluster cannot answer (a lost leader, a timeout: tried again next step, for up
+        to :data:`LIST_OFFSETS_RETRY_S`; Kafka Streams retries such timeouts the same way)."""
         tp = clients.TopicPartition(*changelog.tp)
+        where = f"{changelog.tp[0]}-{changelog.tp[1]}"
         try:
             low, latest = self._restore_consumer().get_watermark_offsets(tp, timeout=LIST_OFFSETS_TIMEOUT_S)
         except clients.KafkaException as exc:
-            raise ProcessorStateError(
-                f"cannot list the offsets of changelog {changelog.tp[0]}-{changelog.tp[1]}: {exc}"
-            ) from exc
+            error: Any = exc.args[0] if exc.args else None
+            code = error.code() if error is not None and hasattr(error, "code") else None
+            now = time.monotonic()
+            if code in CLUSTER_ERROR_CODES and now - (changelog.listing_since or now) < LIST_OFFSETS_RETRY_S:
+                changelog.listing_since = changelog.listing_since or now
+                log.info("changelog %s: cannot list its offsets yet (%s); trying again", where, exc)
+                return None
+            raise ProcessorStateError(f"cannot list the offsets of changelog {where}: {exc}") from exc
+        changelog.listing_since = None
         changelog.low = max(0, int(low))
         return max(changelog.low, int(latest))
-
-    def _probe_offset(self, changelog: _Changelog) -> int:
-        """Step 1 for one changelog on Tansu: where to fetch to see its true end."""
-        latest = self._list_offsets(changelog)
-        return probe_offset(changelog.low, latest)
 
     def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
         if not positions:

@@ -105,6 +105,28 @@ def test_should_commit_and_close_revoked_tasks_and_restore_assigned_ones(tmp_pat
     assert h.errors == []
 
 
+def test_should_retry_listing_a_changelog_while_its_leader_is_lost(tmp_path):
+    """The restore asks for a changelog's end while its leader moves (NOT_LEADER_FOR_PARTITION): it
+    asks again at the next step instead of failing the thread, then restores."""
+    supplier = InMemoryClientSupplier(auto_assign=False)
+    supplier.cluster.create_topic(CHANGELOG, 3)
+    supplier.cluster.append(CHANGELOG, 2, STRING.serialize(CHANGELOG, "a"), INTEGER.serialize(CHANGELOG, 41))
+    not_leader = KafkaError(KafkaError.NOT_LEADER_FOR_PARTITION, "injected", fatal=False, retriable=True)
+    supplier.cluster.faults.inject("list_offsets", KafkaException(not_leader), times=3)
+    h = start_thread(tmp_path, counting_topology(), supplier, commit_interval_ms=600_000)
+    try:
+        wait_until(lambda: supplier.group.members, 10, "the thread's member to join the group")
+        supplier.group.assign(0, active=["0_2"])
+        h.wait_tasks({"0_2"})
+        h.send(2, "a", "x")
+        wait_until(lambda: ("a", 42) in h.outputs(), 10, lambda: f"('a', 42) in {h.outputs()}")
+        assert supplier.cluster.faults.raised["list_offsets"] == 3
+        assert h.thread.state != DEAD
+    finally:
+        h.stop()
+    assert h.errors == []
+
+
 def test_should_close_tasks_dirty_when_the_membership_is_lost_and_process_their_input_again(tmp_path):
     supplier = InMemoryClientSupplier(auto_assign=False)
     h = start_thread(tmp_path, upper_topology(), supplier, commit_interval_ms=600_000)
