@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from streams_runtime.brokers.apache_kafka import ApacheKafkaCluster
-from streams_runtime.brokers.process import (
+from streams_runtime.errors import BrokerError
+from streams_runtime.kafka.local_processes import (
     BrokerInfo,
     default_state_file,
     free_port,
@@ -25,8 +26,7 @@ from streams_runtime.brokers.process import (
     runtime_home,
     stop_pid,
 )
-from streams_runtime.brokers.tansu import EmbeddedBroker
-from streams_runtime.errors import BrokerError
+from streams_runtime.kafka.tansu.launcher import EmbeddedBroker
 
 #: the ``--kind`` values of ``streams-runtime broker start`` and of the test suite's ``--broker``
 BROKER_KINDS = ("tansu", "kafka")

@@ -43,7 +43,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams_runtime.brokers.process import (
+from streams_runtime.errors import BrokerError
+from streams_runtime.kafka.local_processes import (
     HOST,
     BrokerInfo,
     free_port,
@@ -53,7 +54,6 @@ from streams_runtime.brokers.process import (
     runtime_home,
     stop_pid,
 )
-from streams_runtime.errors import BrokerError
 
 KAFKA_VERSION = "4.3.1"
 ENV_LIBS = "STREAMS_RUNTIME_KAFKA_LIBS"

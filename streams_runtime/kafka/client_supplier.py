@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeAlias
 
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.membership import GroupAssignor, create_coordination_consumer
-from streams_runtime.kafka.transaction_markers import AbortedFilter
+from streams_runtime.kafka.tansu.transaction_markers import AbortedFilter
 
 __all__ = [
     "AdminClientLike",

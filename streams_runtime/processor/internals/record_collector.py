@@ -56,7 +56,7 @@ from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
-from streams_runtime.kafka.end_txn_gate import EndTxnGate, end_txn_gate
+from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors

@@ -55,7 +55,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
-from streams_runtime.processor.internals.gap_guard import RepartitionGapGuard
+from streams_runtime.kafka.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.record_collector import create_record_collector

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_runtime.kafka import transaction_markers
-from streams_runtime.kafka.transaction_markers import AbortedFilter, _PartitionScan
+from streams_runtime.kafka.tansu import transaction_markers
+from streams_runtime.kafka.tansu.transaction_markers import AbortedFilter, _PartitionScan
 from tests.fakes import FakeMessage
 
 COMMIT, ABORT = 1, 0

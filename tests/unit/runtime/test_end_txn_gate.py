@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from streams_runtime.kafka.end_txn_gate import EndTxnGate, end_txn_gate
+from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
 from streams_runtime.processor.internals.record_collector import StreamsProducer
 
 
@@ -31,7 +31,7 @@ from streams_runtime.processor.internals.record_collector import StreamsProducer
 def test_the_gate_is_on_only_when_the_broker_says_it_is_tansu(
     servers: str, cluster_id: str, enabled: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from streams_runtime.kafka import end_txn_gate as gates
+    from streams_runtime.kafka.tansu import end_txn_gate as gates
 
     monkeypatch.setattr(gates, "_GATES", {})
     client = _TransactionalClient(tmp_path / "unused.lock", cluster_id=cluster_id)

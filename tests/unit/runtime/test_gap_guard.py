@@ -11,8 +11,7 @@ from typing import Any
 
 from streams_runtime.config import StreamsConfig
 from streams_runtime.kafka.clients import OFFSET_END, KafkaError, KafkaException, TopicPartition
-from streams_runtime.kstream import Consumed, Grouped, Produced, StreamsBuilder
-from streams_runtime.processor.internals.gap_guard import (
+from streams_runtime.kafka.tansu.gap_guard import (
     ACCEPTED_SENSOR,
     MAX_SEEK_BACKS,
     METRICS_GROUP,
@@ -21,6 +20,7 @@ from streams_runtime.processor.internals.gap_guard import (
     RepartitionGapGuard,
     guarded_topics,
 )
+from streams_runtime.kstream import Consumed, Grouped, Produced, StreamsBuilder
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.serdes import Serdes

@@ -52,14 +52,36 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from streams_runtime.kafka.broker_identity import BrokerIdentity
 from streams_runtime.kafka.clients import OFFSET_BEGINNING, TopicPartition
 
 if TYPE_CHECKING:  # types only
     from streams_runtime.kafka.client_supplier import ConsumerClient
-    from streams_runtime.processor.internals.metrics import StreamsMetrics
-    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
+
+
+class RuntimeSetup(Protocol):
+    """What the guard reads of a client's RuntimeSetup (the processor runtime's, a layer above)."""
+
+    @property
+    def builder(self) -> Any: ...
+
+    @property
+    def subtopologies(self) -> Mapping[int, Any]: ...
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+
+    @property
+    def broker(self) -> BrokerIdentity: ...
+
+
+class StreamsMetrics(Protocol):
+    """Where the guard counts its seeks (the thread's StreamsMetrics)."""
+
+    def sensor(self, name: str, group: str = ..., tags: dict[str, Any] | None = ...) -> Any: ...
+
 
 log = logging.getLogger("streams_runtime.processor")
 

@@ -29,7 +29,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from streams_runtime.brokers.process import (
+from streams_runtime.errors import BrokerError
+from streams_runtime.kafka.local_processes import (
     HOST,
     BrokerInfo,
     free_port,
@@ -38,7 +39,6 @@ from streams_runtime.brokers.process import (
     runtime_home,
     stop_pid,
 )
-from streams_runtime.errors import BrokerError
 
 ENV_BINARY = "CALF_TANSU_BIN"
 
