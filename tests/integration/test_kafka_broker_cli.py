@@ -40,7 +40,7 @@ def test_should_start_a_three_node_cluster_report_it_and_stop_it(tmp_path: Path)
         admin = create_admin(servers)
         metadata = admin.list_topics(timeout=10)
         assert sorted(metadata.brokers) == [1, 2, 3]
-        create_topics(admin, [TopicSpec("replicated", 2)])
+        create_topics(admin, [TopicSpec("replicated", 2, replication_factor=-1)])  # the broker default
         topic = admin.list_topics("replicated", timeout=10).topics["replicated"]
         assert all(len(p.replicas) == 3 for p in topic.partitions.values())
         resource = ConfigResource(ResourceType.TOPIC, "replicated")

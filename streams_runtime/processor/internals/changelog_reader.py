@@ -546,8 +546,12 @@ class StoreChangelogReader:
         except clients.KafkaException as exc:
             error: Any = exc.args[0] if exc.args else None
             code = error.code() if error is not None and hasattr(error, "code") else None
+            transient = code in CLUSTER_ERROR_CODES or code == clients.KafkaError._DESTROY_BROKER  # noqa: SLF001
+            transient = transient or bool(
+                error is not None and hasattr(error, "retriable") and error.retriable()
+            )
             now = time.monotonic()
-            if code in CLUSTER_ERROR_CODES and now - (changelog.listing_since or now) < LIST_OFFSETS_RETRY_S:
+            if transient and now - (changelog.listing_since or now) < LIST_OFFSETS_RETRY_S:
                 changelog.listing_since = changelog.listing_since or now
                 log.info("changelog %s: cannot list its offsets yet (%s); trying again", where, exc)
                 return None
