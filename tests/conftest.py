@@ -1,11 +1,12 @@
 """Shared test infrastructure.
 
-Brokers: ``--broker kafka,tansu`` (or ``$STREAMS_TEST_BROKERS``; default both) names the brokers
-of the session fixtures. Every test that needs a broker (through ``kafka_broker``) runs on the
-first; the tests under ``tests/integration/`` run once on each, with the broker in their id
-(``test_x[kafka]``, ``test_x[tansu]``). ``kafka`` is Apache Kafka 4.3.1 from the setup cache
-(``make setup-kafka``), ``tansu`` the embedded broker. ``$BOOTSTRAP_SERVERS`` replaces the first
-broker with an external cluster.
+Brokers: ``--broker tansu,kafka`` (or ``$STREAMS_TEST_BROKERS``; default ``tansu``) names the
+brokers of the session fixtures. Every test that needs a broker (through ``kafka_broker``) runs on
+the first; the tests under ``tests/integration/`` run once on each, with the broker in their id
+(``test_x[kafka]``, ``test_x[tansu]``). Whatever the option says, tests marked ``kafka_only``
+run on Apache Kafka and tests marked ``every_broker`` on both. ``kafka`` is Apache Kafka 4.3.1
+from the setup cache (``make setup-kafka``), ``tansu`` the embedded broker.
+``$BOOTSTRAP_SERVERS`` replaces the first broker with an external cluster.
 
 Markers (registered in pyproject.toml):
   kafka       needs a broker; the session fixture starts it, and a failure to start is an error,
@@ -37,7 +38,7 @@ os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSeria
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--broker",
-        default=os.environ.get("STREAMS_TEST_BROKERS", "kafka,tansu"),
+        default=os.environ.get("STREAMS_TEST_BROKERS", "tansu"),
         help="comma-separated brokers of the session fixtures, of "
         f"{', '.join(BROKER_KINDS)}: the first serves every test, the integration tests run on "
         "each (default: $STREAMS_TEST_BROKERS or kafka,tansu)",
@@ -59,18 +60,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kinds = configured_brokers(metafunc.config)
     if "/tests/integration/" not in str(metafunc.definition.fspath):
         kinds = kinds[:1]
+    if metafunc.definition.get_closest_marker("every_broker"):
+        kinds = list(BROKER_KINDS)
     if metafunc.definition.get_closest_marker("kafka_only"):
-        kinds = [k for k in kinds if k == "kafka"] or kinds[:1]
+        kinds = ["kafka"]
     metafunc.parametrize("broker_kind", kinds, indirect=True, scope="session")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if "kafka_only" in item.keywords and _broker_of(item) not in (None, "kafka"):
-            item.add_marker(
-                pytest.mark.skip(reason="kafka_only: needs Apache Kafka; run with --broker kafka")
-            )
         group = _xdist_group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -20,6 +20,8 @@ import re
 import threading
 import time
 
+import pytest
+
 from streams_runtime import Consumed, KafkaStreams, KafkaStreamsState, Produced, Serdes, StreamsBuilder
 from streams_runtime.brokers import local_broker
 from streams_runtime.kafka.clients import create_producer
@@ -33,6 +35,9 @@ from tests.integration.streams_support import (
     wait_until,
 )
 from tests.integration.tcp_proxy import TcpProxy
+
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
 
 CUT_S = 65.0
 PARTITIONS = 4

@@ -27,6 +27,9 @@ from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.task_id import TaskId
 from tests.integration.streams_support import make_topics
 
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
+
 ON_TANSU = {"tansu": True, "kafka": False}
 
 

@@ -17,6 +17,9 @@ import pytest
 
 from tests.integration.chaos_support import Fleet, run_chaos
 
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
+
 INSTANCES = 3
 KILL_EVERY_S = 10.0
 KILLS = 3  # at 10, 20 and 30 s

@@ -50,7 +50,10 @@ from tests.integration.streams_support import (
     wait_until,
 )
 
-pytestmark = pytest.mark.kafka
+pytestmark = [
+    pytest.mark.kafka,
+    pytest.mark.every_broker,
+]  # on Apache Kafka and on Tansu in every `make test`
 
 PARTITIONS = 4
 EOS = {"processing_guarantee": "exactly_once_v2", "statestore_cache_max_bytes": 0}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from collections import Counter
 
+import pytest
+
 from streams_runtime import Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder
 from streams_runtime.kafka.clients import create_producer
 from streams_runtime.testing import read_committed_topic
@@ -23,6 +25,9 @@ from tests.integration.streams_support import (
     wait_running,
     wait_until,
 )
+
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
 
 PARTITIONS = 2
 

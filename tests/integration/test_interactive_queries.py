@@ -30,6 +30,9 @@ from tests.integration.streams_support import (
     wait_until,
 )
 
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
+
 PARTITIONS = 6
 KEYS = 90
 TOKEN = "iq-secret"

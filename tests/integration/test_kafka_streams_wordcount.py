@@ -10,6 +10,8 @@ import collections
 import random
 import struct
 
+import pytest
+
 from streams_runtime import (
     Consumed,
     KafkaStreams,
@@ -26,6 +28,9 @@ from tests.integration.streams_support import (
     streams_config,
     wait_running,
 )
+
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
 
 WORDS = [f"w{i}" for i in range(40)]
 

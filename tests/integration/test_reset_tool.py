@@ -27,6 +27,9 @@ from streams_runtime.kafka.clients import (
 )
 from tests.integration.streams_support import make_topics, produce, streams_config, wait_running, wait_until
 
+# on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
+pytestmark = pytest.mark.every_broker
+
 PARTITIONS = 2
 SERDES = {"default_key_serde": "string", "default_value_serde": "string"}
 LINES = ["the quick brown fox", "the lazy dog", "quick quick fox", "a dog and a fox"] * 5

@@ -41,7 +41,10 @@ def test_should_fail_over_to_the_standby_replaying_only_the_delta(bootstrap_serv
         wait_for(
             lambda: second.tasks("standby") == {"0_0"},
             45,
-            lambda: "instance 1 holding a standby of 0_0:\n" + second.text(),
+            lambda: "instance 1 holding a standby of 0_0:\n"
+            + second.text()
+            + "\n--- instance 0:\n"
+            + first.text(),
         )
 
         produce_keys(bootstrap_servers, source, KEYS)
