@@ -167,7 +167,9 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
         text=True,
         timeout=180,
     )
-    assert created.returncode == 0, (created.stdout[-2000:], created.stderr[-2000:])
+    # the exception lines in full (SQLAlchemy's message comes before a long SQL dump)
+    errors = [line for line in created.stderr.splitlines() if "Error" in line and not line.startswith(" ")]
+    assert created.returncode == 0, (errors, created.stdout[-2000:], created.stderr[-2000:])
     from tests.conditions import wait_until
 
     def backfill_runs() -> list[dict]:
