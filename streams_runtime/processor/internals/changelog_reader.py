@@ -529,9 +529,7 @@ class StoreChangelogReader:
         also makes the aborted-record filter where one is needed (exactly-once on Tansu)."""
         if self._broker is None:
             self._broker = identify_broker(self._restore_consumer(), LIST_OFFSETS_TIMEOUT_S)
-            if self._broker.is_tansu and self._skip_aborted:
-                self._aborted = self._client_supplier.get_aborted_filter(self._bootstrap_servers)
-        elif self._aborted is None and self._broker.is_tansu and self._skip_aborted:
+        if self._aborted is None and self._broker.is_tansu and self._skip_aborted:
             self._aborted = self._client_supplier.get_aborted_filter(self._bootstrap_servers)
         return not self._broker.is_tansu
 
