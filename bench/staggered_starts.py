@@ -29,9 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
-
 from streams_runtime import Consumed, KafkaStreams, Materialized, Serdes, StreamsBuilder  # noqa: E402
+from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from tests.integration.streams_support import (  # noqa: E402
     active_task_counts,
     make_topics,
