@@ -23,13 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from streams_runtime.kafka.clients import create_producer
 from streams_runtime.testing import read_committed_topic
-from tests.integration.streams_support import WorkerProcess, make_topics, produce_to, read_to_end, wait_until
+from tests.integration.streams_support import WorkerProcess, make_topics, read_to_end, wait_until
 
 APP = "tests.integration.chaos_app:app"
 PARTITIONS = 6
 KEYS = 60
 RATE = 400  # records per second
+#: how long the input producer retries a record before it gives up (longer than any fault)
+DELIVERY_TIMEOUT_S = 120.0
 
 
 class Fleet:
@@ -86,20 +89,36 @@ class Fleet:
 def _produce_stream(
     bootstrap: str, source: str, stop_at: float, produced: list[tuple[str, str]], paused: threading.Event
 ) -> None:
+    """Stream input at :data:`RATE` until ``stop_at``. ``produced`` holds the records the cluster
+    acknowledged: a batch in flight when every broker goes down is delivered once they are back
+    (librdkafka retries it), and a record it gave up on is not counted as input."""
+    producer = create_producer(bootstrap, {"message.timeout.ms": int(DELIVERY_TIMEOUT_S * 1000)})
+
+    def delivered(err: object, msg: object) -> None:
+        if err is None:
+            key, value = msg.key().decode(), msg.value().decode()  # type: ignore[attr-defined]
+            produced.append((key, value))
+
     n = 0
     started = time.monotonic()
     while time.monotonic() < stop_at:
         if paused.is_set():
             time.sleep(0.05)
             continue
-        batch = []
         for _ in range(RATE // 10):
             key = f"k{n % KEYS}"
-            batch.append((key.encode(), f"id-{n}".encode(), n % KEYS % PARTITIONS))
-            produced.append((key, f"id-{n}"))
+            producer.produce(
+                source,
+                f"id-{n}".encode(),
+                key.encode(),
+                partition=n % KEYS % PARTITIONS,
+                on_delivery=delivered,
+            )
             n += 1
-        produce_to(bootstrap, source, batch)
+        producer.poll(0)
         time.sleep(max(0.0, started + n / RATE - time.monotonic()))
+    if producer.flush(DELIVERY_TIMEOUT_S + 10) != 0:
+        raise AssertionError(f"{source}: input records still undelivered after {DELIVERY_TIMEOUT_S} s")
 
 
 @dataclass
@@ -147,17 +166,21 @@ def run_chaos(
     try:
         wait_until(lambda: all(w.active_partitions() is not None for w in fleet.workers), 60, fleet.logs)
         began = time.monotonic()
-        producer = threading.Thread(
-            target=_produce_stream,
-            args=(bootstrap, source, began + produce_s, produced, fleet.input_paused),
-            daemon=True,
-        )
+        failures: list[BaseException] = []
+
+        def stream_input() -> None:
+            try:
+                _produce_stream(bootstrap, source, began + produce_s, produced, fleet.input_paused)
+            except BaseException as exc:  # reported by the test's own thread below
+                failures.append(exc)
+
+        producer = threading.Thread(target=stream_input, daemon=True)
         producer.start()
         for at, fault in faults:
             time.sleep(max(0.0, began + at - time.monotonic()))
             fault(fleet)
-        producer.join(produce_s + 120)
-        assert not producer.is_alive()
+        producer.join(produce_s + DELIVERY_TIMEOUT_S + 30)
+        assert not producer.is_alive() and not failures, failures
         expected = Counter(key for key, _ in produced)
         all_ids = {i for _, i in produced}
         settled_at = time.monotonic()
