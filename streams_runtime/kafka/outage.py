@@ -7,11 +7,14 @@ it lasted. Every connection-level failure of the process is a *signal* to :func:
 
 - :meth:`BrokerOutage.unreachable`: the first signal logs the WARNING (with its cause); later ones
   are only counted;
-- :meth:`BrokerOutage.reachable` (a record fetched, offsets committed): once no failure followed
-  it for :data:`SETTLE_S` seconds (checked on the next success, or by a timer), logs the INFO with
-  the outage's duration (first failure to first success) and the number of failures retried
-  meanwhile. Until then a success does not end it (records fetched before the cut, or a
-  reconnect that drops again, would otherwise log the outage twice).
+- :meth:`BrokerOutage.reachable` (input offsets committed, a transaction committed: answers the
+  broker gave after the call): once no failure followed it for :data:`SETTLE_S` seconds (checked
+  on the next success, or by a timer), logs the INFO with the outage's duration (first failure to
+  first success) and the number of failures retried meanwhile. Until then a success does not end
+  it (a reconnect that drops again would otherwise log the outage twice). A record handed out by
+  a consumer is not a success: librdkafka hands out records it prefetched before the cut, and
+  after the first disconnect it logs the same connection error only once, so such a "success"
+  followed by a few quiet seconds would end an outage that is still going on.
 
 The client libraries' own per-retry error lines are signals too: :class:`ConnectionErrorFilter`,
 installed on their loggers by :func:`quiet_connection_errors`, turns each one into

@@ -194,11 +194,21 @@ def test_instances_ride_out_a_65s_broker_outage_and_lose_nothing(broker_kind, un
                 if r.name == "streams_runtime.kafka.outage"
             ]
 
+        def timeline() -> str:  # each outage line, seconds after the cut and after the heal
+            cut_wall = time.time() - (time.monotonic() - cut_at)
+            return "\n".join(
+                f"cut+{r.created - cut_wall:.1f}s heal+{r.created - cut_wall - (healed_at - cut_at):.1f}s "
+                f"{r.levelname} {r.getMessage()}"
+                for r in caplog.records
+                if r.name == "streams_runtime.kafka.outage"
+            )
+
         wait_until(
             lambda: any(level == "INFO" for level, _ in outage_lines()),
             30,
             lambda: f"the outage's end logged: {outage_lines()}",
         )
+        assert len(outage_lines()) == 2, "the outage logged once each way:\n" + timeline()
         [(warned, unreachable), (informed, back)] = outage_lines()
         assert warned == "WARNING" and unreachable.startswith("Kafka unreachable"), outage_lines()
         lasted = int(re.search(r"reachable again after (\d+)s", back).group(1))

@@ -56,6 +56,7 @@ from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
+from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
 
 if TYPE_CHECKING:
@@ -233,6 +234,7 @@ class StreamsProducer:
     def commit_transaction(self, timeout_s: float) -> None:
         with self.end_txn_gate.held():
             self.producer.commit_transaction(timeout_s)
+        broker_outage().reachable()  # the coordinator answered
 
     def abort_transaction(self, timeout_s: float) -> None:
         with self.end_txn_gate.held():

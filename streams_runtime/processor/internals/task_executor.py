@@ -116,8 +116,6 @@ class TaskExecutor:
             add = adders.get((topic, partition))
             if add is not None:
                 add(run)
-        if topic is not None:  # a record was fetched: the broker answers
-            broker_outage().reachable()
 
     def _consumer_error(self, error: Any) -> None:
         """A consumer event: EOF is skipped; a transient error (broker unreachable, a request
