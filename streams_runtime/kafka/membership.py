@@ -111,7 +111,28 @@ class GroupAssignor(Protocol):
 
 
 class CoordinationConsumer(KafkaConsumer):
-    """KafkaConsumer plus the one coordinator call its public API lacks: ask for a rejoin."""
+    """KafkaConsumer plus the coordinator calls its public API lacks (ask for a rejoin, is a join
+    in flight, is this member the leader), and a join in flight always finished.
+
+    kafka-python (3.0.12) leaves a join whose poll timed out in flight and finishes it in a later
+    poll only while the coordinator still "needs a rejoin". When the rejoin was asked for because
+    the topic metadata changed, the leader's own assignment records the new metadata, so from then
+    on no rejoin is needed: the join's SyncGroup answer is never taken, the heartbeat stays off,
+    the group drops the member once its session expires, and the member, never told, goes on
+    running its tasks while the next member to join gets them too (seen on Apache Kafka, where a
+    new changelog topic's metadata arrives between the first two joins). Here a member in the
+    middle of a join (kafka-python's REBALANCING) needs a rejoin until a poll has finished it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        coordinator = self._coordinator
+        needs_rejoin = coordinator.need_rejoin
+
+        def need_rejoin() -> bool:
+            return bool(needs_rejoin()) or coordinator.state is MemberState.REBALANCING
+
+        coordinator.need_rejoin = need_rejoin
 
     def request_rejoin(self) -> None:
         self._coordinator.request_rejoin()
