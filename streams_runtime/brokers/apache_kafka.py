@@ -24,9 +24,10 @@ Steps of :meth:`ApacheKafkaCluster.start`:
 
 Settings that differ from a production broker, all for a local cluster that starts in seconds
 and serves short test sessions: ``group.initial.rebalance.delay.ms=0``,
-``group.min.session.timeout.ms=500`` (the test profile runs 2 s sessions), 8 partitions for the
-offsets and transaction-state topics instead of 50, and auto-creation of topics off (as the
-runtime expects everywhere). Nothing else is tuned: transactions, fetch, replication and
+``group.min.session.timeout.ms=500`` (the test profile runs 2 s sessions), the log cleaner
+looking for logs to compact every second instead of every 15 s (``log.cleaner.backoff.ms``), 8
+partitions for the offsets and transaction-state topics instead of 50, and auto-creation of topics
+off (as the runtime expects everywhere). Nothing else is tuned: transactions, fetch, replication and
 ListOffsets behave as on any Apache Kafka 4.3.1.
 """
 
@@ -254,7 +255,11 @@ class ApacheKafkaCluster:
         # bytes, URL-safe base64 without padding)
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         for node in self.nodes:
-            self._run_tool(java, classpath, ["format", "-t", self.cluster_id, "-c", str(node.properties)])
+            # ``--cluster-id=<id>``, one argument: an id can begin with "-", which the tool's parser
+            # would take for an option as the separate argument of ``-t``
+            self._run_tool(
+                java, classpath, ["format", f"--cluster-id={self.cluster_id}", f"--config={node.properties}"]
+            )
         # Step 4: start
         for node in self.nodes:
             self._spawn(java, classpath, node)
@@ -388,6 +393,7 @@ class ApacheKafkaCluster:
             "share.coordinator.state.topic.min.isr": min_isr,
             "group.initial.rebalance.delay.ms": 0,
             "group.min.session.timeout.ms": 500,
+            "log.cleaner.backoff.ms": 1000,
             "num.partitions": 1,
         }
         if self._sasl_users:

@@ -65,3 +65,16 @@ def test_should_name_the_missing_classpath_and_how_to_get_it(tmp_path: Path) -> 
     )
     assert failed.returncode == 1
     assert "Apache Kafka 4.3.1 is not set up" in failed.stderr and "make setup-kafka" in failed.stderr
+
+
+def test_should_format_a_cluster_whose_random_id_begins_with_a_dash(tmp_path: Path, monkeypatch) -> None:
+    """One start in 64 draws an id beginning with "-" (URL-safe base64 of 16 random bytes); the
+    storage tool must not take it for an option."""
+    import uuid
+
+    from streams_runtime.brokers.apache_kafka import ApacheKafkaCluster
+
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(bytes=b"\xf8" + bytes(range(15))))
+    with ApacheKafkaCluster(data_dir=tmp_path / "kafka") as cluster:
+        assert cluster.cluster_id is not None and cluster.cluster_id.startswith("-")
+        assert len(_round_trip(cluster.bootstrap_servers, "dash-id")) == 50
