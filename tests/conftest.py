@@ -4,8 +4,9 @@ Brokers: ``--broker tansu,kafka`` (or ``$STREAMS_TEST_BROKERS``; default ``tansu
 brokers of the session fixtures. Every test that needs a broker (through ``kafka_broker``) runs on
 the first; the tests under ``tests/integration/`` run once on each, with the broker in their id
 (``test_x[kafka]``, ``test_x[tansu]``). Whatever the option says, tests marked ``kafka_only``
-run on Apache Kafka and tests marked ``every_broker`` on both. ``kafka`` is Apache Kafka 4.3.1
-from the setup cache (``make setup-kafka``), ``tansu`` the embedded broker.
+run on Apache Kafka, tests marked ``tansu_only`` on Tansu, and tests marked ``every_broker`` on
+both. ``kafka`` is Apache Kafka 4.3.1 from the setup cache (``make setup-kafka``), ``tansu`` the
+embedded broker.
 ``$BOOTSTRAP_SERVERS`` replaces the first broker with an external cluster.
 
 Markers (registered in pyproject.toml):
@@ -13,6 +14,8 @@ Markers (registered in pyproject.toml):
               never a skip.
   kafka_only  needs Apache Kafka (a behaviour Tansu lacks): runs on the ``kafka`` broker only, is
               not generated for ``tansu``.
+  tansu_only  about the embedded broker itself (what it reports of itself, a defect the runtime
+              works around): runs on ``tansu`` only.
   spark       runs a local PySpark session.
   airflow     runs Airflow DAGs in-process.
 """
@@ -64,6 +67,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         kinds = list(BROKER_KINDS)
     if metafunc.definition.get_closest_marker("kafka_only"):
         kinds = ["kafka"]
+    if metafunc.definition.get_closest_marker("tansu_only"):
+        kinds = ["tansu"]
     metafunc.parametrize("broker_kind", kinds, indirect=True, scope="session")
 
 

@@ -39,11 +39,14 @@ def test_kafka_hook_says_what_is_missing(monkeypatch) -> None:
 
 
 @pytest.mark.kafka
-def test_kafka_hook_builds_clients_with_the_profile_and_recognises_tansu(kafka_conn) -> None:
+@pytest.mark.every_broker
+def test_kafka_hook_builds_clients_with_the_profile_and_knows_the_embedded_broker(
+    kafka_conn, broker_kind
+) -> None:
     from streams_ops.hooks.kafka_admin import KafkaAdminHook
 
     hook = KafkaAdminHook(kafka_conn)
-    assert hook.is_embedded_broker() is True
+    assert hook.is_embedded_broker() is (broker_kind == "tansu")
     ok, message = hook.test_connection()
     assert ok and "1 broker(s)" in message
     consumer = hook.get_consumer("hook-test")

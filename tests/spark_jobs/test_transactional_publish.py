@@ -45,15 +45,16 @@ def interval_records(n: int = N) -> list[tuple[bytes, bytes]]:
 
 
 def read_to_end(
-    bootstrap: str, topic: str, *, committed: bool, settled: bool = False, timeout: float = 20.0
+    bootstrap: str, topic: str, *, committed: bool, settled: bool = True, timeout: float = 20.0
 ) -> list[Any]:
     """Every record of ``topic`` (one partition) up to its end for the isolation level: for
     read_committed the last stable offset, so an open transaction's records are not returned.
 
-    ``settled``: read on until the last stable offset reaches the high watermark, i.e. every
-    transaction's marker is written. Apache Kafka answers ``commit_transaction`` once the
-    coordinator has logged the decision and writes the markers after it, so a read_committed
-    reader right after a commit may still stop before the committed records.
+    ``settled`` (read_committed): read on until the last stable offset reaches the high watermark,
+    i.e. every transaction's marker is written. Apache Kafka answers ``commit_transaction`` once
+    the coordinator has logged the decision and writes the markers after it, so a read_committed
+    reader right after a commit may still stop before the committed records. ``False`` to look
+    while a transaction is open.
     """
     consumer = create_consumer(
         bootstrap,
@@ -73,7 +74,7 @@ def read_to_end(
                 if msg.error() is None:
                     out.append(msg)
                 elif msg.error().code() == PARTITION_EOF:
-                    if not settled or msg.offset() >= high_watermark(bootstrap, topic):
+                    if not (committed and settled) or msg.offset() >= high_watermark(bootstrap, topic):
                         return out
     finally:
         consumer.close()
@@ -133,7 +134,7 @@ def test_should_make_a_committed_publish_visible_to_read_committed_readers_exact
         bootstrap_servers, out_topic, records, txn, headers={"backfill.interval_id": "i1"}
     )
 
-    visible = read_to_end(bootstrap_servers, out_topic, committed=True, settled=True)
+    visible = read_to_end(bootstrap_servers, out_topic, committed=True)
     assert result.records == N and result.transactional_id == txn
     assert result.digest == records_digest(records)
     assert sorted((m.key(), m.value()) for m in visible) == sorted(records)
@@ -152,7 +153,7 @@ def test_should_show_read_committed_readers_nothing_while_the_publish_transactio
             lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
             "the open transaction's records to reach the broker",
         )
-        seen_open["committed"] = len(read_to_end(bootstrap_servers, out_topic, committed=True))
+        seen_open["committed"] = len(read_to_end(bootstrap_servers, out_topic, committed=True, settled=False))
 
     publish_transactionally(
         bootstrap_servers,
@@ -162,7 +163,7 @@ def test_should_show_read_committed_readers_nothing_while_the_publish_transactio
     )
 
     assert seen_open == {"committed": 0}, "the last stable offset hid the open transaction"
-    assert len(read_to_end(bootstrap_servers, out_topic, committed=True, settled=True)) == N
+    assert len(read_to_end(bootstrap_servers, out_topic, committed=True)) == N
 
 
 def test_should_abort_a_publish_that_fails_midway_and_publish_exactly_once_on_retry(
@@ -176,7 +177,7 @@ def test_should_abort_a_publish_that_fails_midway_and_publish_exactly_once_on_re
             lambda: len(read_to_end(bootstrap_servers, out_topic, committed=False)) >= N // 2,
             "the failing attempt's records to reach the broker",
         )
-        assert read_to_end(bootstrap_servers, out_topic, committed=True) == []
+        assert read_to_end(bootstrap_servers, out_topic, committed=True, settled=False) == []
         raise RuntimeError("injected failure mid-publish")
 
     with pytest.raises(PublishError) as failed:
@@ -190,7 +191,7 @@ def test_should_abort_a_publish_that_fails_midway_and_publish_exactly_once_on_re
     # the failed attempt's records did reach the broker: the abort, not luck, keeps them out
     uncommitted = by_attempt(read_to_end(bootstrap_servers, out_topic, committed=False))
     assert len(uncommitted[failed.value.publish_id]) == N // 2
-    committed = by_attempt(read_to_end(bootstrap_servers, out_topic, committed=True, settled=True))
+    committed = by_attempt(read_to_end(bootstrap_servers, out_topic, committed=True))
     assert sorted(committed[retry.publish_id]) == sorted(records), "the retry's transaction: each record once"
     assert set(committed) <= {retry.publish_id, failed.value.publish_id}
 
@@ -212,7 +213,7 @@ def test_should_fence_a_zombie_attempt_when_a_retry_takes_its_transactional_id(b
 
     assert not fenced.value.aborted, "a fenced producer has nothing of its own left to abort"
     winner = retry["result"]
-    committed = by_attempt(read_to_end(bootstrap_servers, out_topic, committed=True, settled=True))
+    committed = by_attempt(read_to_end(bootstrap_servers, out_topic, committed=True))
     assert sorted(committed[winner.publish_id]) == sorted(records)
     assert set(committed) <= {winner.publish_id, fenced.value.publish_id}
     assert len(committed.get(fenced.value.publish_id, [])) <= N // 2, (
@@ -239,6 +240,6 @@ def test_should_hide_a_failed_attempt_from_read_committed_readers_after_its_abor
         publish_transactionally(bootstrap_servers, out_topic, pausing(records, N // 2, fail), txn)
     retry = publish_transactionally(bootstrap_servers, out_topic, records, txn)
 
-    committed = read_to_end(bootstrap_servers, out_topic, committed=True, settled=True)
+    committed = read_to_end(bootstrap_servers, out_topic, committed=True)
     assert by_attempt(committed) == {retry.publish_id: by_attempt(committed)[retry.publish_id]}
     assert sorted((m.key(), m.value()) for m in committed) == sorted(records)
