@@ -15,6 +15,10 @@ it lasted. Every connection-level failure of the process is a *signal* to :func:
   a consumer is not a success: librdkafka hands out records it prefetched before the cut, and
   after the first disconnect it logs the same connection error only once, so such a "success"
   followed by a few quiet seconds would end an outage that is still going on.
+- A failure signalled within :data:`SETTLE_S` seconds after the INFO is a straggler of the outage
+  just ended, logged at DEBUG only: librdkafka hands a client its error events when that client
+  is next polled, so a client polled rarely reports "all brokers are down" seconds after the
+  others are talking to the broker again. A failure after that begins a new outage.
 
 The client libraries' own per-retry error lines are signals too: :class:`ConnectionErrorFilter`,
 installed on their loggers by :func:`quiet_connection_errors`, turns each one into
@@ -80,6 +84,7 @@ class BrokerOutage:
         self._recovered_at: float | None = None  # the first success after the last failure
         self._check_pending = False
         self._failures = 0
+        self._ended_at: float | None = None  # when the last outage was logged as over
 
     @property
     def unreachable_since(self) -> float | None:
@@ -90,11 +95,19 @@ class BrokerOutage:
         """A connection-level failure (a client retries it by itself)."""
         with self._lock:
             now = self._clock()
-            self._last_failure, self._recovered_at = now, None
-            self._failures += 1
-            if self._since is not None:
-                return
-            self._since = now
+            ended_at = self._ended_at
+            straggler = self._since is None and ended_at is not None and now - ended_at < self._settle_s
+            if not straggler:
+                self._last_failure, self._recovered_at = now, None
+                self._failures += 1
+                if self._since is not None:
+                    return
+                self._since = now
+        if straggler:
+            self._log.debug(
+                "Kafka unreachable (%s), reported late: a straggler of the outage just over", cause
+            )
+            return
         self._log.warning(
             "Kafka unreachable (%s); the clients retry by themselves and nothing fails unless it lasts "
             "past task_timeout_ms or delivery.timeout.ms; logged again when it is back",
@@ -132,6 +145,7 @@ class BrokerOutage:
                 return
             lasted, failures = self._recovered_at - self._since, self._failures
             self._since = self._recovered_at = None
+            self._ended_at = self._clock()
             self._failures = 0
         self._log.info(
             "Kafka reachable again after %.0fs (%d connection failures retried meanwhile)", lasted, failures

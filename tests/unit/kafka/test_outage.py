@@ -92,8 +92,26 @@ def test_a_success_ends_the_outage_only_when_no_failure_follows_it_for_the_settl
     assert timers.delays == [4.0, 2.0] and timers.pending == []
     assert [level for level, _ in lines(caplog)] == ["WARNING", "INFO"]
     assert "after 6s (2 connection failures" in lines(caplog)[1][1]  # first failure to first success
+    clock.now += SETTLE_S
     tracker.unreachable("again")  # a new outage is a new WARNING
     assert [level for level, _ in lines(caplog)] == ["WARNING", "INFO", "WARNING"]
+
+
+def test_a_failure_reported_right_after_the_end_is_a_straggler_of_the_outage(outage, caplog) -> None:
+    """librdkafka hands a rarely polled client its "all brokers are down" event late: seconds
+    after the INFO, it does not begin an outage of its own."""
+    tracker, clock, timers = outage
+    tracker.unreachable("socket disconnected")
+    clock.now += 65
+    tracker.reachable()  # over at once: nothing failed for 65 s
+    clock.now += 2
+    tracker.unreachable("1/1 brokers are down")  # queued during the cut, delivered now
+    assert tracker.unreachable_since is None
+    assert [level for level, _ in lines(caplog)] == ["WARNING", "INFO", "DEBUG"]
+    assert "straggler" in lines(caplog)[2][1]
+    clock.now += SETTLE_S
+    tracker.unreachable("socket disconnected")  # later: a new outage
+    assert [level for level, _ in lines(caplog)][-1] == "WARNING" and tracker.unreachable_since is not None
 
 
 def test_the_client_libraries_connection_errors_become_signals_and_nothing_else_does(outage) -> None:
