@@ -19,7 +19,8 @@ Steps of :meth:`ApacheKafkaCluster.start`:
      ``min.insync.replicas=2`` are the defaults of every topic, internal ones included;
   3. format each node's log directory with one cluster id (``kafka.tools.StorageTool``);
   4. start every node in its own session, output appended to its log;
-  5. wait until each node logs "Kafka Server started" and the cluster's metadata lists them all;
+  5. wait until each node logs "Kafka Server started" and the cluster's metadata lists them all
+     (a node that finds a port picked in step 2 taken meanwhile: steps 2-5 again on new ports);
   6. record kind, pids, address, logs and data directory in the state file, if one is given.
 
 Settings that differ from a production broker, all for a local cluster that starts in seconds
@@ -34,6 +35,7 @@ ListOffsets behave as on any Apache Kafka 4.3.1.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import re
 import shutil
@@ -62,6 +64,10 @@ ENV_LIBS = "STREAMS_RUNTIME_KAFKA_LIBS"
 CACHE_DIR = f".jvm/apache-kafka-{KAFKA_VERSION}"
 STARTED_LINE = "Kafka Server started"
 #: JVM options of each node: a small heap that can grow, G1 with short pauses
+log = logging.getLogger(__name__)
+
+#: starts tried when a node finds a port picked for it taken (each on new ports)
+PORT_ATTEMPTS = 3
 JVM_OPTS = ("-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true")
 #: the class-data-sharing archive of the broker's classes, next to the jars (made by setup); a JVM
 #: that cannot use it (another Java) ignores it and loads classes as usual
@@ -237,11 +243,41 @@ class ApacheKafkaCluster:
         # Step 1: java and classpath
         java, libs = java_binary(), classpath_dir()
         classpath = str(libs / "*")
-        # Step 2: ports and properties
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="apache-kafka-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "log4j2.properties").write_text(LOG4J2)
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start_nodes(java, classpath)
+                break
+            except BrokerError as exc:
+                self._stop_nodes()
+                if attempt == PORT_ATTEMPTS or "Address already in use" not in str(exc):
+                    self.stop()
+                    raise
+                # a port picked free was taken before the node bound it (another process, or a
+                # client's outgoing connection given it as its local port): new ports, new cluster
+                log.info("Apache Kafka: a picked port was taken meanwhile; starting again on new ports")
+        self.start_seconds = time.monotonic() - began
+        # Step 6: record
+        info = BrokerInfo(
+            pid=self.nodes[0].pid or 0,
+            bootstrap_servers=self.bootstrap_servers,
+            log_file=str(self.log_file),
+            started_at=time.time(),
+            kind=self.kind,
+            pids=[node.pid or 0 for node in self.nodes],
+            data_dir=str(self.data_dir),
+        )
+        if self.state_file:
+            info.write(self.state_file)
+        return info
+
+    def _start_nodes(self, java: str, classpath: str) -> None:
+        """Steps 2-5 of the module docstring."""
+        assert self.data_dir is not None
+        # Step 2: ports and properties
         self.nodes = [
             KafkaNode(i + 1, free_port(), free_port(), free_port(), self.data_dir / f"node-{i + 1}")
             for i in range(self.node_count)
@@ -264,28 +300,18 @@ class ApacheKafkaCluster:
         for node in self.nodes:
             self._spawn(java, classpath, node)
         # Step 5: wait
-        try:
-            self._wait_started(self.nodes)
-        except BrokerError:
-            self.stop()
-            raise
-        self.start_seconds = time.monotonic() - began
-        # Step 6: record
-        info = BrokerInfo(
-            pid=self.nodes[0].pid or 0,
-            bootstrap_servers=self.bootstrap_servers,
-            log_file=str(self.log_file),
-            started_at=time.time(),
-            kind=self.kind,
-            pids=[node.pid or 0 for node in self.nodes],
-            data_dir=str(self.data_dir),
-        )
-        if self.state_file:
-            info.write(self.state_file)
-        return info
+        self._wait_started(self.nodes)
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop every node (SIGTERM: a controlled shutdown, then SIGKILL after ``timeout``)."""
+        self._stop_nodes(timeout)
+        if self.state_file and self.state_file.exists():
+            self.state_file.unlink(missing_ok=True)
+        if self._owns_data_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+
+    def _stop_nodes(self, timeout: float = 15.0) -> None:
         for node in self.nodes:  # all at once: a controlled shutdown of each runs in parallel
             if node.alive():
                 assert node.process is not None
@@ -295,11 +321,6 @@ class ApacheKafkaCluster:
                 stop_pid(node.process.pid, timeout, process=node.process)
                 node.process = None
         self.nodes = []
-        if self.state_file and self.state_file.exists():
-            self.state_file.unlink(missing_ok=True)
-        if self._owns_data_dir and self.data_dir is not None:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            self.data_dir = None
 
     def __enter__(self) -> ApacheKafkaCluster:
         self.start()

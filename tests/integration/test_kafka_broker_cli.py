@@ -19,6 +19,7 @@ from streams_runtime.kafka.clients import (
     create_admin,
     create_topics,
 )
+from streams_runtime.kafka.local_processes import free_port
 from tests.integration.test_embedded_broker import _cli, _round_trip
 
 pytestmark = pytest.mark.kafka_only
@@ -78,3 +79,21 @@ def test_should_format_a_cluster_whose_random_id_begins_with_a_dash(tmp_path: Pa
     with ApacheKafkaCluster(data_dir=tmp_path / "kafka") as cluster:
         assert cluster.cluster_id is not None and cluster.cluster_id.startswith("-")
         assert len(_round_trip(cluster.bootstrap_servers, "dash-id")) == 50
+
+
+def test_should_start_again_on_new_ports_when_a_picked_port_was_taken(tmp_path: Path, monkeypatch) -> None:
+    """A port picked free can be taken before the node binds it (another process, or a client's
+    outgoing connection); the start goes on with new ports instead of failing."""
+    import socket
+
+    from streams_runtime.brokers import apache_kafka
+
+    taken = socket.create_server(("127.0.0.1", 0))
+    picks = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(apache_kafka, "free_port", lambda: next(picks, None) or free_port())
+    try:
+        with apache_kafka.ApacheKafkaCluster(data_dir=tmp_path / "kafka") as cluster:
+            assert taken.getsockname()[1] not in (cluster.nodes[0].port, cluster.nodes[0].controller_port)
+            assert len(_round_trip(cluster.bootstrap_servers, "new-ports")) == 50
+    finally:
+        taken.close()
