@@ -3,11 +3,14 @@
 Two ways, chosen per cluster:
 
 - **offsets by timestamp** (Apache Kafka): ``offsets_for_times`` gives, per partition, the first
-  offset whose timestamp is at or after ``start_ms`` and the first at or after ``end_ms``; the
-  range between them is read (an answer of -1, "no such record", means the true end). Records
-  are still filtered by timestamp on the executors, so the result is exact for the records in the
-  range; like Spark's own Kafka source, a record whose timestamp is earlier than one before it in
-  the log (producer-set CreateTime out of order) and lies outside that offset range is not seen.
+  offset whose timestamp is at or after ``start_ms``: no record before it belongs to the range, so
+  the read starts there. It ends at the partition's true end: a record of the range can come
+  after records of later times (producer-set CreateTime out of order, as late records in a stream
+  are), and a read that stopped at the first offset at or after ``end_ms`` would miss it. With
+  ``max_lateness_ms`` the read stops at the first offset at or after ``end_ms + max_lateness_ms``
+  instead (records later than that are left out, as a stream with that grace drops them). Records
+  are filtered by timestamp on the executors either way (an answer of -1, "no such record",
+  means the true end).
 - **bounded scan** (Tansu, which has no ``offsets_for_times``): the whole partition up to its true
   end (:func:`~spark_jobs.kafka_source.offsets.plan_ranges`, never the reported watermark), filtered
   by timestamp on the executors. A backfill covering many intervals reads it once per task run
@@ -35,9 +38,16 @@ def supports_offsets_for_times(bootstrap_servers: str, timeout: float = 10.0) ->
 
 
 def plan_ranges_for_times(
-    bootstrap_servers: str, topic: str, start_ms: int, end_ms: int, *, timeout: float = 30.0
+    bootstrap_servers: str,
+    topic: str,
+    start_ms: int,
+    end_ms: int,
+    *,
+    max_lateness_ms: int | None = None,
+    timeout: float = 30.0,
 ) -> tuple[list[OffsetRange], str]:
-    """The ranges of ``topic`` that hold ``[start_ms, end_ms)``, and which way they were found."""
+    """The ranges of ``topic`` that hold ``[start_ms, end_ms)``, and which way they were found
+    (``max_lateness_ms``: see the module docstring; ``None`` reads to each partition's end)."""
     ranges = plan_ranges(bootstrap_servers, topic, timeout=timeout)
     if not supports_offsets_for_times(bootstrap_servers, timeout):
         return ranges, SCAN
@@ -46,8 +56,13 @@ def plan_ranges_for_times(
         firsts = consumer.offsets_for_times(
             [TopicPartition(topic, r.partition, start_ms) for r in ranges], timeout=timeout
         )
-        afters = consumer.offsets_for_times(
-            [TopicPartition(topic, r.partition, end_ms) for r in ranges], timeout=timeout
+        afters = (
+            consumer.offsets_for_times(
+                [TopicPartition(topic, r.partition, end_ms + max_lateness_ms) for r in ranges],
+                timeout=timeout,
+            )
+            if max_lateness_ms is not None
+            else [TopicPartition(topic, r.partition, -1) for r in ranges]  # -1: the true end
         )
     except KafkaException:
         return ranges, SCAN

@@ -93,14 +93,19 @@ def test_a_range_cut_in_chunks_is_aggregated_once_and_matches_each_interval_alon
 
 
 def test_planning_by_time_reads_only_the_span_where_the_broker_can(make_topic, bootstrap_servers) -> None:
-    """Apache Kafka: offsets_for_times narrows the ranges; Tansu: the whole partition to its true end."""
+    """Apache Kafka: offsets_for_times skips what comes before the range and, given a maximum
+    lateness, what comes after it; Tansu: the whole partition to its true end."""
     records = payments()
     topic = make_topic("bytime", 3, records)
     whole = plan_ranges(bootstrap_servers, topic)
     planned, way = plan_ranges_for_times(bootstrap_servers, topic, T0 + H, T0 + 2 * H)
+    bounded, _ = plan_ranges_for_times(bootstrap_servers, topic, T0 + H, T0 + 2 * H, max_lateness_ms=0)
     assert sum(r.size for r in whole) == len(records)
     if way == SCAN:
-        assert planned == whole
+        assert planned == whole and bounded == whole
     else:
+        before = sum(r.timestamp < T0 + H for r in records)  # timestamps rise within each partition
+        assert sum(r.size for r in planned) == len(records) - before
+        assert [r.end for r in planned] == [r.end for r in whole], "read on to the end: late records"
         inside = sum(T0 + H <= r.timestamp < T0 + 2 * H for r in records)
-        assert sum(r.size for r in planned) == inside  # timestamps rise within each partition
+        assert sum(r.size for r in bounded) == inside
