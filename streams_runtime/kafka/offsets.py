@@ -29,10 +29,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from streams_runtime.kafka.clients import PARTITION_EOF, TopicPartition
+from streams_runtime.kafka.clients import (
+    PARTITION_EOF,
+    TRANSIENT_CLIENT_ERRORS,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 __all__ = [
     "EOF_OVERRIDES",
+    "committed_offsets_of",
     "EofConsumer",
     "PartitionReadError",
     "TopicPartitionKey",
@@ -46,6 +53,32 @@ __all__ = [
 
 #: librdkafka overrides a consumer needs for the functions of this module.
 EOF_OVERRIDES: dict[str, Any] = {"enable.partition.eof": True, "enable.auto.commit": False}
+
+#: the group coordinator moved, or is loading its state: asked again, the answer comes
+_COORDINATOR_MOVING = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+    }
+)
+
+
+def committed_offsets_of(consumer: Any, partitions: list[Any], timeout_s: float = 30.0) -> list[Any]:
+    """``consumer.committed(partitions)``, asked again while the group coordinator moves (a broker
+    bounced or died: NOT_COORDINATOR and its kin) or the cluster is unreachable, for up to
+    ``timeout_s`` in all; any other error, or the deadline, raises."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return list(consumer.committed(partitions, timeout=max(1.0, deadline - time.monotonic())))
+        except KafkaException as exc:
+            error = exc.args[0]
+            moving = error.code() in _COORDINATOR_MOVING or error.code() in TRANSIENT_CLIENT_ERRORS
+            if not moving or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
 
 #: ``(topic, partition)``, free of any client library's type.
 TopicPartitionKey = tuple[str, int]

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import committed_offsets_of
 from streams_runtime.processor.internals.abstract_task import State
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.task_creators import ActiveTaskCreator, StandbyTaskCreator
@@ -235,7 +236,7 @@ class TaskManager:
         task.complete_restoration()
         self._registry.add_input_partitions(task)
         partitions = [TopicPartition(t, p) for t, p in task.input_partitions]
-        self._consumer.incremental_assign(self._consumer.committed(partitions, timeout=30))
+        self._consumer.incremental_assign(committed_offsets_of(self._consumer, partitions, 30.0))
 
     def _close_task(self, task_id: TaskId, clean: bool) -> None:
         """Suspend the task (its input leaves the consumer) and close it. A clean close outside

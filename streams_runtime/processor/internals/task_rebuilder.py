@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.offsets import committed_offsets_of
 from streams_runtime.processor.internals.state_rebuild import snapshot_restored_store
 from streams_runtime.processor.task_id import TaskId
 
@@ -56,7 +57,7 @@ class TaskRebuilder:
             raise StreamsError(f"task {task_id} is not an active task of this thread")
         partitions = manager.partitions_of(task_id)
         manager.handle_assignment([task_id], (), clean=True)  # Step 1: commit, close
-        committed = self._consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        committed = committed_offsets_of(self._consumer, [TopicPartition(t, p) for t, p in partitions], 30.0)
         sd = self._state_directory
         if sd.lock(task_id):  # Step 2 (the thread keeps the lock into the new task)
             sd.wipe_task(task_id)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from streams_runtime.kafka.clients import PARTITION_EOF
+from streams_runtime.kafka.clients import PARTITION_EOF, KafkaError, KafkaException, TopicPartition
 from streams_runtime.kafka.offsets import (
     PartitionReadError,
+    committed_offsets_of,
     is_partition_eof,
     probe_offset,
     read_to_end,
@@ -65,3 +66,30 @@ def test_should_raise_at_the_deadline_or_return_the_best_bound_when_asked():
         best_effort=True,
     )
     assert best == {("t", 0): 5, ("t", 1): 2}
+
+
+class _MovingCoordinator:
+    """``committed`` fails with ``errors`` in turn, then answers."""
+
+    def __init__(self, *errors: int) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    def committed(self, partitions, timeout):
+        self.calls += 1
+        if self.errors:
+            raise KafkaException(KafkaError(self.errors.pop(0)))
+        return [TopicPartition(tp.topic, tp.partition, 7) for tp in partitions]
+
+
+def test_committed_offsets_are_asked_again_while_the_group_coordinator_moves() -> None:
+    consumer = _MovingCoordinator(KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS)
+    [tp] = committed_offsets_of(consumer, [TopicPartition("in", 0)], timeout_s=10)
+    assert (tp.topic, tp.partition, tp.offset) == ("in", 0, 7) and consumer.calls == 3
+
+
+def test_committed_offsets_raise_any_other_error_at_once() -> None:
+    consumer = _MovingCoordinator(KafkaError.GROUP_AUTHORIZATION_FAILED)
+    with pytest.raises(KafkaException):
+        committed_offsets_of(consumer, [TopicPartition("in", 0)], timeout_s=10)
+    assert consumer.calls == 1
