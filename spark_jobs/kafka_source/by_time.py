@@ -56,24 +56,22 @@ def plan_ranges_for_times(
         firsts = consumer.offsets_for_times(
             [TopicPartition(topic, r.partition, start_ms) for r in ranges], timeout=timeout
         )
-        afters = (
-            consumer.offsets_for_times(
-                [TopicPartition(topic, r.partition, end_ms + max_lateness_ms) for r in ranges],
-                timeout=timeout,
-            )
-            if max_lateness_ms is not None
-            else [TopicPartition(topic, r.partition, -1) for r in ranges]  # -1: the true end
-        )
+        afters = None
+        if max_lateness_ms is not None:
+            bounds = [TopicPartition(topic, r.partition, end_ms + max_lateness_ms) for r in ranges]
+            afters = consumer.offsets_for_times(bounds, timeout=timeout)
     except KafkaException:
         return ranges, SCAN
     finally:
         consumer.close()
     planned = []
-    for r, first, after in zip(ranges, firsts, afters, strict=True):
-        if first.error is not None or after.error is not None:
+    for i, (r, first) in enumerate(zip(ranges, firsts, strict=True)):
+        after = afters[i] if afters is not None else None  # None: on to the true end
+        if first.error is not None or (after is not None and after.error is not None):
             return ranges, SCAN
         low = r.start
         start = clamp_offset(first.offset if first.offset >= 0 else r.end, r.end, low, r.end)
-        stop = clamp_offset(after.offset if after.offset >= 0 else r.end, r.end, low, r.end)
+        stop_at = after.offset if after is not None and after.offset >= 0 else r.end
+        stop = clamp_offset(stop_at, r.end, low, r.end)
         planned.append(OffsetRange(topic, r.partition, start, max(start, stop)))
     return planned, BY_TIMESTAMP
