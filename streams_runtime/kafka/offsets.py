@@ -39,11 +39,13 @@ from streams_runtime.kafka.clients import (
 
 __all__ = [
     "EOF_OVERRIDES",
+    "LIST_OFFSETS_RETRY_S",
     "committed_offsets_of",
     "EofConsumer",
     "PartitionReadError",
     "TopicPartitionKey",
     "is_partition_eof",
+    "is_retriable_listing_error",
     "probe_offset",
     "read_to_end",
     "scan_to_eof",
@@ -62,6 +64,36 @@ _COORDINATOR_MOVING = frozenset(
         KafkaError.COORDINATOR_NOT_AVAILABLE,
     }
 )
+
+
+#: a partition's leader moved, or the answering broker has not caught up with the cluster's
+#: metadata yet (a broker bounced: librdkafka says "unknown partition" of a partition that exists)
+_LEADER_MOVING = frozenset(
+    {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError._UNKNOWN_PARTITION,  # noqa: SLF001
+        KafkaError._DESTROY_BROKER,  # noqa: SLF001
+    }
+)
+
+
+#: how long a failing ListOffsets is asked again (Kafka Streams' default ``task.timeout.ms``)
+LIST_OFFSETS_RETRY_S = 300.0
+
+
+def is_retriable_listing_error(exc: KafkaException) -> bool:
+    """Whether a failed ListOffsets (``get_watermark_offsets``) is worth asking again: the cluster
+    is unreachable, a leader moves or a broker is catching up (Kafka Streams retries these within
+    ``task.timeout.ms``). A topic that really is missing answers the same way, so callers bound the
+    retries and name the partition when they give up."""
+    error: Any = exc.args[0] if exc.args else None
+    if error is None or not hasattr(error, "code"):
+        return False
+    if error.code() in TRANSIENT_CLIENT_ERRORS or error.code() in _LEADER_MOVING:
+        return True
+    return bool(hasattr(error, "retriable") and error.retriable())
 
 
 def committed_offsets_of(consumer: Any, partitions: list[Any], timeout_s: float = 30.0) -> list[Any]:

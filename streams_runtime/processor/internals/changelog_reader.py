@@ -70,9 +70,13 @@ from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
-from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
+from streams_runtime.kafka.offsets import (
+    LIST_OFFSETS_RETRY_S,
+    is_partition_eof,
+    is_retriable_listing_error,
+    probe_offset,
+)
 from streams_runtime.kafka.tansu.transaction_markers import MarkerScanError
-from streams_runtime.processor.internals.record_collector import CLUSTER_ERROR_CODES
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
@@ -82,9 +86,6 @@ log = logging.getLogger("streams_runtime.state")
 PROBING, RESTORING, COMPLETED = "PROBING", "RESTORING", "COMPLETED"
 DEFAULT_MAX_BATCH_RECORDS = 10_000
 LIST_OFFSETS_TIMEOUT_S = 10.0
-#: how long listing a changelog's offsets is retried while the cluster fails (Kafka Streams'
-#: default ``task.timeout.ms``)
-LIST_OFFSETS_RETRY_S = 300.0
 #: exactly-once: how long a probe waits for a pending transaction on a changelog (``_stable``)
 STABLE_END_WAIT_S = 30.0
 
@@ -542,12 +543,7 @@ class StoreChangelogReader:
         try:
             low, latest = self._restore_consumer().get_watermark_offsets(tp, timeout=LIST_OFFSETS_TIMEOUT_S)
         except clients.KafkaException as exc:
-            error: Any = exc.args[0] if exc.args else None
-            code = error.code() if error is not None and hasattr(error, "code") else None
-            transient = code in CLUSTER_ERROR_CODES or code == clients.KafkaError._DESTROY_BROKER  # noqa: SLF001
-            transient = transient or bool(
-                error is not None and hasattr(error, "retriable") and error.retriable()
-            )
+            transient = is_retriable_listing_error(exc)
             now = time.monotonic()
             if transient and now - (changelog.listing_since or now) < LIST_OFFSETS_RETRY_S:
                 changelog.listing_since = changelog.listing_since or now

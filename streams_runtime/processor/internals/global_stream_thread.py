@@ -66,7 +66,12 @@ from typing import Any
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
-from streams_runtime.kafka.offsets import is_partition_eof, probe_offset
+from streams_runtime.kafka.offsets import (
+    LIST_OFFSETS_RETRY_S,
+    is_partition_eof,
+    is_retriable_listing_error,
+    probe_offset,
+)
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
@@ -327,12 +332,7 @@ class GlobalStreamThread(threading.Thread):
         listed: dict[TopicPartitionKey, int] = {}
         probes = []
         for tp in self._partitions:
-            try:
-                low, latest = consumer.get_watermark_offsets(
-                    clients.TopicPartition(*tp), timeout=LIST_OFFSETS_TIMEOUT_S
-                )
-            except clients.KafkaException as exc:
-                raise StreamsError(f"cannot list the offsets of global topic {tp[0]}-{tp[1]}: {exc}") from exc
+            low, latest = self._listed_offsets(tp)
             lows[tp] = max(0, low)
             listed[tp] = max(lows[tp], latest)
             probes.append(clients.TopicPartition(tp[0], tp[1], probe_offset(low, latest)))
@@ -409,6 +409,24 @@ class GlobalStreamThread(threading.Thread):
         if err.fatal() or msg.topic() is not None:
             raise StreamsError(f"global consumer: {msg.topic()}-{msg.partition()}: {err}")
         log.warning("global consumer: %s", err)
+
+    def _listed_offsets(self, tp: TopicPartitionKey) -> tuple[int, int]:
+        """ListOffsets of one global partition, asked again while the cluster fails (a broker
+        bounce: a leader moves, a broker catches up) for up to :data:`LIST_OFFSETS_RETRY_S`."""
+        since = time.monotonic()
+        while True:
+            try:
+                low, latest = self._consumer.get_watermark_offsets(
+                    clients.TopicPartition(*tp), timeout=LIST_OFFSETS_TIMEOUT_S
+                )
+                return int(low), int(latest)
+            except clients.KafkaException as exc:
+                where = f"global topic {tp[0]}-{tp[1]}"
+                if not is_retriable_listing_error(exc) or time.monotonic() - since >= LIST_OFFSETS_RETRY_S:
+                    raise StreamsError(f"cannot list the offsets of {where}: {exc}") from exc
+                log.info("%s: cannot list its offsets yet (%s); trying again", where, exc)
+            self._check_stop("listing the global topics' offsets")
+            time.sleep(0.5)
 
     def _check_stop(self, doing: str) -> None:
         if self._stop_requested.is_set():

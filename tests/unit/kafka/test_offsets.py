@@ -9,6 +9,7 @@ from streams_runtime.kafka.offsets import (
     PartitionReadError,
     committed_offsets_of,
     is_partition_eof,
+    is_retriable_listing_error,
     probe_offset,
     read_to_end,
     scan_to_eof,
@@ -93,3 +94,22 @@ def test_committed_offsets_raise_any_other_error_at_once() -> None:
     with pytest.raises(KafkaException):
         committed_offsets_of(consumer, [TopicPartition("in", 0)], timeout_s=10)
     assert consumer.calls == 1
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        KafkaError._UNKNOWN_PARTITION,  # a bounced broker that has not caught up with the metadata
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    ],
+)
+def test_a_listing_that_fails_while_a_broker_bounces_is_worth_asking_again(code) -> None:
+    assert is_retriable_listing_error(KafkaException(KafkaError(code)))
+
+
+@pytest.mark.parametrize("code", [KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._INVALID_ARG])
+def test_a_listing_refused_for_good_is_not_asked_again(code) -> None:
+    assert not is_retriable_listing_error(KafkaException(KafkaError(code)))
