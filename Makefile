@@ -21,7 +21,7 @@ demo: setup
 # integration tests of each broker run one after another on one of them. PYTEST_WORKERS=0 runs the
 # suite in one process.
 PYTEST_WORKERS ?= 2
-STREAMS_TEST_BROKERS ?= tansu
+STREAMS_TEST_BROKERS ?= kafka,tansu
 test: setup system-deps setup-kafka
 	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) $(ARGS)
 

@@ -1,6 +1,6 @@
 """Shared test infrastructure.
 
-Brokers: ``--broker tansu,kafka`` (or ``$STREAMS_TEST_BROKERS``; default ``tansu``) names the
+Brokers: ``--broker tansu,kafka`` (or ``$STREAMS_TEST_BROKERS``; default ``kafka,tansu``) names the
 brokers of the session fixtures. Every test that needs a broker (through ``kafka_broker``) runs on
 the first; the tests under ``tests/integration/`` run once on each, with the broker in their id
 (``test_x[kafka]``, ``test_x[tansu]``). Whatever the option says, tests marked ``kafka_only``
@@ -41,7 +41,7 @@ os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSeria
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--broker",
-        default=os.environ.get("STREAMS_TEST_BROKERS", "tansu"),
+        default=os.environ.get("STREAMS_TEST_BROKERS", "kafka,tansu"),
         help="comma-separated brokers of the session fixtures, of "
         f"{', '.join(BROKER_KINDS)}: the first serves every test, the integration tests run on "
         "each (default: $STREAMS_TEST_BROKERS or kafka,tansu)",

@@ -3,7 +3,7 @@
 Starts ``airflow standalone`` through :mod:`streams_runtime.demo.airflow_standalone` (as
 ``streams-runtime demo --with-airflow`` does) against the session broker, triggers the topic
 provisioning DAG through ``/api/v2`` and checks the topics exist, then produces a few demo
-payments at fixed timestamps and triggers the Spark backfill DAG for that range with
+payments at known timestamps of a recent day and triggers the Spark backfill DAG for that range with
 ``scripts/trigger_backfill.py``, and checks the run succeeded and wrote the known answer; runs the
 README's example range (no data: skipped, the run succeeds); and runs Airflow's own backfill
 (``airflow backfill create``, the documented way to run a range) over a day holding payments and
@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,14 @@ SPEC_TOPICS = {
     "demo-payments-dlq",
     "demo-payments-app-payment-totals-changelog",
 }
-RANGE_START_MS = 1_622_505_600_000  # 2021-06-01T00:00:00Z: a range no other test writes to
-NATIVE_DAY_MS = 1_738_540_800_000  # 2025-02-03T00:00:00Z: after the DAG's start date, no other test's data
+# Days in the recent past, inside demo-payments' 7-day retention (dags/specs/topics.yaml: Apache
+# Kafka deletes older records at its next retention check) and away from the UI-forms test's data
+# (yesterday): the backfill range 4 days ago, 00:00-02:00 UTC, and Airflow's own backfill 3 days ago.
+_TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+RANGE_START = _TODAY - timedelta(days=4)
+NATIVE_DAY = _TODAY - timedelta(days=3)
+RANGE_START_MS = int(RANGE_START.timestamp() * 1000)
+NATIVE_DAY_MS = int(NATIVE_DAY.timestamp() * 1000)
 PAYMENTS = [
     ("user-a", 10.0, 60_000),
     ("user-b", 2.5, 120_000),
@@ -93,9 +100,9 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
             "--password",
             airflow.password(),
             "--start",
-            "2021-06-01T00:00:00Z",
+            f"{RANGE_START:%Y-%m-%dT%H:%M:%SZ}",
             "--end",
-            "2021-06-01T02:00:00Z",
+            f"{RANGE_START + timedelta(hours=2):%Y-%m-%dT%H:%M:%SZ}",
             "--chunk-hours",
             "2",
             "--output-dir",
@@ -111,7 +118,9 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
     assert "streams_spark_backfill run" in script.stdout and ": success after" in script.stdout
     assert "task backfill[0]: success" in script.stdout
 
-    parquet = list(output.glob("interval_id=20210601T000000Z_20210601T020000Z/*.parquet"))
+    parquet = list(
+        output.glob(f"interval_id={RANGE_START:%Y%m%d}T000000Z_{RANGE_START:%Y%m%d}T020000Z/*.parquet")
+    )
     assert parquet, list(output.rglob("*"))
     import pandas as pd
 
@@ -156,9 +165,9 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
             "--dag-id",
             BACKFILL_DAG_ID,
             "--from-date",
-            "2025-02-03",
+            f"{NATIVE_DAY:%Y-%m-%d}",
             "--to-date",
-            "2025-02-03",
+            f"{NATIVE_DAY:%Y-%m-%d}",
             "--dag-run-conf",
             json.dumps({"output_dir": str(native_out)}),
         ],
@@ -185,8 +194,11 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
     [native] = backfill_runs()
     states = client.task_states(BACKFILL_DAG_ID, native["dag_run_id"])
     assert native["state"] == "success" and states["backfill[0]"] == "success", (native, states)
-    assert native["logical_date"].startswith("2025-02-03")
-    day = list(native_out.glob("interval_id=20250203T000000Z_20250204T000000Z/*.parquet"))
+    assert native["logical_date"].startswith(f"{NATIVE_DAY:%Y-%m-%d}")
+    next_day = NATIVE_DAY + timedelta(days=1)
+    day = list(
+        native_out.glob(f"interval_id={NATIVE_DAY:%Y%m%d}T000000Z_{next_day:%Y%m%d}T000000Z/*.parquet")
+    )
     assert len(pd.concat(pd.read_parquet(p) for p in day)) == 4
     print(f"airflow ready in {ready_s:.1f}s; whole test {time.monotonic() - started:.1f}s")
     print(script.stdout)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.history import KEEP_HISTORY
+
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
 DAG_ID = "streams_spark_backfill"
@@ -54,7 +56,7 @@ def payments(n: int = 60) -> list[tuple[str, dict, int]]:
 def seed(bootstrap_servers: str, topic: str, records, partitions: int = 2) -> None:
     from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 
-    create_topics(create_admin(bootstrap_servers), [TopicSpec(topic, partitions)])
+    create_topics(create_admin(bootstrap_servers), [TopicSpec(topic, partitions, config=KEEP_HISTORY)])
     producer = create_producer(bootstrap_servers)
     for i, (user, payment, ts) in enumerate(records):
         producer.produce(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
+from tests.history import KEEP_HISTORY
 
 
 @pytest.fixture(scope="session")
@@ -50,12 +51,13 @@ def make_topic(bootstrap_servers: str, unique_name: Callable[[str], str]) -> Cal
 
     Creates the topic explicitly, produces the records to their partitions with their timestamps
     (batched by the producer, so Tansu's ListOffsets-latest is wrong for them:
-    docs/decisions/0001-embedded-broker.md), and waits for every delivery.
+    docs/decisions/0001-embedded-broker.md), and waits for every delivery. The records are stamped
+    in 2024: the topic keeps them (:mod:`tests.history`).
     """
 
     def make(prefix: str, partitions: int, records: Iterable[Record] = ()) -> str:
         topic = unique_name(prefix)
-        create_topics(create_admin(bootstrap_servers), [TopicSpec(topic, partitions)])
+        create_topics(create_admin(bootstrap_servers), [TopicSpec(topic, partitions, config=KEEP_HISTORY)])
         produce(bootstrap_servers, topic, records)
         return topic
 
