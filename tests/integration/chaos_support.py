@@ -15,6 +15,8 @@ cluster down). :func:`run_chaos` then checks the outputs:
 
 from __future__ import annotations
 
+import os
+import signal
 import struct
 import threading
 import time
@@ -82,6 +84,19 @@ class Fleet:
     def stop(self) -> None:
         for worker in self.workers:
             worker.stop()
+
+    def stacks(self) -> str:
+        """Every live instance's thread stacks (``SIGUSR1``: worker_instance dumps them)."""
+        asked = time.monotonic()
+        for worker in self.workers:
+            if worker.process.poll() is None:
+                os.kill(worker.process.pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        return "\n".join(
+            f"--- stacks of instance {w.index}\n"
+            + "\n".join(line for t, line in list(w.timed_lines) if t >= asked)
+            for w in self.workers
+        )
 
     def logs(self) -> str:
         return "\n".join(f"--- instance {w.index}\n" + "\n".join(w.lines[-30:]) for w in self.workers)
@@ -190,7 +205,9 @@ def run_chaos(
                 bootstrap, counts, ids, expected, all_ids, fleet, settle_s
             )
         else:
-            lost, duplicates = _check_exactly_once(bootstrap, counts, ids, expected, all_ids, fleet, settle_s)
+            lost, duplicates = _check_exactly_once(
+                bootstrap, counts, ids, produced, expected, all_ids, fleet, settle_s
+            )
         recovered_s = time.monotonic() - settled_at
         return ChaosResult(len(produced), lost, duplicates, recovered_s, fleet, fleet.all_alive())
     finally:
@@ -215,7 +232,9 @@ def _check_at_least_once(
             return False
         return {m.value().decode() for m in seen} >= all_ids
 
-    wait_until(ids_arrived, settle_s, lambda: f"every input id in {ids}\n" + fleet.logs())
+    wait_until(
+        ids_arrived, settle_s, lambda: f"every input id in {ids}\n" + fleet.logs() + "\n" + fleet.stacks()
+    )
     copies = Counter(m.value().decode() for m in seen)
     lost = len(all_ids - set(copies))
     latest: dict[str, int] = {}
@@ -237,6 +256,7 @@ def _check_exactly_once(
     bootstrap: str,
     counts: str,
     ids: str,
+    produced_ids: list[tuple[str, str]],
     expected: Counter[str],
     all_ids: set[str],
     fleet: Fleet,
@@ -250,18 +270,41 @@ def _check_exactly_once(
         return latest == dict(expected)
 
     def count_gaps() -> str:
+        """Which keys are off, and whether their input ids made it to the id copy (missing ids:
+        input skipped; ids all there: updates lost from the state)."""
         latest = {m.key().decode(): struct.unpack(">q", m.value())[0] for m in committed_counts}
         off = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k) != n}
-        return f"{len(off)} keys off (committed, produced): {dict(list(off.items())[:10])}"
+        try:
+            copied = {m.value().decode() for m in read_committed_topic(bootstrap, ids, PARTITIONS, 20)}
+            missing = sorted(i for k, i in produced_ids if k in off and i not in copied)
+            ids_note = f"; input ids of those keys missing from {ids}: {len(missing)} {missing[:10]}"
+        except TimeoutError as exc:
+            ids_note = f"; {ids} unreadable: {exc}"
+        updates = [struct.unpack(">q", m.value())[0] for m in committed_counts if m.key().decode() in off]
+        return (
+            f"{len(off)} keys off (committed, produced): {dict(list(off.items())[:10])}{ids_note}; "
+            f"last committed updates of those keys: {updates[-20:]}"
+        )
 
     wait_until(
-        exact, settle_s, lambda: f"exact committed counts in {counts}: {count_gaps()}\n" + fleet.logs()
+        exact,
+        settle_s,
+        lambda: f"exact committed counts in {counts}: {count_gaps()}\n"
+        + fleet.logs()
+        + "\n"
+        + fleet.stacks(),
     )
     updates: dict[str, list[int]] = {}
     for m in committed_counts:
         updates.setdefault(m.key().decode(), []).append(struct.unpack(">q", m.value())[0])
     for key, values in updates.items():
-        assert values == list(range(1, expected[key] + 1)), (key, values[:50])
+        wrong = next((i for i, v in enumerate(values) if v != i + 1), len(values))
+        assert values == list(range(1, expected[key] + 1)), (
+            key,
+            len(values),
+            wrong,
+            values[wrong - 3 : wrong + 5],
+        )
     copies = Counter(m.value().decode() for m in read_committed_topic(bootstrap, ids, PARTITIONS))
     lost = len(all_ids - set(copies))
     duplicates = sum(c - 1 for c in copies.values())
