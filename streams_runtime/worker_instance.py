@@ -23,7 +23,9 @@ Steps of :func:`run_instance`:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
+import io
 import json
 import logging
 import os
@@ -198,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     # an operator's (or a test's) view of a stuck instance: SIGUSR1 prints every thread's stack
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # to stderr (not where stderr has no file descriptor: run in-process under a capture)
+    with contextlib.suppress(ValueError, AttributeError, io.UnsupportedOperation):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format=f"%(asctime)s %(levelname)s [instance {args.instance}] %(name)s: %(message)s",

@@ -30,6 +30,7 @@ DAG run with a conf, wait for its final state, list its task instances).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import signal
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from streams_runtime.brokers import runtime_home
+
+log = logging.getLogger("streams_runtime.demo")
 
 REPO = Path(__file__).resolve().parents[2]
 PROVISION_DAG_ID = "streams_provision_topics"
@@ -163,11 +166,20 @@ class AirflowClient:
         return str(self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{quoted}")["state"])
 
     def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 300.0, on_change: Any = None) -> str:
-        """Poll until the run is success or failed (or *timeout*: returns the last state)."""
+        """Poll until the run is success or failed (or *timeout*: returns the last state); a poll
+        the API server does not answer in time is asked again until then."""
         deadline = time.monotonic() + timeout
         last = None
         while True:
-            state = self.run_state(dag_id, run_id)
+            try:
+                state = self.run_state(dag_id, run_id)
+            except (TimeoutError, urllib.error.URLError) as exc:  # a busy API server answers late
+                if not isinstance(getattr(exc, "reason", exc), TimeoutError):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                log.info("Airflow did not answer the run's state within %.0fs; asking again", self.timeout)
+                continue
             if state != last and on_change is not None:
                 on_change(state)
             last = state

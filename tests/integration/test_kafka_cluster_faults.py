@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from streams_runtime.brokers import ApacheKafkaCluster
-from streams_runtime.kafka.clients import create_admin
+from streams_runtime.kafka.clients import KafkaException, create_admin
 from tests.integration.chaos_support import Fleet, run_chaos
 
 pytestmark = pytest.mark.kafka_only
@@ -48,9 +48,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheKafkaClu
 
 
 def leader_of(cluster: ApacheKafkaCluster, topic: str, partition: int) -> int:
-    """The node leading ``partition`` of ``topic``."""
-    metadata = create_admin(cluster.bootstrap_servers).list_topics(timeout=10)
-    return int(metadata.topics[topic].partitions[partition].leader)
+    """The node leading ``partition`` of ``topic`` (asked again for up to 30 s while the metadata
+    request fails: a CI run's admin client got a broker transport failure from a busy cluster)."""
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
+            metadata = create_admin(cluster.bootstrap_servers).list_topics(timeout=10)
+            return int(metadata.topics[topic].partitions[partition].leader)
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[Fleet], int], hard: bool, down_s: float = 0.0):

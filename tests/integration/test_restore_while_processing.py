@@ -4,16 +4,17 @@ changelog, another task of the same thread keeps processing and producing output
 One in-process KafkaStreams client, one thread, a per-key count over two partitions. The count
 store's changelog is created beforehand and partition 0 is filled with 800k records, so task 0_0
 restores them all at start while task 0_1 (empty changelog) starts running at once. A steady
-trickle of input goes to partition 1 only. Asserted: 0_1's first output arrives in the first half
-of 0_0's restoration (a restore that stopped the world would hold it to the end), and from then on
-outputs of partition 1 keep arriving until the restore ends, with no gap over a second and a half;
+trickle of input goes to partition 1 only. Asserted: 0_1's outputs arrive while 0_0 restores, at
+three moments at least (a restore that stopped the world would hold them all to its end), and from
+the first on with no gap over a second and a half until the restore ends;
 ``TaskManager.restore_progress()`` reports 0_0 partially restored against the right total while
 0_1 produces; 0_0 counts correctly afterwards.
 
-The two are measured apart: the wait for the first output is 0_1's start (its consumer's first
-offset lookups and fetch, the output producer's first send: 0.3-0.9 s here, up to 1.5 s on a
-loaded machine), the same with or without a task restoring beside it; the gaps after it are the
-interleaving of restore steps and processing this test is about.
+The wait for 0_1's first output is not one of the gaps: it is 0_1's start (its consumer's first
+offset lookups and fetch, the output producer's first send, the watcher's fetch: 0.3-0.9 s here,
+1.5 s in a loaded CI run whose restore took 2.9 s), the same with or without a task restoring
+beside it; the gaps after it are the interleaving of restore steps and processing this test is
+about.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def test_should_keep_processing_ready_tasks_while_another_task_restores(
         f"gap {gap:.2f}s; progress samples mid-restore: {partial[:3]}..."
     )
     assert timeline.totals[tp0] == RECORDS
-    assert first - start < (end - start) / 2, f"0_1 started late in 0_0's restore: arrivals at {arrivals}"
+    moments = sorted({round(t - start, 1) for t in during})
+    assert len(moments) >= 3, f"0_1 hardly produced during 0_0's restore: arrivals at {arrivals}"
     assert len(during) >= 3 and gap < 1.5, f"0_1 stalled during 0_0's restore: arrivals at {arrivals}"
     assert partial and all(total == RECORDS for _, total in partial), f"restore progress: {samples[:20]}"
