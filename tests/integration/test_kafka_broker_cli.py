@@ -14,12 +14,14 @@ import pytest
 from streams_runtime.brokers import BrokerInfo, pid_alive
 from streams_runtime.kafka.clients import (
     ConfigResource,
+    KafkaException,
     ResourceType,
     TopicSpec,
     create_admin,
     create_topics,
 )
 from streams_runtime.kafka.local_processes import free_port
+from tests.conditions import wait_until
 from tests.integration.test_embedded_broker import _cli, _round_trip
 
 pytestmark = pytest.mark.kafka_only
@@ -45,7 +47,16 @@ def test_should_start_a_three_node_cluster_report_it_and_stop_it(tmp_path: Path)
         topic = admin.list_topics("replicated", timeout=10).topics["replicated"]
         assert all(len(p.replicas) == 3 for p in topic.partitions.values())
         resource = ConfigResource(ResourceType.TOPIC, "replicated")
-        configs = admin.describe_configs([resource])[resource].result(10)
+        configs: dict = {}
+
+        def described() -> bool:  # a node that has not yet applied the new topic answers "unknown"
+            try:
+                configs.update(admin.describe_configs([resource])[resource].result(10))
+            except KafkaException:
+                return False
+            return True
+
+        wait_until(described, 30, "every node knowing the new topic's configs")
         assert configs["min.insync.replicas"].value == "2"
         assert len(_round_trip(servers, "round-trip", n=30)) == 30
     finally:

@@ -12,6 +12,7 @@ from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.standby_task import StandbyTask
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.task_id import TaskId
+from tests.conditions import wait_until
 from tests.integration.ha_support import produce_keys
 from tests.integration.streams_support import make_topics
 from tests.integration.test_restore import RecordingListener
@@ -103,6 +104,17 @@ def test_should_read_true_changelog_ends_for_the_leaders_lags(bootstrap_servers,
         ends.close()
 
 
+def settled_end(setup, expected: int) -> None:
+    """Wait for the leader's end-offset sum of task 0_0 to be ``expected`` after a commit: the
+    commit returns once the coordinator logged it, and the markers, with them the last stable
+    offset a read_committed ListOffsets answers, follow (Apache Kafka writes them right after)."""
+    wait_until(
+        lambda: setup.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): expected},
+        10,
+        lambda: f"the end past the committed transaction: {setup.end_offset_sums([TaskId(0, 0)])}",
+    )
+
+
 def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_once(
     bootstrap_servers, unique_name, tmp_path
 ):
@@ -144,7 +156,7 @@ def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_onc
         for i in range(5):
             producer.produce(rocks, b"v", b"k%d" % i, partition=0)
         producer.commit_transaction(30)  # offsets 0-4, the commit marker at 5
-        assert setup.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 5}
+        settled_end(setup, 5)
         producer.begin_transaction()
         for i in range(3):
             producer.produce(rocks, b"v", b"open%d" % i, partition=0)
@@ -157,7 +169,7 @@ def test_should_read_the_ends_a_read_committed_restore_reaches_under_exactly_onc
         eos_end = setup.end_offset_sums([TaskId(0, 0)])[TaskId(0, 0)]
         assert eos_end in (5, 6), f"under exactly-once the end stops at the open transaction, got {eos_end}"
         producer.commit_transaction(30)
-        assert setup.end_offset_sums([TaskId(0, 0)]) == {TaskId(0, 0): 9}
+        settled_end(setup, 9)
         assert uncommitted([TaskId(0, 0)]) == {TaskId(0, 0): 9}
     finally:
         uncommitted.close()
