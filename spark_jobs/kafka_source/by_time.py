@@ -16,13 +16,14 @@ Two ways, chosen per cluster:
   by timestamp on the executors. A backfill covering many intervals reads it once per task run
   (:mod:`spark_jobs.payments_backfill.batch`), not once per interval.
 
-The way is decided by the cluster id (Tansu's contains ``tansu``) and falls back to the scan if
-the broker refuses the request.
+The way is decided by what the cluster says it is (:mod:`streams_runtime.kafka.broker_identity`)
+and falls back to the scan if the broker refuses the request.
 """
 
 from __future__ import annotations
 
 from spark_jobs.kafka_source.offsets import PLANNER_GROUP, OffsetRange, clamp_offset, plan_ranges
+from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.clients import KafkaException, TopicPartition, create_admin, create_consumer
 
 __all__ = ["BY_TIMESTAMP", "SCAN", "plan_ranges_for_times", "supports_offsets_for_times"]
@@ -33,8 +34,7 @@ SCAN = "bounded_scan"
 
 def supports_offsets_for_times(bootstrap_servers: str, timeout: float = 10.0) -> bool:
     """Whether the cluster answers ``offsets_for_times`` (not Tansu)."""
-    cluster_id = create_admin(bootstrap_servers).list_topics(timeout=timeout).cluster_id or ""
-    return "tansu" not in cluster_id.lower()
+    return not identify_broker(create_admin(bootstrap_servers), timeout).is_tansu
 
 
 def plan_ranges_for_times(
