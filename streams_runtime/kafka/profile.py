@@ -10,6 +10,12 @@ Why each setting (see docs/decisions/0001-embedded-broker.md):
 - ``fetch.queue.backoff.ms=10``: librdkafka's 1000 ms default throttles a consumer to ~170k msg/s.
 - ``fetch.wait.max.ms=20``: Tansu does not wake parked fetches, so a long wait is pure latency
   (20 ms is what the peer harness's broker-only latency floor uses).
+- ``enable.idempotence=true`` (producers): Apache Kafka's Java producer default since 3.0, and so
+  what every Kafka Streams producer runs with, while librdkafka's default is off. Off, a batch
+  retried after a leader fails over can land after a later batch of the same partition (up to
+  a million requests in flight): a changelog or a count topic then ends with an older value
+  than the last one written (seen on a 3-node cluster: a key's count stuck 25 below the truth).
+  On, the broker keeps each partition's records in the order they were produced, once each.
 - ``linger.ms=5``: batches small bursts without adding noticeable latency. The stream threads'
   producers linger longer (``record_collector.DEFAULT_LINGER_MS``): they write many partitions
   at once, and each partition's batch is one produce request.
@@ -39,6 +45,7 @@ LOW_LATENCY_CONSUMER: dict[str, Any] = {**CONSUMER, "fetch.wait.max.ms": 10}
 
 PRODUCER: dict[str, Any] = {
     **COMMON,
+    "enable.idempotence": True,
     "linger.ms": 5,
 }
 

@@ -30,3 +30,10 @@ def test_user_overrides_win_over_the_profile() -> None:
 def test_unknown_role_names_the_allowed_roles() -> None:
     with pytest.raises(ValueError, match="unknown client role 'streamer'; allowed: .*'producer'"):
         client_config("streamer", "b:9092")
+
+
+def test_producers_are_idempotent_unless_the_user_says_otherwise() -> None:
+    # librdkafka's default is off: a retried batch could land after a later one (a changelog
+    # or an output ending with an older value than the last written)
+    assert client_config("producer", "b:9092")["enable.idempotence"] is True
+    assert client_config("producer", "b:9092", {"enable.idempotence": False})["enable.idempotence"] is False
