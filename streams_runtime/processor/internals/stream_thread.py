@@ -32,7 +32,10 @@ Loop, one iteration:
      ``poll_ms`` for the first record only (then take what else is there), so no record waits
      for a timer while input arrives; hand them to their tasks' queues (at-least-once, with
      repartition input: a :class:`~.gap_guard.RepartitionGapGuard` first re-reads repartition
-     offsets a fetch passed over);
+     offsets a fetch passed over); a change that came while polling is applied first (a member
+     that lost its tasks to the group processes none of their records: seen on a 3-node
+     cluster, a thread whose fetch had stalled processed a batch of a task the group had given
+     to another instance, and its stale counts landed after the new owner's);
   4. process every buffered record of every processable task, punctuating on stream time;
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
   6. commit when ``commit_interval_ms`` has passed or a processor asked for it; standby tasks
@@ -157,8 +160,18 @@ class StreamThread(threading.Thread):
             if self._stop_requested.is_set() or not self.is_alive():
                 return
 
+    def _apply_changes(self) -> None:
+        """Step 1: apply the changes the member handed over, oldest first (under the query lock)."""
+        changes = self._changes
+        while changes:
+            change, applied = changes.popleft()
+            try:
+                self._apply(change)
+            finally:
+                applied.set()
+
     def _apply(self, change: TaskChange) -> None:
-        """Step 1."""
+        """Step 1, one change."""
         if change.current.error.name != "NONE":
             current = change.current
             if current.error.name == "SHUTDOWN_APPLICATION":
@@ -280,12 +293,8 @@ class StreamThread(threading.Thread):
                 with query_lock:
                     pattern_version = self._rebind_sources()
             with query_lock:
-                while changes:  # Step 1
-                    change, applied = changes.popleft()
-                    try:
-                        self._apply(change)
-                    finally:
-                        applied.set()
+                if changes:  # Step 1
+                    self._apply_changes()
                 while requests:
                     self._serve(*requests.popleft())
                 if member.driver_error is not None:
@@ -306,6 +315,9 @@ class StreamThread(threading.Thread):
                 messages = self._await_input(0.0 if tasks.reading_changelogs else poll_s)
             polled = perf_counter()
             with query_lock:
+                if changes:  # Step 1 again: a change that came while polling (a member that lost
+                    # its tasks to the group) is applied before any record is processed
+                    self._apply_changes()
                 if messages:
                     if gap_guard is not None:
                         messages = gap_guard.check(messages)

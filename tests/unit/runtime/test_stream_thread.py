@@ -5,6 +5,8 @@ reader and GroupMember; only the Kafka clients are in memory."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from streams_runtime import KafkaStreams
@@ -143,6 +145,53 @@ def test_should_close_tasks_dirty_when_the_membership_is_lost_and_process_their_
         h.wait_tasks({"0_1"})
         # its next owner (here the same thread) processes the uncommitted input again
         wait_until(lambda: h.outputs(value_serde=STRING) == [("k", "A"), ("k", "A")], 10, "the input again")
+    finally:
+        h.stop()
+    assert h.errors == []
+
+
+class LosingWhilePolling(InMemoryClientSupplier):
+    """The group drops the member while the thread's poll is returning records (armed by
+    :attr:`armed`): the poll hands the records back only once the member handed the thread the
+    change that revokes their task as lost."""
+
+    def __init__(self) -> None:
+        super().__init__(auto_assign=False)
+        self.armed = False
+        self.thread: Any = None
+
+    def get_consumer(self, *args: Any, **kwargs: Any) -> Any:
+        consumer = super().get_consumer(*args, **kwargs)
+        consume = consumer.consume
+
+        def consume_then_lose(num_messages: int = 1, timeout: float = -1) -> list[Any]:
+            messages = consume(num_messages, timeout)
+            if self.armed and any(m.error() is None for m in messages):
+                self.armed = False
+                self.group.drop(0)
+                wait_until(lambda: self.thread._changes, 10, "the lost change handed to the thread")  # noqa: SLF001
+            return messages
+
+        consumer.consume = consume_then_lose
+        return consumer
+
+
+def test_should_process_no_record_of_a_task_lost_while_its_records_were_polled(tmp_path):
+    supplier = LosingWhilePolling()
+    h = start_thread(tmp_path, upper_topology(), supplier, commit_interval_ms=600_000)
+    supplier.thread = h.thread
+    try:
+        wait_until(lambda: supplier.group.members, 10, "the thread's member to join the group")
+        supplier.group.assign(0, active=["0_1"])
+        h.wait_tasks({"0_1"})
+        supplier.armed = True
+        h.send(1, "k", "a")
+        wait_until(lambda: not supplier.armed, 10, "the record polled")
+        wait_until(lambda: not h.thread.active_tasks, 10, lambda: f"no task, have {h.thread.active_tasks}")
+        assert h.outputs(value_serde=STRING) == []  # the group's, no longer this thread's
+        supplier.group.assign(0, active=["0_1"])
+        h.wait_tasks({"0_1"})
+        wait_until(lambda: h.outputs(value_serde=STRING) == [("k", "A")], 10, "the input, by its owner")
     finally:
         h.stop()
     assert h.errors == []
