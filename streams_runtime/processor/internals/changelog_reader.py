@@ -88,6 +88,9 @@ DEFAULT_MAX_BATCH_RECORDS = 10_000
 LIST_OFFSETS_TIMEOUT_S = 10.0
 #: exactly-once: how long a probe waits for a pending transaction on a changelog (``_stable``)
 STABLE_END_WAIT_S = 30.0
+#: an active task's restoration that applied nothing and reached no end for this long is logged
+#: (WARNING, with each changelog's state, position and end), and again as often while it lasts
+RESTORE_STALL_WARN_S = 30.0
 
 ChangelogPartition = tuple[str, int]
 
@@ -116,6 +119,8 @@ class _TaskRestore:
     done: bool = False
     began_at: float = field(default_factory=time.monotonic)
     standby: bool = False
+    #: the last time a record was applied or a changelog completed (or the task registered)
+    progress_at: float = field(default_factory=time.monotonic)
 
     @property
     def restored(self) -> int:
@@ -273,7 +278,36 @@ class StoreChangelogReader:
                     entry.restored,
                     time.monotonic() - entry.began_at,
                 )
+        self._warn_stalled()
         return finished
+
+    def _warn_stalled(self) -> None:
+        """Log an active task whose restoration made no progress for :data:`RESTORE_STALL_WARN_S`."""
+        now = time.monotonic()
+        for task_id, entry in self._tasks.items():
+            if entry.standby or entry.done or now - entry.progress_at < RESTORE_STALL_WARN_S:
+                continue
+            log.warning(
+                "task %s: restoration made no progress for %.0fs (%d records restored): %s",
+                task_id,
+                now - entry.progress_at,
+                entry.restored,
+                "; ".join(self._describe(c) for c in entry.changelogs.values()),
+            )
+            entry.progress_at = now  # warned: again after as long
+
+    def _describe(self, c: _Changelog) -> str:
+        where = f"{c.tp[0]}-{c.tp[1]} {c.state}"
+        if c.state == PROBING:
+            return f"{where} (end not known yet{', listing failing' if c.listing_since else ''})"
+        position: Any = "unassigned"
+        if self._consumer is not None and c.tp in self._assigned:
+            try:
+                position = self._consumer.position([clients.TopicPartition(*c.tp)])[0].offset
+            except clients.KafkaException as exc:
+                position = f"unknown ({exc})"
+        paused = ", paused" if c.tp in self._paused else ""
+        return f"{where} from offset {c.start} to {c.end}, position {position}{paused}"
 
     def _apply(self, messages: list[Any], eofs: dict[ChangelogPartition, int]) -> None:
         """Step 3: split off the events, group the records per changelog, restore each group."""
@@ -321,6 +355,7 @@ class StoreChangelogReader:
             records = [(m.key(), m.value()) for m in batch]
         meta.restore_callback(records, last)
         entry = self._tasks[self._by_tp[changelog.tp][0]]
+        entry.progress_at = time.monotonic()
         entry.manager.restored(changelog.tp, last)
         changelog.restored += len(records)
         if entry.standby:  # never completes; the listener hears of active restoration only
@@ -443,6 +478,9 @@ class StoreChangelogReader:
         """Step 5 for changelogs at their end."""
         unassign = []
         for c in changelogs:
+            found = self._by_tp.get(c.tp)
+            if found is not None:
+                self._tasks[found[0]].progress_at = time.monotonic()
             if c.state == RESTORING:
                 self._listener.on_restore_end(c.tp, c.meta.name, c.restored)
                 unassign.append(c.tp)

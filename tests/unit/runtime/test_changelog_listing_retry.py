@@ -110,3 +110,37 @@ def test_a_global_partition_still_unknown_past_the_retry_window_fails_naming_it(
     with pytest.raises(StreamsError, match="global topic scores-0"):
         _global_thread(consumer, tmp_path)._listed_offsets(("scores", 0))  # noqa: SLF001
     assert consumer.calls == 1
+
+
+class SilentConsumer(ListingConsumer):
+    """A restore consumer whose fetches bring nothing (a changelog leader it cannot reach)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.assigned: dict[tuple[str, int], int] = {}
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self.assigned.update({(p.topic, p.partition): p.offset for p in partitions})
+
+    def consume(self, num_messages: int, timeout: float) -> list[Any]:
+        return []
+
+    def position(self, partitions: list[Any]) -> list[Any]:
+        return [SimpleNamespace(offset=self.assigned[(p.topic, p.partition)]) for p in partitions]
+
+
+def test_a_restoration_that_makes_no_progress_is_logged_with_its_position_and_end(
+    monkeypatch, caplog
+) -> None:
+    meta = SimpleNamespace(offset=None, name="counts", timestamped=False)
+    manager = SimpleNamespace(task_id="0_1", changelog_metadata=lambda: {CHANGELOG: meta})
+    reader = _reader(SilentConsumer())
+    reader.register(manager)
+    reader.restore()  # lists the end (42) and seeks to the log start (3)
+    assert "no progress" not in caplog.text
+    monkeypatch.setattr(changelog_reader, "RESTORE_STALL_WARN_S", 0.0)
+    reader.restore()
+    assert (
+        "task 0_1: restoration made no progress for 0s (0 records restored): "
+        "app-counts-changelog-1 RESTORING from offset 3 to 42, position 3"
+    ) in caplog.text
