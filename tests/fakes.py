@@ -167,6 +167,8 @@ class FakeStreamsProducer:
         self.pending: list[tuple[str, int]] = []
         self.offsets: dict[tuple[str, int], int] = {}
         self.fail: dict[str, Exception] = {}
+        #: the timeout of each transactional call's last invocation, by method name
+        self.timeouts: dict[str, float] = {}
         self.producer = self
         FakeStreamsProducer.instances.append(self)
 
@@ -211,15 +213,18 @@ class FakeStreamsProducer:
         return 0
 
     def init_transactions(self, timeout_s: float) -> None:
+        self.timeouts["init_transactions"] = timeout_s
         self._call("init_transactions")
 
     def begin_transaction(self) -> None:
         self._call("begin_transaction")
 
     def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
+        self.timeouts["send_offsets"] = timeout_s
         self._call("send_offsets")
 
     def commit_transaction(self, timeout_s: float) -> None:
+        self.timeouts["commit_transaction"] = timeout_s
         self._call("commit_transaction")
 
     def abort_transaction(self, timeout_s: float) -> None:

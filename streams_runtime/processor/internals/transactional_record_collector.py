@@ -35,7 +35,7 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
-from streams_runtime.kafka.clients import KafkaException, TopicPartition
+from streams_runtime.kafka.clients import KafkaError, KafkaException, TopicPartition
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
     CLUSTER_ERROR_CODES,
@@ -48,6 +48,8 @@ from streams_runtime.processor.internals.record_collector import (
 )
 
 __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
+
+_TIMED_OUT = KafkaError._TIMED_OUT  # noqa: SLF001
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -78,6 +80,15 @@ CONFIRM_NUDGE_S = 0.25
 CONFIRM_NUDGE_MAX_S = 2.0
 #: how long one read of the group's committed offsets (step 5) may take
 CONFIRM_READ_TIMEOUT_S = 5.0
+
+#: the longest one transactional call (adding the offsets, committing, initializing) may block:
+#: the Java producer's ``max.block.ms`` default. A call that times out is not tried again on the
+#: same producer: librdkafka keeps asking the group or transaction coordinator it has cached,
+#: even after that broker left the cluster (seen for minutes on a 3-node cluster after the
+#: coordinator's node was killed), so the task is reported corrupted instead, and its new
+#: producer (``init_transactions`` fences the old one and aborts its transaction) looks the
+#: coordinator up afresh.
+TRANSACTION_CALL_TIMEOUT_S = 60.0
 
 #: Kafka Streams' transaction timeout under exactly-once (librdkafka's default is 60 s): a hung
 #: transaction is aborted by the broker after this long (user ``producer.`` overrides win)
@@ -111,7 +122,7 @@ class TransactionalRecordCollector(RecordCollector):
         *,
         task_id: Any,
         transactional_id: str,
-        init_timeout_s: float = 60.0,
+        init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
         continue_on_error: bool = False,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
@@ -217,14 +228,16 @@ class TransactionalRecordCollector(RecordCollector):
         )
 
     def _call(self, fn: Any, what: str, *args: Any) -> Any:
-        """Run a transactional call; retry retriable errors (a commit may be retried), translate
-        the rest: TaskMigratedError when fenced, else abort if abortable and TransactionError."""
+        """Run a transactional call; retry retriable errors but a timeout (a commit may be
+        retried; see :data:`TRANSACTION_CALL_TIMEOUT_S`), translate the rest: TaskMigratedError
+        when fenced, TaskCorruptedError (after an abort) for a cluster error or a timeout, else
+        abort if abortable and TransactionError."""
         for attempt in range(3):
             try:
                 return fn(*args)
             except (KafkaException, SystemError) as exc:
                 err = _kafka_error(exc)
-                if err.retriable() and not err.fatal() and attempt < 2:
+                if err.retriable() and not err.fatal() and err.code() != _TIMED_OUT and attempt < 2:
                     log.warning(
                         "task %s: retrying after a retriable error while %s: %s", self.task_id, what, err
                     )
@@ -267,22 +280,23 @@ class TransactionalRecordCollector(RecordCollector):
                 f"within {timeout_s}s; transaction aborted",
             )
         # Step 3
+        call_timeout_s = min(timeout_s, TRANSACTION_CALL_TIMEOUT_S)
         if offsets:
             self._call(
                 self.producer.send_offsets,
                 "adding the input offsets to the transaction",
                 offsets,
                 group_metadata,
-                timeout_s,
+                call_timeout_s,
             )
         # Step 4
-        self._call(self.producer.commit_transaction, "committing the transaction", timeout_s)
+        self._call(self.producer.commit_transaction, "committing the transaction", call_timeout_s)
         self.in_transaction = False
         self._produce = self._begin_then_produce
         if offsets:  # step 5: the task waits until they read back as committed
             self.unconfirmed = list(offsets)
             self._group_metadata = group_metadata
-            self._confirm_timeout_s = timeout_s
+            self._confirm_timeout_s = call_timeout_s
             self._nudge_every = CONFIRM_NUDGE_S
             self._nudge_at = time.monotonic() + self._nudge_every
         return True

@@ -173,9 +173,23 @@ def test_should_abort_and_report_the_task_corrupted_when_a_send_times_out(collec
 def test_should_retry_a_retriable_commit(collector):
     producer = FakeStreamsProducer.instances[0]
     send(collector)
-    producer.fail["commit_transaction"] = _error(KafkaError._TIMED_OUT, retriable=True)  # noqa: SLF001
+    producer.fail["commit_transaction"] = _error(KafkaError.CONCURRENT_TRANSACTIONS, retriable=True)
     assert collector.commit([], None)
     assert producer.calls.count("commit_transaction") == 2
+
+
+@pytest.mark.parametrize("call", ["send_offsets", "commit_transaction"])
+def test_should_give_up_a_timed_out_transactional_call_and_report_the_task_corrupted(collector, call):
+    """librdkafka can keep asking a coordinator whose broker is gone: no second try on the same
+    producer; the task's new producer looks the coordinator up again."""
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.fail[call] = _error(KafkaError._TIMED_OUT, retriable=True)  # noqa: SLF001
+    with pytest.raises(TaskCorruptedError, match="_TIMED_OUT"):
+        collector.commit([TopicPartition("in", 1, 2)], object(), task_timeout_ms=300_000)
+    assert producer.calls.count(call) == 1
+    assert "abort_transaction" in producer.calls and not collector.in_transaction
+    assert producer.timeouts[call] == transactional_record_collector.TRANSACTION_CALL_TIMEOUT_S == 60.0
 
 
 def test_should_find_the_fencing_behind_a_refused_send(collector):
