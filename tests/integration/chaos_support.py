@@ -98,8 +98,8 @@ class Fleet:
             for w in self.workers
         )
 
-    def logs(self) -> str:
-        return "\n".join(f"--- instance {w.index}\n" + "\n".join(w.lines[-30:]) for w in self.workers)
+    def logs(self, last: int = 30) -> str:
+        return "\n".join(f"--- instance {w.index}\n" + "\n".join(w.lines[-last:]) for w in self.workers)
 
 
 def _produce_stream(
@@ -238,17 +238,37 @@ def _check_at_least_once(
     copies = Counter(m.value().decode() for m in seen)
     lost = len(all_ids - set(copies))
     latest: dict[str, int] = {}
+    trails: dict[str, list[tuple[int, int]]] = {}  # key -> (offset, count) in log order
 
     def counts_caught_up() -> bool:  # the count updates may trail the id copies a little
         try:
-            for m in read_to_end(bootstrap, counts, PARTITIONS, timeout=20):
-                latest[m.key().decode()] = struct.unpack(">q", m.value())[0]
+            records = read_to_end(bootstrap, counts, PARTITIONS, timeout=20)
         except PartitionReadError:
             return False
+        trails.clear()
+        for m in records:
+            value = struct.unpack(">q", m.value())[0]
+            latest[m.key().decode()] = value
+            trails.setdefault(m.key().decode(), []).append((m.offset(), value))
         return all(latest.get(k, 0) >= n for k, n in expected.items())
 
+    def behind() -> str:
+        """The keys whose count is short, and where their updates stepped back (a replay
+        from restored state: the offsets and counts around each step back)."""
+        short = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k, 0) < n}
+        steps = {
+            k: [trail[max(0, i - 2) : i + 2] for i in range(1, len(trail)) if trail[i][1] <= trail[i - 1][1]]
+            for k in short
+            if (trail := trails.get(k, []))
+        }
+        return f"{len(short)} keys short (latest, produced): {short}; steps back: {steps}"
+
     assert lost == 0
-    wait_until(counts_caught_up, 30, lambda: f"counts >= produced: {latest} vs {dict(expected)}")
+    wait_until(
+        counts_caught_up,
+        30,
+        lambda: f"counts >= produced: {behind()}\n" + fleet.logs(200) + "\n" + fleet.stacks(),
+    )
     return lost, sum(c - 1 for c in copies.values())
 
 
