@@ -13,6 +13,7 @@ Later issues add keys with :meth:`StreamsConfig.define`; nothing else has to cha
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -357,8 +358,10 @@ class StreamsConfig(Mapping[str, Any]):
                 continue
             spec = _DEFINITIONS.get(key)
             if spec is None:
+                close = difflib.get_close_matches(key, _DEFINITIONS, n=3, cutoff=0.6)
+                hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
                 raise StreamsConfigError(
-                    f"unknown config '{key}'; allowed: {', '.join(sorted(_DEFINITIONS))} "
+                    f"unknown config '{key}'; {hint}allowed: {', '.join(sorted(_DEFINITIONS))} "
                     f"or a key prefixed with one of {', '.join(CLIENT_PREFIXES)}"
                 )
             values[key] = spec.validate(key, value)

@@ -52,6 +52,16 @@ def test_unknown_keys_are_rejected_listing_the_known_ones():
         StreamsConfig(num_threads=2)
 
 
+def test_an_unknown_key_close_to_a_known_one_is_answered_with_it():
+    with pytest.raises(
+        StreamsConfigError, match="unknown config 'commit_interval'; did you mean 'commit_interval_ms'"
+    ):
+        StreamsConfig(commit_interval=100)
+    with pytest.raises(StreamsConfigError) as err:
+        StreamsConfig(zzz_qqq=1)
+    assert "did you mean" not in str(err.value)
+
+
 def test_client_prefixed_overrides_pass_through():
     config = StreamsConfig({"consumer.fetch.wait.max.ms": 10, "producer.linger.ms": 5})
     assert config.client_configs("consumer.") == {"fetch.wait.max.ms": 10}
