@@ -432,10 +432,16 @@ def topic_names(admin: AdminClient, timeout: float = 10.0) -> list[str]:
     return sorted(admin.list_topics(timeout=timeout).topics)
 
 
+#: how long every bootstrap address may refuse connections before :func:`ensure_reachable` gives
+#: up (nothing listens there; a broker that is merely slow to answer gets the whole timeout)
+REFUSED_GIVE_UP_S = 1.0
+
+
 def ensure_reachable(bootstrap_servers: str, timeout: float = 10.0) -> None:
     """Return once a broker of ``bootstrap_servers`` answers a metadata request.
 
-    A TCP connect is tried first (no librdkafka client, so no log lines while nothing listens).
+    A TCP connect is tried first (no librdkafka client, so no log lines while nothing listens);
+    when every address refuses it for :data:`REFUSED_GIVE_UP_S`, the answer comes then.
 
     :raises KafkaUnreachableError: "cannot reach Kafka at <servers> after <timeout> s: <reason>".
     """
@@ -450,13 +456,13 @@ def ensure_reachable(bootstrap_servers: str, timeout: float = 10.0) -> None:
             )
         addresses.append((host.strip("[]"), int(port)))
 
-    def fail(reason: object) -> KafkaUnreachableError:
-        return KafkaUnreachableError(
-            f"cannot reach Kafka at {bootstrap_servers} after {timeout:g} s: {reason}"
-        )
+    def fail(reason: object, after: float = timeout) -> KafkaUnreachableError:
+        return KafkaUnreachableError(f"cannot reach Kafka at {bootstrap_servers} after {after:g} s: {reason}")
 
     reason: object = "no answer"
+    refused_since: float | None = None  # every address refused the connection since then
     while True:
+        refused = True
         for address in addresses:
             try:
                 socket.create_connection(
@@ -465,8 +471,13 @@ def ensure_reachable(bootstrap_servers: str, timeout: float = 10.0) -> None:
                 break
             except OSError as exc:
                 reason = exc.strerror or exc
+                refused &= isinstance(exc, ConnectionRefusedError)
         else:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            refused_since = (refused_since or now) if refused else None
+            if refused_since is not None and now - refused_since >= REFUSED_GIVE_UP_S:
+                raise fail(f"{reason} (nothing listens there)", round(now - started, 1))
+            if now >= deadline:
                 raise fail(reason)
             time.sleep(0.2)
             continue
