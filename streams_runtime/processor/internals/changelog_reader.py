@@ -91,6 +91,8 @@ STABLE_END_WAIT_S = 30.0
 #: an active task's restoration that applied nothing and reached no end for this long is logged
 #: (WARNING, with each changelog's state, position and end), and again as often while it lasts
 RESTORE_STALL_WARN_S = 30.0
+#: how often a changelog whose offsets cannot be listed has its topic's metadata asked for again
+METADATA_REFRESH_S = 1.0
 
 ChangelogPartition = tuple[str, int]
 
@@ -106,6 +108,10 @@ class _Changelog:
     restored: int = 0
     #: when listing its offsets first failed with a cluster error (None: not failing)
     listing_since: float | None = None
+    #: the last listing's error while it fails
+    listing_error: str = ""
+    #: when the topic's metadata was last asked for after a failed listing
+    metadata_asked_at: float = 0.0
     #: exactly-once: an end seen while a transaction on the changelog was still pending, and when
     unstable_end: int | None = None
     unstable_since: float = 0.0
@@ -299,7 +305,8 @@ class StoreChangelogReader:
     def _describe(self, c: _Changelog) -> str:
         where = f"{c.tp[0]}-{c.tp[1]} {c.state}"
         if c.state == PROBING:
-            return f"{where} (end not known yet{', listing failing' if c.listing_since else ''})"
+            failing = f", listing failing: {c.listing_error}" if c.listing_since else ""
+            return f"{where} (end not known yet{failing})"
         position: Any = "unassigned"
         if self._consumer is not None and c.tp in self._assigned:
             try:
@@ -585,12 +592,26 @@ class StoreChangelogReader:
             now = time.monotonic()
             if transient and now - (changelog.listing_since or now) < LIST_OFFSETS_RETRY_S:
                 changelog.listing_since = changelog.listing_since or now
+                changelog.listing_error = str(exc)
                 log.info("changelog %s: cannot list its offsets yet (%s); trying again", where, exc)
+                if now - changelog.metadata_asked_at >= METADATA_REFRESH_S:
+                    changelog.metadata_asked_at = now
+                    self._refresh_metadata(changelog.tp[0])
                 return None
             raise ProcessorStateError(f"cannot list the offsets of changelog {where}: {exc}") from exc
         changelog.listing_since = None
         changelog.low = max(0, int(low))
         return max(changelog.low, int(latest))
+
+    def _refresh_metadata(self, topic: str) -> None:
+        """Ask the cluster about ``topic`` now: librdkafka answers a listing from the metadata it
+        holds, and a broker restarted moments before can have told it the topic or its partition
+        does not exist, which it then believed for minutes (every instance's restore stood
+        "unknown partition" for 2 minutes after a node of a 3-node cluster was killed)."""
+        try:
+            self._restore_consumer().list_topics(topic, timeout=LIST_OFFSETS_TIMEOUT_S)
+        except clients.KafkaException as exc:
+            log.info("changelog topic %s: its metadata cannot be read yet (%s)", topic, exc)
 
     def _assign(self, positions: list[tuple[ChangelogPartition, int]]) -> None:
         if not positions:

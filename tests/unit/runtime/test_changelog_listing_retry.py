@@ -33,9 +33,16 @@ class ListingConsumer:
         self.errors = list(errors)
         self.watermarks = watermarks
         self.calls = 0
+        self.metadata_requests: list[str] = []  # topics asked for with list_topics
+        self.metadata_asked_before: list[int] = []  # per listing: metadata requests until then
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        self.metadata_requests.append(topic or "")
+        return SimpleNamespace(topics={})
 
     def get_watermark_offsets(self, partition: Any, timeout: float = 0.0, cached: bool = False) -> Any:
         self.calls += 1
+        self.metadata_asked_before.append(len(self.metadata_requests))
         if self.errors:
             raise KafkaException(KafkaError(self.errors.pop(0)))
         return self.watermarks
@@ -54,6 +61,10 @@ def test_a_changelog_whose_partition_is_unknown_for_a_moment_is_listed_again() -
     assert reader._listed_offsets(changelog) is None  # noqa: SLF001
     assert reader._listed_offsets(changelog) == 42  # noqa: SLF001
     assert (changelog.low, changelog.listing_since) == (3, None)
+    # after the first failure the topic's metadata was asked for (librdkafka lists from the
+    # metadata it holds); the second failure came within a second of it: not asked again
+    assert consumer.metadata_requests == ["app-counts-changelog"]
+    assert consumer.metadata_asked_before == [0, 1, 1]
 
 
 def test_a_changelog_still_unknown_past_the_retry_window_fails_naming_it(monkeypatch) -> None:
