@@ -30,7 +30,9 @@ Restore protocol, one step per :meth:`restore` call:
    changelog to ``checkpoint + 1`` (or the beginning). Changelogs already at their end are
    COMPLETED without reading a record: a task whose state is current restores nothing.
 5. Complete changelogs that reached their end (last record or EOF), unassign them; tasks whose
-   changelogs are all COMPLETED get their checkpoint written and are returned.
+   changelogs are all COMPLETED get their checkpoint written and are returned. An EOF below the
+   end found in step 1 is not the end (a new leader's high watermark catching up after a
+   failover): the restore reads on.
 
 Exactly-once (``skip_aborted=True``) on the embedded Tansu: the restore consumer reads committed
 records only, but a broker that sends no aborted-transaction list (Tansu) hands it the records of
@@ -395,6 +397,11 @@ class StoreChangelogReader:
         elif changelog.state == RESTORING and self._tasks[found[0]].standby:
             changelog.end = max(changelog.end or 0, offset)
         elif changelog.state == RESTORING:
+            if changelog.end is not None and offset < changelog.end:
+                # the end of a leader that just took over, whose high watermark (or last stable
+                # offset) has not caught up yet: the end listed before is the end, as in Kafka
+                # Streams (completing here restored a state behind the committed outputs)
+                return
             changelog.end = offset
             self._complete([changelog])
 

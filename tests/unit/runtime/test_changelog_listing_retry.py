@@ -133,6 +133,10 @@ class SilentConsumer(ListingConsumer):
     def incremental_assign(self, partitions: list[Any]) -> None:
         self.assigned.update({(p.topic, p.partition): p.offset for p in partitions})
 
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        for p in partitions:
+            self.assigned.pop((p.topic, p.partition), None)
+
     def consume(self, num_messages: int, timeout: float) -> list[Any]:
         return []
 
@@ -155,3 +159,43 @@ def test_a_restoration_that_makes_no_progress_is_logged_with_its_position_and_en
         "task 0_1: restoration made no progress for 0s (0 records restored): "
         "app-counts-changelog-1 RESTORING from offset 3 to 42, position 3"
     ) in caplog.text
+
+
+class EofConsumer(SilentConsumer):
+    """A restore consumer whose fetches bring only the end-of-partition events queued in
+    :attr:`eofs` (one per fetch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eofs: list[int] = []
+
+    def consume(self, num_messages: int, timeout: float) -> list[Any]:
+        if not self.eofs:
+            return []
+        offset = self.eofs.pop(0)
+        error = KafkaError(KafkaError._PARTITION_EOF)  # noqa: SLF001
+        return [
+            SimpleNamespace(
+                error=lambda: error,
+                topic=lambda: CHANGELOG[0],
+                partition=lambda: CHANGELOG[1],
+                offset=lambda: offset,
+            )
+        ]
+
+
+def test_an_end_of_partition_below_the_listed_end_does_not_end_the_restoration() -> None:
+    """After a failover the new leader's high watermark can lag the one listed: the restore
+    reads on to the listed end instead of finishing with a state behind the outputs."""
+    meta = SimpleNamespace(offset=None, name="counts", timestamped=False)
+    manager = SimpleNamespace(
+        task_id="0_1", changelog_metadata=lambda: {CHANGELOG: meta}, checkpoint=lambda: None
+    )
+    consumer = EofConsumer()
+    reader = _reader(consumer)
+    reader.register(manager)
+    assert reader.restore() == set()  # listed: log start 3, end 42; seeks to 3
+    consumer.eofs = [30]
+    assert reader.restore() == set() and reader.is_restoring("0_1")
+    consumer.eofs = [42]
+    assert reader.restore() == {"0_1"}
