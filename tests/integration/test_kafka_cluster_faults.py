@@ -14,15 +14,12 @@ at 400 records/s) runs on its own 3-node cluster while the cluster fails under i
 The instances must survive or recover by themselves (no instance is restarted by the test and
 none exits), and nothing may be lost. At-least-once only, for now: under exactly-once these runs
 found defects now fixed (a transaction timing out on a lost leader killed the stream thread; a
-restore, and a listing of a changelog's offsets, failed while a leader moved), and one that is
-not: after a node that led the group coordinator is killed, librdkafka's
-``send_offsets_to_transaction`` can stay blocked for minutes, holding the stream thread and its
-tasks' input: librdkafka does not look the group coordinator up again once the cached one's
-broker left the metadata (an open upstream defect, as is a timeout it does not always enforce),
-and the runtime gives the call the commit's whole timeout (``task_timeout_ms``, 300 s); one such
-run also counted past the input (an exactly-once violation, not yet explained). The thread
-stacks ``chaos_support`` prints on a failed check (``SIGUSR1``) show the blocked call. That variant
-joins this file once the runtime bounds the call itself (docs/decisions/0009-two-brokers.md).
+restore, and a listing of a changelog's offsets, failed while a leader moved; a transactional
+call blocked for minutes on a coordinator whose node was killed), and one that is not: after a
+bounce, a task's next incarnation can start from the state and input offsets before a
+transaction whose outputs are committed, and write those outputs again (final counts exact,
+committed updates stepping back). That variant joins this file once that is found
+(docs/decisions/0009-two-brokers.md has the runs).
 """
 
 from __future__ import annotations
