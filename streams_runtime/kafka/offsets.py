@@ -75,6 +75,9 @@ _LEADER_MOVING = frozenset(
         KafkaError.UNKNOWN_TOPIC_OR_PART,
         KafkaError._UNKNOWN_PARTITION,  # noqa: SLF001
         KafkaError._DESTROY_BROKER,  # noqa: SLF001
+        # a leader that just took over answers ListOffsets so until its high watermark caught up
+        # (KIP-207; Java's OffsetNotAvailableException is retriable, librdkafka's code is not)
+        KafkaError.OFFSET_NOT_AVAILABLE,
     }
 )
 

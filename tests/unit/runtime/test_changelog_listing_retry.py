@@ -199,3 +199,12 @@ def test_an_end_of_partition_below_the_listed_end_does_not_end_the_restoration()
     assert reader.restore() == set() and reader.is_restoring("0_1")
     consumer.eofs = [42]
     assert reader.restore() == {"0_1"}
+
+
+def test_a_new_leader_whose_high_watermark_is_not_caught_up_is_asked_again() -> None:
+    """KIP-207: OFFSET_NOT_AVAILABLE from a leader that just took over (seen after every node of a
+    3-node cluster was down: the stream thread died of it)."""
+    consumer = ListingConsumer([KafkaError.OFFSET_NOT_AVAILABLE])
+    reader, changelog = _reader(consumer), _Changelog(CHANGELOG, meta=None)
+    assert reader._listed_offsets(changelog) is None  # noqa: SLF001
+    assert reader._listed_offsets(changelog) == 42  # noqa: SLF001
