@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams_runtime.kafka.clients import create_producer
+from streams_runtime.kafka.clients import create_producer, create_restore_consumer
 from streams_runtime.kafka.offsets import PartitionReadError
+from streams_runtime.kafka.offsets import read_to_end as read_partitions_to_end
 from streams_runtime.testing import read_committed_topic
 from tests.integration.streams_support import WorkerProcess, make_topics, read_to_end, wait_until
 
@@ -324,9 +325,35 @@ def _check_exactly_once(
             len(values),
             wrong,
             values[wrong - 3 : wrong + 5],
+            _views_of(bootstrap, counts, key),
         )
     copies = Counter(m.value().decode() for m in read_committed_topic(bootstrap, ids, PARTITIONS))
     lost = len(all_ids - set(copies))
     duplicates = sum(c - 1 for c in copies.values())
     assert lost == 0 and duplicates == 0 and set(copies) == all_ids
     return lost, duplicates
+
+
+def _views_of(bootstrap: str, topic: str, key: str) -> str:
+    """``key``'s updates in ``topic`` as the broker's own read_committed and read_uncommitted
+    readers see them, as (offset, count) where the count stepped back: tells a reader defect (the
+    broker hides what the marker-filtered read shows) from outputs committed twice."""
+    views = []
+    for isolation in ("read_committed", "read_uncommitted"):
+        consumer = create_restore_consumer(bootstrap, {"isolation.level": isolation})
+        found: list[tuple[int, int]] = []
+
+        def keep(m: object, found: list[tuple[int, int]] = found) -> None:
+            if m.key().decode() == key:  # type: ignore[attr-defined]
+                found.append((m.offset(), struct.unpack(">q", m.value())[0]))  # type: ignore[attr-defined]
+
+        try:
+            read_partitions_to_end(consumer, {(topic, p): 0 for p in range(PARTITIONS)}, keep, 20)
+        except PartitionReadError as exc:
+            views.append(f"{isolation}: unreadable ({exc})")
+            continue
+        finally:
+            consumer.close()
+        steps = [found[max(0, i - 2) : i + 3] for i in range(1, len(found)) if found[i][1] <= found[i - 1][1]]
+        views.append(f"{isolation}: {len(found)} updates, steps back {steps[:3]}")
+    return "; ".join(views)
