@@ -25,9 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams_runtime.kafka.clients import create_producer, create_restore_consumer
+from streams_runtime.kafka.clients import create_producer
 from streams_runtime.kafka.offsets import PartitionReadError
-from streams_runtime.kafka.offsets import read_to_end as read_partitions_to_end
 from streams_runtime.testing import read_committed_topic
 from tests.integration.streams_support import WorkerProcess, make_topics, read_to_end, wait_until
 
@@ -257,11 +256,7 @@ def _check_at_least_once(
         """The keys whose count is short, and where their updates stepped back (a replay
         from restored state: the offsets and counts around each step back)."""
         short = {k: (latest.get(k), n) for k, n in expected.items() if latest.get(k, 0) < n}
-        steps = {
-            k: [trail[max(0, i - 2) : i + 2] for i in range(1, len(trail)) if trail[i][1] <= trail[i - 1][1]]
-            for k in short
-            if (trail := trails.get(k, []))
-        }
+        steps = {k: _steps_back(trails.get(k, [])) for k in short}
         return f"{len(short)} keys short (latest, produced): {short}; steps back: {steps}"
 
     assert lost == 0
@@ -340,20 +335,16 @@ def _views_of(bootstrap: str, topic: str, key: str) -> str:
     broker hides what the marker-filtered read shows) from outputs committed twice."""
     views = []
     for isolation in ("read_committed", "read_uncommitted"):
-        consumer = create_restore_consumer(bootstrap, {"isolation.level": isolation})
-        found: list[tuple[int, int]] = []
-
-        def keep(m: object, found: list[tuple[int, int]] = found) -> None:
-            if m.key().decode() == key:  # type: ignore[attr-defined]
-                found.append((m.offset(), struct.unpack(">q", m.value())[0]))  # type: ignore[attr-defined]
-
         try:
-            read_partitions_to_end(consumer, {(topic, p): 0 for p in range(PARTITIONS)}, keep, 20)
+            records = read_to_end(bootstrap, topic, PARTITIONS, timeout=20, isolation=isolation)
         except PartitionReadError as exc:
             views.append(f"{isolation}: unreadable ({exc})")
             continue
-        finally:
-            consumer.close()
-        steps = [found[max(0, i - 2) : i + 3] for i in range(1, len(found)) if found[i][1] <= found[i - 1][1]]
-        views.append(f"{isolation}: {len(found)} updates, steps back {steps[:3]}")
+        found = [(m.offset(), struct.unpack(">q", m.value())[0]) for m in records if m.key().decode() == key]
+        views.append(f"{isolation}: {len(found)} updates, steps back {_steps_back(found)[:3]}")
     return "; ".join(views)
+
+
+def _steps_back(trail: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The (offset, count) updates around each place a key's count did not go up."""
+    return [trail[max(0, i - 2) : i + 3] for i in range(1, len(trail)) if trail[i][1] <= trail[i - 1][1]]

@@ -262,11 +262,14 @@ class WorkerProcess:
             self.process.wait()
 
 
-def read_to_end(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> list[Any]:
+def read_to_end(
+    bootstrap: str, topic: str, partitions: int, timeout: float = 30.0, isolation: str | None = None
+) -> list[Any]:
     """Every record of ``topic`` from the beginning to each partition's true end (its EOF event),
     whatever their number: with at-least-once duplicates, a count of records read says nothing
-    about which records arrived."""
-    consumer = create_restore_consumer(bootstrap)
+    about which records arrived. ``isolation``: the consumer's ``isolation.level`` when given
+    (librdkafka's default, read_committed, otherwise)."""
+    consumer = create_restore_consumer(bootstrap, {"isolation.level": isolation} if isolation else None)
     out: list[Any] = []
     try:
         read_partitions_to_end(consumer, {(topic, p): 0 for p in range(partitions)}, out.append, timeout)
