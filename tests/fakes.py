@@ -169,6 +169,7 @@ class FakeStreamsProducer:
         self.fail: dict[str, Exception] = {}
         #: the timeout of each transactional call's last invocation, by method name
         self.timeouts: dict[str, float] = {}
+        self.wedged = False
         self.producer = self
         FakeStreamsProducer.instances.append(self)
 

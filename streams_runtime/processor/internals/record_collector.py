@@ -50,6 +50,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ProductionError
@@ -92,6 +94,15 @@ DEFAULT_LINGER_MS = 50
 DEFAULT_DELIVERY_TIMEOUT_MS = 300_000
 #: how often a commit blocked on unacknowledged records says so
 _WAIT_LOG_EVERY_S = 10.0
+
+#: How long past its own timeout ``send_offsets_to_transaction`` is waited for. librdkafka (2.16)
+#: does not enforce that call's timeout while the group coordinator is unknown (its coordinator
+#: requests never check their deadline, and a coordinator whose node died can stay cached), so a
+#: killed node can block the stream thread for good. The call runs on the producer's own helper
+#: thread instead; when it overruns, the producer is given up as wedged (one transactional call at
+#: a time: it cannot even abort), its task starts again with a new producer whose
+#: ``init_transactions`` fences this one, and this one is closed once the call returns.
+SEND_OFFSETS_GRACE_S = 5.0
 
 
 def delivery_timeout_ms(overrides: Mapping[str, Any]) -> int:
@@ -182,6 +193,11 @@ class StreamsProducer:
         #: the client's own ``produce(topic, value, key, partition, timestamp=, headers=)``
         #: (partition -1: the partitioner's); raises BufferError when the local queue is full
         self.client_produce: Callable[..., None] | None = getattr(self.producer, "produce", None)
+        #: runs ``send_offsets_to_transaction`` (see :data:`SEND_OFFSETS_GRACE_S`); made on first use
+        self._offsets_caller: ThreadPoolExecutor | None = None
+        #: a transactional call overran its deadline and may still be running: nothing else may
+        #: be asked of this producer (the caller starts its task again with a new one)
+        self.wedged = False
 
     def produce(
         self,
@@ -210,6 +226,10 @@ class StreamsProducer:
         return self.producer.flush(timeout_s)
 
     def close(self, timeout_s: float = 10.0) -> None:
+        if self.wedged:
+            return  # closed by its helper thread once the hung call returns
+        if self._offsets_caller is not None:
+            self._offsets_caller.shutdown(wait=False)
         self.producer.flush(timeout_s)
         self.producer.close()
 
@@ -229,7 +249,33 @@ class StreamsProducer:
         self.producer.begin_transaction()
 
     def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
-        self.producer.send_offsets_to_transaction(offsets, group_metadata, timeout_s)
+        """``send_offsets_to_transaction``, given up :data:`SEND_OFFSETS_GRACE_S` after its timeout
+        (raised as librdkafka's own timeout error; the producer is then :attr:`wedged`)."""
+        if self._offsets_caller is None:
+            self._offsets_caller = ThreadPoolExecutor(1, thread_name_prefix="send-offsets")
+        call = self._offsets_caller.submit(
+            self.producer.send_offsets_to_transaction, offsets, group_metadata, timeout_s
+        )
+        deadline_s = timeout_s + SEND_OFFSETS_GRACE_S
+        try:
+            call.result(deadline_s)
+        except FutureTimeout:
+            self.wedged = True
+            self._offsets_caller.submit(self._close_wedged)  # runs once the hung call returns
+            self._offsets_caller.shutdown(wait=False)
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._TIMED_OUT,  # noqa: SLF001
+                    f"send_offsets_to_transaction did not return within {deadline_s:g} s "
+                    "(the group coordinator is unreachable); this producer is given up",
+                )
+            ) from None
+
+    def _close_wedged(self) -> None:
+        try:
+            self.producer.close()
+        except Exception as exc:  # nothing waits for this producer any more
+            log.debug("closing a wedged producer: %s", exc)
 
     def commit_transaction(self, timeout_s: float) -> None:
         with self.end_txn_gate.held():

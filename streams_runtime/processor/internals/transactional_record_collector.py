@@ -327,8 +327,8 @@ class TransactionalRecordCollector(RecordCollector):
             return
         self.in_transaction = False
         self._produce = self._begin_then_produce
-        if self.fenced:
-            return  # a fenced producer cannot abort; the new owner's init_transactions did
+        if self.fenced or self.producer.wedged:
+            return  # it cannot abort; the next owner's init_transactions does
         try:
             self.producer.abort_transaction(timeout_s)
         except KafkaException as exc:
@@ -344,6 +344,8 @@ class TransactionalRecordCollector(RecordCollector):
         sent; the producer itself closes on a daemon thread, because librdkafka's close aborts an
         open transaction again and can block on a broker that no longer answers this producer."""
         self.abort()
+        if self.producer.wedged:
+            return  # closed by its own helper thread once the hung call returns
         try:
             self.producer.producer.purge()
         except KafkaException:

@@ -5,6 +5,7 @@ and which collector a thread gets for each processing guarantee."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,67 @@ def test_should_give_up_a_timed_out_transactional_call_and_report_the_task_corru
     assert producer.calls.count(call) == 1
     assert "abort_transaction" in producer.calls and not collector.in_transaction
     assert producer.timeouts[call] == transactional_record_collector.TRANSACTION_CALL_TIMEOUT_S == 60.0
+
+
+class _HangingClient:
+    """A confluent producer whose ``send_offsets_to_transaction`` blocks past its timeout (as
+    librdkafka's does while the group coordinator is unknown) until :attr:`release` is set."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.closed = threading.Event()
+        self.calls: list[str] = []
+
+    def send_offsets_to_transaction(self, offsets, group_metadata, timeout_s) -> None:
+        self.calls.append("send_offsets_to_transaction")
+        self.release.wait(30)
+
+    def abort_transaction(self, timeout_s) -> None:
+        self.calls.append("abort_transaction")
+
+    def close(self, *args) -> None:
+        self.calls.append("close")
+        self.closed.set()
+
+
+class _Supplier:
+    def __init__(self, client: _HangingClient) -> None:
+        self.client = client
+
+    def get_producer(self, bootstrap_servers, overrides=None):
+        return self.client
+
+
+def test_should_give_up_a_send_offsets_call_that_overruns_its_timeout(monkeypatch):
+    """The stream thread gets librdkafka's timeout error a grace after the call's own timeout;
+    the producer is wedged (asked nothing more) and closed only once the hung call returns."""
+    monkeypatch.setattr(record_collector, "SEND_OFFSETS_GRACE_S", 0.2)
+    client = _HangingClient()
+    producer = record_collector.StreamsProducer(
+        "unused:9092", "c", {}, None, True, client_supplier=_Supplier(client)
+    )
+    started = time.monotonic()
+    with pytest.raises(KafkaException) as raised:
+        producer.send_offsets([TopicPartition("in", 0, 5)], object(), 0.3)
+    assert 0.5 <= time.monotonic() - started < 3.0
+    assert raised.value.args[0].code() == KafkaError._TIMED_OUT  # noqa: SLF001
+    assert "did not return within 0.5 s" in str(raised.value) and producer.wedged
+    producer.close()
+    assert client.calls == ["send_offsets_to_transaction"]  # neither an abort nor a close yet
+    client.release.set()
+    assert client.closed.wait(5)
+
+
+def test_should_not_ask_a_wedged_producer_to_abort_or_close(collector):
+    producer = FakeStreamsProducer.instances[0]
+    send(collector)
+    producer.wedged = True
+    producer.fail["send_offsets"] = _error(KafkaError._TIMED_OUT)  # noqa: SLF001
+    with pytest.raises(TaskCorruptedError, match="_TIMED_OUT"):
+        collector.commit([TopicPartition("in", 1, 2)], object(), task_timeout_ms=300_000)
+    collector.close_dirty()
+    assert "abort_transaction" not in producer.calls and "purge" not in producer.calls
+    assert "close" not in producer.calls and not collector.in_transaction
 
 
 def test_should_find_the_fencing_behind_a_refused_send(collector):
