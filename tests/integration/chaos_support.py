@@ -171,12 +171,15 @@ def run_chaos(
     instances: int = 3,
     standbys: int = 0,
     settle_s: float = 90.0,
+    replication_factor: int = 1,
 ) -> ChaosResult:
     """Start the fleet, stream input for ``produce_s`` seconds while each fault runs at its
     second (on a fixed schedule: a slow fault does not push the next one out), then check the
-    outputs (see the module docstring) and return the figures."""
+    outputs (see the module docstring) and return the figures. ``replication_factor``: of the
+    input and output topics (the internal ones take the broker's default)."""
     source, counts, ids, app = names("in"), names("counts"), names("ids"), names("chaos")
-    make_topics(bootstrap, **{source: PARTITIONS, counts: PARTITIONS, ids: PARTITIONS})
+    topics = {source: PARTITIONS, counts: PARTITIONS, ids: PARTITIONS}
+    make_topics(bootstrap, replication_factor, **topics)
     fleet = Fleet(bootstrap, f"{source},{counts},{ids},{app}", guarantee, root, instances, standbys)
     produced: list[tuple[str, str]] = []
     try:

@@ -50,8 +50,9 @@ def streams_config(bootstrap: str, app_id: str, state_dir: Any, **extra: Any) ->
     }
 
 
-def make_topics(bootstrap: str, **partitions: int) -> None:
-    create_topics(create_admin(bootstrap), [TopicSpec(name, n) for name, n in partitions.items()])
+def make_topics(bootstrap: str, replication_factor: int = 1, **partitions: int) -> None:
+    specs = [TopicSpec(name, n, replication_factor) for name, n in partitions.items()]
+    create_topics(create_admin(bootstrap), specs)
 
 
 def produce(
