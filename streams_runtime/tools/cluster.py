@@ -1,9 +1,9 @@
-"""The cluster the ``topics`` commands talk to.
+"""The cluster the ``topics`` and ``produce`` commands talk to.
 
-Found by the rule every command uses (:func:`streams_runtime.brokers.configured_bootstrap_servers`:
+Found by the worker's and the demo's rule (:func:`streams_runtime.brokers.configured_bootstrap_servers`:
 ``--bootstrap-servers``, ``$BOOTSTRAP_SERVERS``, the broker ``streams-runtime broker start``
 recorded). Unlike the worker and the demo, these commands never start an embedded broker when
-none is found: it would stop when the command ends, and the topics with it.
+none is found: it would stop when the command ends, and the topics and records with it.
 """
 
 from __future__ import annotations
