@@ -6,6 +6,13 @@
     streams-runtime demo [--broker tansu|kafka] [--keep-running] [--with-airflow [--airflow-port P]]
                                                the main job: broker, 2 workers, producer, live results
                                                (and Airflow standalone + the provisioning DAG)
+    streams-runtime topics create NAME [NAME ...] --partitions N [--replication-factor R]
+                           [--config KEY=VALUE ...] [--if-not-exists]
+                         | list | describe NAME [NAME ...]
+                                               create, list and describe topics
+    streams-runtime produce TOPIC [--file PATH|-] [--key-serde S] [--value-serde S]
+                                               send JSON lines {"key", "value", "timestamp",
+                                               "headers"}, placed by murmur2 as Kafka Streams expects
     streams-runtime worker --app module:attr [--instances N] [--threads M]
                                                run a topology as N processes x M stream threads
     streams-runtime describe --app module:attr [--format text|svg|dot|mermaid]
@@ -13,6 +20,19 @@
     streams-runtime status --app-id X          members, tasks per instance, lag per partition
     streams-runtime reset --app-id X --input-topics T,...
                                                the application reset tool (see --help)
+
+Getting started, with nothing but this package::
+
+    streams-runtime broker start
+    streams-runtime topics create orders --partitions 3
+    echo '{"key": "user-1", "value": {"amount": 12.5}}' | streams-runtime produce orders
+
+``worker``, ``demo``, ``topics`` and ``produce`` find Kafka by one rule
+(:func:`streams_runtime.brokers.configured_bootstrap_servers`): ``--bootstrap-servers``, else
+``$BOOTSTRAP_SERVERS``, else the broker ``broker start`` recorded. When there is none, ``worker``
+and ``demo`` start an embedded broker for their own lifetime, while ``topics`` and ``produce``
+stop and say how to give one (what they write would vanish with it). ``status`` and ``reset``
+take ``--bootstrap-servers`` only.
 
 Exit codes: 0 success, 1 a clear error was printed, 2 bad usage. A ``--bootstrap-servers`` that
 does not answer within ``--connect-timeout`` seconds ends the command with one line, "cannot reach
@@ -37,7 +57,7 @@ from streams_runtime.brokers import (
 )
 from streams_runtime.brokers.apache_kafka import stop_recorded
 from streams_runtime.errors import StreamsError
-from streams_runtime.tools import describe, reset, status
+from streams_runtime.tools import describe, produce, reset, status, topics
 
 
 def _broker_start(args: argparse.Namespace) -> int:
@@ -224,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "in a container (default: the app's, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
-    for tool in (describe, status, reset):
+    for tool in (topics, produce, describe, status, reset):
         tool.add_parser(commands)
     return parser
 

@@ -150,7 +150,7 @@ def _serde(key: str, value: Any) -> Any:
         return None
     if isinstance(value, str):
         if value.lower() in SERDE_NAMES:
-            return _named_serde(value.lower())
+            return named_serde(value.lower())
         raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
     if isinstance(value, type):  # a Serde class: instantiate it
         value = value()
@@ -159,7 +159,8 @@ def _serde(key: str, value: Any) -> Any:
     raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
 
 
-def _named_serde(name: str) -> Any:
+def named_serde(name: str) -> Any:
+    """The standard serde of one of :data:`SERDE_NAMES` (the config's and the CLI's spelling)."""
     from streams_runtime.serdes import Serdes
 
     factory = {

@@ -1,10 +1,12 @@
 """Local brokers: Apache Kafka (the reference) and the embedded Tansu (the zero-install default).
 
-:func:`start_broker` starts either kind; :func:`bootstrap_or_embedded` is what the demo and the
-tools use: the configured cluster if there is one, else the broker ``streams-runtime broker start``
-recorded, else an embedded Tansu for the duration of a block. Which broker a running cluster *is*
-is decided from what it says about itself (:mod:`streams_runtime.kafka.broker_identity`), never
-from these launchers or its address (docs/decisions/0009-two-brokers.md).
+:func:`local_broker` makes either kind; :func:`configured_bootstrap_servers` is the one rule the
+commands that look for Kafka follow: the configured cluster if there is one, else the broker
+``streams-runtime broker start`` recorded. :func:`bootstrap_or_embedded` (the worker and the
+demo) adds an embedded Tansu for the duration of a block when there is none. Which broker a
+running cluster *is* is decided from what it says about itself
+(:mod:`streams_runtime.kafka.broker_identity`), never from these launchers or its address
+(docs/decisions/0009-two-brokers.md).
 """
 
 from __future__ import annotations
@@ -54,19 +56,29 @@ def running_broker(state_file: Path | None = None) -> BrokerInfo | None:
     return info if info and pid_alive(info.pid) else None
 
 
+def configured_bootstrap_servers(bootstrap_servers: str | None = None) -> str | None:
+    """The cluster the user has pointed us at, or None: the one rule the commands that look for
+    Kafka follow (``status`` and ``reset`` take ``--bootstrap-servers`` only).
+
+    Resolution order: the ``bootstrap_servers`` argument, ``$BOOTSTRAP_SERVERS``, the broker
+    recorded by ``streams-runtime broker start`` (while its first process is alive).
+    """
+    configured = bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS")
+    if not configured and (recorded := running_broker()):
+        configured = recorded.bootstrap_servers
+    return configured or None
+
+
 @contextmanager
 def bootstrap_or_embedded(
     bootstrap_servers: str | None = None, *, kind: str = "tansu", **broker_kwargs: Any
 ) -> Iterator[str]:
     """Yield the bootstrap servers to use; start a local broker only when none is known.
 
-    Resolution order: the ``bootstrap_servers`` argument, ``$BOOTSTRAP_SERVERS``, the broker
-    recorded by ``streams-runtime broker start``; only when none of these exists does a local
+    The cluster of :func:`configured_bootstrap_servers`; only when there is none does a local
     broker of ``kind`` start here (and stop when the block exits).
     """
-    configured = bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS")
-    if not configured and (recorded := running_broker()):
-        configured = recorded.bootstrap_servers
+    configured = configured_bootstrap_servers(bootstrap_servers)
     if configured:
         yield configured
         return
@@ -81,6 +93,7 @@ __all__ = [
     "EmbeddedBroker",
     "LocalBroker",
     "bootstrap_or_embedded",
+    "configured_bootstrap_servers",
     "default_state_file",
     "free_port",
     "local_broker",

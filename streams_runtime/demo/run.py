@@ -42,7 +42,12 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.brokers import bootstrap_or_embedded, free_port, running_broker, runtime_home
+from streams_runtime.brokers import (
+    bootstrap_or_embedded,
+    configured_bootstrap_servers,
+    free_port,
+    runtime_home,
+)
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
@@ -262,7 +267,7 @@ def run_demo(
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in signals}
     state_dir = runtime_home() / "state" / "demo"
-    fresh = not (bootstrap_servers or os.environ.get("BOOTSTRAP_SERVERS") or running_broker())
+    fresh = configured_bootstrap_servers(bootstrap_servers) is None
     ok = False
     try:
         # Step 1

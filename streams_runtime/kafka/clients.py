@@ -24,7 +24,7 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, ResourceType
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.outage import broker_outage, quiet_connection_errors
@@ -83,6 +83,7 @@ __all__ = [
     "KafkaError",
     "KafkaException",
     "Message",
+    "PartitionInfo",
     "Producer",
     "TopicPartition",
     "TopicSpec",
@@ -101,6 +102,7 @@ __all__ = [
     "offsets_at_time",
     "partition_counts",
     "topic_names",
+    "topic_partitions",
     "wait_for_metadata",
 ]
 
@@ -294,13 +296,16 @@ def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float
 
 
 def describe_topic_configs(
-    admin: AdminClient, topics: Iterable[str], timeout: float = 10.0
+    admin: AdminClient, topics: Iterable[str], timeout: float = 10.0, *, overrides_only: bool = False
 ) -> dict[str, dict[str, str]]:
     """Topic-level configs the broker reports for each of ``topics`` (name -> {key: value}).
 
     Apache Kafka reports every config, defaults included; Tansu reports only the ones set when the
     topic was created, so a key missing here means "the broker's default". Pass existing topics only.
 
+    :param overrides_only: keep only the configs set on the topic itself (source
+        ``DYNAMIC_TOPIC_CONFIG``), not the defaults of the broker or of Kafka. Tansu marks every
+        config it reports as a default, so on Tansu ask without it.
     :raises KafkaException: when the broker refuses the request for a topic.
     """
     names = list(topics)
@@ -309,10 +314,38 @@ def describe_topic_configs(
     futures = admin.describe_configs(
         [ConfigResource(ResourceType.TOPIC, name) for name in names], request_timeout=timeout
     )
+    own = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     return {
-        resource.name: {key: e.value for key, e in future.result(timeout).items() if e.value is not None}
+        resource.name: {
+            key: e.value
+            for key, e in future.result(timeout).items()
+            if e.value is not None and (not overrides_only or e.source == own)
+        }
         for resource, future in futures.items()
     }
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """One partition of a topic as the cluster's metadata describes it (broker ids)."""
+
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+def topic_partitions(admin: AdminClient, topic: str, timeout: float = 10.0) -> list[PartitionInfo] | None:
+    """The partitions of ``topic`` with their leader, replicas and in-sync replicas, in partition
+    order; None when the topic does not exist (read from an all-topics request, which creates
+    nothing)."""
+    found = admin.list_topics(timeout=timeout).topics.get(topic)
+    if found is None or found.error is not None:
+        return None
+    return [
+        PartitionInfo(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
+        for p in sorted(found.partitions.values(), key=lambda p: p.id)
+    ]
 
 
 # -- offsets and topics for the operator tools (status, reset) -------------------------------
