@@ -3,7 +3,8 @@
 A :class:`Fleet` of ``worker_instance`` processes of ``chaos_app.py`` (per-key counts with a
 changelog, every update emitted, and a copy of every input id) reads input that streams in at
 :data:`RATE` records/s while a schedule of faults runs (instance kills, broker bounces, a whole
-cluster down). :func:`run_chaos` then checks the outputs:
+cluster down). :func:`run_chaos` then checks the outputs against the input topic's records
+(every record the input producer saw acknowledged among them, none twice):
 
 * at-least-once: every input id is in the id copy (0 lost; duplicates allowed), and every
   final count is >= what was produced for its key;
@@ -200,6 +201,7 @@ def run_chaos(
             fault(fleet)
         producer.join(produce_s + DELIVERY_TIMEOUT_S + 30)
         assert not producer.is_alive() and not failures, failures
+        produced = _input_of(bootstrap, source, produced)
         expected = Counter(key for key, _ in produced)
         all_ids = {i for _, i in produced}
         settled_at = time.monotonic()
@@ -215,6 +217,19 @@ def run_chaos(
         return ChaosResult(len(produced), lost, duplicates, recovered_s, fleet, fleet.all_alive())
     finally:
         fleet.stop()
+
+
+def _input_of(bootstrap: str, source: str, acknowledged: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The input as the input topic holds it: every acknowledged record (checked) and any record
+    whose delivery report said it failed but which the cluster wrote all the same (a request that
+    timed out on a leader that was going away)."""
+    held = [(m.key().decode(), m.value().decode()) for m in read_to_end(bootstrap, source, PARTITIONS)]
+    missing = set(acknowledged) - set(held)
+    assert not missing, (
+        f"{len(missing)} acknowledged input records are not in {source}: {sorted(missing)[:5]}"
+    )
+    assert len(set(held)) == len(held), f"{source} holds an input record twice"
+    return held
 
 
 def _check_at_least_once(
