@@ -26,6 +26,18 @@ class BrokerError(StreamsError):
     """The embedded broker could not be started, reached or stopped."""
 
 
+class MissingSourceTopicError(StreamsError):
+    """A source topic of the topology does not exist (not created yet, or deleted): Kafka Streams'
+    ``MissingSourceTopicException``. Raised by ``KafkaStreams.start()`` before anything is read,
+    its message naming every missing topic of the application (sinks too) and how to create it."""
+
+
+class MissingSinkTopicError(StreamsError):
+    """A topic the topology writes by name (a sink's topic, the dead-letter topic) does not exist.
+    Raised by ``KafkaStreams.start()`` before anything is read or written, its message naming every
+    missing topic and how to create it (Kafka Streams finds this out only on the first send)."""
+
+
 class SerializationError(StreamsError):
     """A serde failed to serialize or deserialize a key or a value.
 
