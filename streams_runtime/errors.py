@@ -95,6 +95,12 @@ class ApplicationShutdownRequestedError(StreamsError):
     (its uncaught-exception handler answered SHUTDOWN_APPLICATION); this client goes to ERROR."""
 
 
+class SourcePartitioningError(StreamsError):
+    """A keyed input record is not on the partition Kafka's default partitioner (murmur2 of the key
+    bytes) gives its key, and ``source_partitioning_check`` is ``fail``. The message names the
+    topic, the partition, the offset, the key and the partition it belongs on."""
+
+
 class TimestampError(StreamsError):
     """The timestamp extractor returned an invalid (negative) timestamp and was told to fail."""
 
