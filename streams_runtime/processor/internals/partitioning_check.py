@@ -11,7 +11,7 @@ partition of a co-partitioned topic, interactive queries send a key's lookup to 
 running that partition. A producer that places keys by another rule, most often librdkafka's
 own default (``consistent_random``, CRC32 of the key) in confluent-kafka, puts records where
 nobody looks: joins miss without an error, a lookup answers 404. Kafka Streams does not check
-this; this runtime does.
+this; this runtime does (docs/decisions/0010-input-and-output-checks.md).
 
 What is checked: records with a key, of every topic the thread reads that has more than one
 partition, user source topics and repartition topics alike. The runtime writes repartition

@@ -6,7 +6,7 @@ topic (``MissingSourceTopicException``); a missing sink topic it finds only on t
 after records were read (and, at-least-once, read again after a restart). Here both are checked
 at start, before any thread runs: ``KafkaStreams.start()`` (through
 :func:`~.internal_topic_manager.prepare_topics`) and the worker launcher, before it starts an
-instance, ask :func:`check_user_topics`.
+instance, ask :func:`check_user_topics` (docs/decisions/0010-input-and-output-checks.md).
 
 The user topics of a topology (:func:`user_topics`), by role:
   - ``source``: every topic a source node names, internal (repartition) topics left out; topics
