@@ -42,6 +42,7 @@ TIMESTAMP_EXTRACTORS = (
     "wallclock",
 )
 SERDE_NAMES = ("string", "bytes", "integer", "long", "double", "json")
+SOURCE_PARTITIONING_CHECKS = ("off", "warn", "fail")
 
 
 @dataclass(frozen=True)
@@ -320,6 +321,16 @@ _define("dead_letter_topic", None, string(allow_empty=False, allow_none=True))
 _define("processing_exception_handler", "log_and_fail", one_of(*PROCESSING_HANDLERS))
 _define("default_production_exception_handler", "fail", one_of(*PRODUCTION_HANDLERS))
 _define("default_timestamp_extractor", "fail_on_invalid", _extractor)
+_define(
+    "source_partitioning_check",
+    "warn",
+    one_of(*SOURCE_PARTITIONING_CHECKS),
+    "Whether the stream threads check that a keyed input record is on the partition Kafka's "
+    "default partitioner (murmur2 of the key bytes) gives it, as joins and interactive queries "
+    "assume: 'warn' counts a misplaced record (mispartitioned-records) and logs the first of each "
+    "partition, 'fail' stops the thread naming it, 'off' checks nothing. Checks the first 1000 "
+    "records of each input partition, then one in 1000. Not in Kafka Streams.",
+)
 _define("default_dsl_store", "rocksdb", one_of("rocksdb", "in_memory"))
 _define("topology_optimization", "none", one_of("none"))
 _define("metrics_recording_level", "info", one_of("info", "debug", "trace"))

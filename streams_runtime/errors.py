@@ -26,6 +26,18 @@ class BrokerError(StreamsError):
     """The embedded broker could not be started, reached or stopped."""
 
 
+class MissingSourceTopicError(StreamsError):
+    """A source topic of the topology does not exist (not created yet, or deleted): Kafka Streams'
+    ``MissingSourceTopicException``. Raised by ``KafkaStreams.start()`` before anything is read,
+    its message naming every missing topic of the application (sinks too) and how to create it."""
+
+
+class MissingSinkTopicError(StreamsError):
+    """A topic the topology writes by name (a sink's topic, the dead-letter topic) does not exist.
+    Raised by ``KafkaStreams.start()`` before anything is read or written, its message naming every
+    missing topic and how to create it (Kafka Streams finds this out only on the first send)."""
+
+
 class SerializationError(StreamsError):
     """A serde failed to serialize or deserialize a key or a value.
 
@@ -81,6 +93,12 @@ class DeserializationFailedError(StreamsError):
 class ApplicationShutdownRequestedError(StreamsError):
     """Another instance (or thread) of the application asked every instance to shut down
     (its uncaught-exception handler answered SHUTDOWN_APPLICATION); this client goes to ERROR."""
+
+
+class SourcePartitioningError(StreamsError):
+    """A keyed input record is not on the partition Kafka's default partitioner (murmur2 of the key
+    bytes) gives its key, and ``source_partitioning_check`` is ``fail``. The message names the
+    topic, the partition, the offset, the key and the partition it belongs on."""
 
 
 class TimestampError(StreamsError):

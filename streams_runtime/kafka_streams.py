@@ -33,9 +33,12 @@ by default the real ones. A test can give an in-memory supplier
 
 Start, numbered: 1. resolve the broker (no ``bootstrap_servers`` given: the embedded one, unless a
 ``client_supplier`` was given: its clients need none);
-2. check source topics, co-partitioning, create/verify internal topics (fails before any thread
-runs); 2b. with global stores: start the GlobalStreamThread and wait until it restored every
-global store to the true end of its topic (fails the start otherwise); 3. start the threads (each
+2. check that every user topic exists (sources, global sources, sinks with a fixed topic, the
+dead-letter topic: else ``MissingSourceTopicError`` or ``MissingSinkTopicError`` naming each
+missing topic and how to create it, the client still CREATED), co-partitioning, create/verify
+internal topics (fails before any thread runs, so nothing is read, written or committed);
+2b. with global stores: start the GlobalStreamThread and wait until it restored every global
+store to the true end of its topic (fails the start otherwise); 3. start the threads (each
 joins the group; the client is REBALANCING until every thread runs its restored tasks); 4. with
 ``application_server`` set: serve the HTTP API (streams_runtime.server: interactive queries,
 metrics, health) in a background thread; close() stops it before the threads. The

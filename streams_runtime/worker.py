@@ -18,8 +18,10 @@ Steps of :func:`run_worker` (the launcher process):
   2. find Kafka: ``--bootstrap-servers``, the app config's ``bootstrap_servers``,
      ``$BOOTSTRAP_SERVERS``, the recorded broker, else an embedded broker living as long as the
      launcher (so all instances share it);
-  3. read the partition counts of the user source topics and print the parallelism math
-     (:mod:`streams_runtime.parallelism`); a missing source topic stops here, naming it;
+  3. read the partition counts of the user topics (sources, sinks, the dead-letter topic): a
+     missing one stops here with the runtime's own message naming every missing topic and how to
+     create it (:mod:`streams_runtime.processor.internals.user_topics`), before any instance
+     starts; then print the parallelism math (:mod:`streams_runtime.parallelism`);
   4. start N instance processes (:mod:`streams_runtime.worker_instance`), each running one
      KafkaStreams with M threads in its own state dir ``<state_dir>/instance-<i>``;
   5. wait: an instance that exits on its own is reported with its exit code (the survivors take
@@ -47,6 +49,7 @@ from typing import Any
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import StreamsError
 from streams_runtime.parallelism import ParallelismPlan, plan_parallelism
+from streams_runtime.processor.internals.user_topics import check_user_topics, dead_letter_topic, user_topics
 from streams_runtime.processor.topology import Topology
 
 #: The KafkaStreams class the instances run; the launcher's ``runtime`` argument replaces it.
@@ -62,7 +65,8 @@ FORWARDING_SECRET_ENV = "STREAMS_RUNTIME_FORWARDING_SECRET"
 
 
 class WorkerError(StreamsError):
-    """The worker cannot start: a bad ``--app``, a missing source topic, a bad count."""
+    """The worker cannot start: a bad ``--app``, a bad count. (A missing topic raises the
+    runtime's own ``MissingSourceTopicError`` or ``MissingSinkTopicError``.)"""
 
 
 @dataclass(frozen=True)
@@ -125,18 +129,34 @@ def user_source_topics(topology: Topology) -> list[str]:
     return sorted({t for t in topology.source_topics() if t not in internal})
 
 
+def check_topics(app: AppDefinition, partitions: Mapping[str, int], bootstrap_servers: str | None) -> None:
+    """Step 3: every user topic of the app exists (the rule KafkaStreams.start() applies).
+
+    :param partitions: the cluster's partition counts of (at least) :func:`topics_to_check`.
+    :raises MissingSourceTopicError: naming every missing topic and how to create it.
+    :raises MissingSinkTopicError: the same, when only topics the app writes are missing.
+    """
+    check_user_topics(
+        app.topology.internal_builder,
+        partitions,
+        dead_letter_topic=dead_letter_topic(StreamsConfig(app.config)),
+        bootstrap_servers=bootstrap_servers,
+        application_id=app.application_id,
+    )
+
+
+def topics_to_check(app: AppDefinition) -> list[str]:
+    """The user topics of the app (the source topics first named by :func:`user_source_topics`)."""
+    config = StreamsConfig(app.config)
+    named = user_topics(app.topology.internal_builder, dead_letter_topic(config))
+    return sorted({*user_source_topics(app.topology), *named})
+
+
 def plan_for(
     topology: Topology, partitions: Mapping[str, int], instances: int, threads: int
 ) -> ParallelismPlan:
-    """The parallelism plan of ``topology`` for the partition counts of its user source topics.
-
-    :raises WorkerError: when a source topic has no partition count (it does not exist).
-    """
-    missing = [t for t in user_source_topics(topology) if t not in partitions]
-    if missing:
-        raise WorkerError(
-            f"source topic(s) {', '.join(missing)} do not exist; create them before starting the worker"
-        )
+    """The parallelism plan of ``topology`` for the partition counts of its user source topics
+    (checked to exist by :func:`check_topics` first)."""
     return plan_parallelism(topology.task_counts(partitions), instances, threads)
 
 
@@ -350,7 +370,8 @@ def run_worker(
         print(f"[worker] app {app.application_id} from {app_spec}; Kafka at {servers}", flush=True)
         # Step 3
         topics = user_source_topics(app.topology)
-        counts = partition_counts(create_admin(servers), topics)
+        counts = partition_counts(create_admin(servers), topics_to_check(app))
+        check_topics(app, counts, servers)
         plan = plan_for(app.topology, counts, instances, threads)
         sources = ", ".join(f"{t} ({counts[t]} partitions)" for t in topics)
         print(f"[worker] source topics: {sources}", flush=True)

@@ -16,6 +16,11 @@ Why each setting (see docs/decisions/0001-embedded-broker.md):
   a million requests in flight): a changelog or a count topic then ends with an older value
   than the last one written (seen on a 3-node cluster: a key's count stuck 25 below the truth).
   On, the broker keeps each partition's records in the order they were produced, once each.
+- ``partitioner=murmur2_random`` (producers): Kafka's default partitioner (murmur2 of the key
+  bytes, :mod:`streams_runtime.kafka.partitioner`), which the Java clients and so every Kafka
+  Streams application assume; librdkafka's default (``consistent_random``, CRC32) puts keyed
+  records elsewhere, where a join's other side and the interactive queries' key lookup do not
+  look for them.
 - ``linger.ms=5``: batches small bursts without adding noticeable latency. The stream threads'
   producers linger longer (``record_collector.DEFAULT_LINGER_MS``): they write many partitions
   at once, and each partition's batch is one produce request.
@@ -46,6 +51,7 @@ LOW_LATENCY_CONSUMER: dict[str, Any] = {**CONSUMER, "fetch.wait.max.ms": 10}
 PRODUCER: dict[str, Any] = {
     **COMMON,
     "enable.idempotence": True,
+    "partitioner": "murmur2_random",
     "linger.ms": 5,
 }
 

@@ -5,8 +5,8 @@ Users reach this through :class:`~streams_runtime.KafkaStreams` (``store``,
 worker's HTTP API (:mod:`streams_runtime.server`) serves the same over HTTP.
 """
 
+from streams_runtime.kafka.partitioner import murmur2, partition_for
 from streams_runtime.query.metadata import HostInfo, KeyQueryMetadata, LagInfo, StreamsMetadata
-from streams_runtime.query.partitioner import murmur2, partition_for
 from streams_runtime.query.views import ReadOnlyKeyValueView, ReadOnlySessionView, ReadOnlyWindowView
 
 __all__ = [

@@ -28,8 +28,8 @@ from streams_runtime.errors import (
     StreamsNotStartedError,
     UnknownStateStoreError,
 )
+from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.task_id import TaskId
-from streams_runtime.query.partitioner import partition_for
 from streams_runtime.serdes import serialize_or_raise
 
 #: how long a query waits for a stream thread's lock (a thread closing its tasks holds it longer)

@@ -6,6 +6,8 @@ thread (one condition variable guards it and wakes consumers waiting in ``consum
 
 Semantics follow Apache Kafka where the runtime depends on them:
   - a partition is an append-only list of records, offsets from 0, no compaction or retention;
+  - a keyed record produced without a partition goes where Kafka's default partitioner (murmur2)
+    puts it, as librdkafka's ``murmur2_random`` and the Java clients do;
   - records written inside a transaction are *open* until the transaction commits or aborts; a
     ``read_committed`` reader stops at the first open record (the last stable offset) and skips
     aborted records, a ``read_uncommitted`` reader sees everything;
@@ -21,12 +23,12 @@ can also be made to pass over offsets once (:meth:`Faults.skip_once`).
 from __future__ import annotations
 
 import threading
-import zlib
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from streams_runtime.kafka.clients import KafkaError, KafkaException
+from streams_runtime.kafka.partitioner import partition_for
 
 __all__ = ["Faults", "InMemoryCluster", "StoredRecord", "fenced_error", "kafka_error"]
 
@@ -194,12 +196,13 @@ class InMemoryCluster:
         headers: Iterable[tuple[str, bytes]] | None = None,
         transactional_id: str | None = None,
     ) -> tuple[int, int]:
-        """Append one record; returns ``(partition, offset)``. Without a partition the key picks one
-        (a stable hash of the key bytes: the same key always lands in the same partition)."""
+        """Append one record; returns ``(partition, offset)``. Without a partition a keyed record
+        goes where Kafka's default partitioner puts it (murmur2 of the key bytes), a record
+        without a key to partition 0."""
         with self.changed:
             partitions = self._partitions(topic)
             if partition is None:
-                partition = zlib.crc32(key or b"") % len(partitions)
+                partition = 0 if key is None else partition_for(key, len(partitions))
             if not 0 <= partition < len(partitions):
                 raise kafka_error(KafkaError._UNKNOWN_PARTITION, f"{topic} has no partition {partition}")  # noqa: SLF001
             log = partitions[partition]

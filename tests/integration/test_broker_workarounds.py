@@ -180,15 +180,15 @@ def test_the_leaders_changelog_ends_read_to_the_end_on_tansu_only(
 def test_the_repartition_gap_guard_exists_on_tansu_only(
     broker_kind: str, bootstrap_servers: str, unique_name: Any, tmp_path: Any
 ) -> None:
-    source, app = unique_name("words"), unique_name("guard-app")
-    make_topics(bootstrap_servers, **{source: 2})
+    source, sink, app = unique_name("words"), unique_name("counts-out"), unique_name("guard-app")
+    make_topics(bootstrap_servers, **{source: 2, sink: 2})
     builder = StreamsBuilder()
     (
         builder.stream(source, Consumed.with_(Serdes.String(), Serdes.String()))
         .group_by(lambda k, v: v, Grouped.with_(Serdes.String(), Serdes.String(), name="by-word"))
         .count()
         .to_stream()
-        .to(unique_name("counts-out"), Produced.with_(Serdes.String(), Serdes.Long()))
+        .to(sink, Produced.with_(Serdes.String(), Serdes.Long()))
     )
     config = StreamsConfig(
         {"application_id": app, "bootstrap_servers": bootstrap_servers, "state_dir": str(tmp_path)}

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams_runtime import Consumed, KafkaStreams, Materialized, Serdes, StreamsBuilder
-from streams_runtime.query.partitioner import partition_for
+from streams_runtime.kafka.partitioner import partition_for
 from tests.integration.streams_support import make_topics, produce, streams_config, wait_running, wait_until
 
 PARTITIONS = 4

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from streams_runtime import Consumed, KafkaStreams, Materialized, Serdes, StreamsBuilder
-from streams_runtime.query.partitioner import partition_for
+from streams_runtime.kafka.partitioner import partition_for
 from tests.integration.streams_support import (
     active_task_counts,
     make_topics,

@@ -37,3 +37,21 @@ def test_producers_are_idempotent_unless_the_user_says_otherwise() -> None:
     # or an output ending with an older value than the last written)
     assert client_config("producer", "b:9092")["enable.idempotence"] is True
     assert client_config("producer", "b:9092", {"enable.idempotence": False})["enable.idempotence"] is False
+
+
+def test_producers_place_keyed_records_as_kafkas_default_partitioner_does() -> None:
+    # librdkafka's default, consistent_random (CRC32), puts a key on another partition than the
+    # Java clients' murmur2: a join's other side and interactive queries look for it elsewhere
+    assert client_config("producer", "b:9092")["partitioner"] == "murmur2_random"
+    assert client_config("producer", "b:9092", {"partitioner": "random"})["partitioner"] == "random"
+
+
+def test_the_in_memory_cluster_places_keys_as_kafka_does() -> None:
+    from streams_runtime.kafka.partitioner import partition_for
+    from streams_runtime.testing import InMemoryCluster
+
+    cluster = InMemoryCluster()
+    cluster.create_topic("t", 7)
+    for key in (b"", b"a", b"user-42", b"\x00\xff" * 9):
+        assert cluster.append("t", None, key, b"v")[0] == partition_for(key, 7)
+    assert cluster.append("t", None, None, b"v")[0] == 0

@@ -17,6 +17,11 @@ def test_defaults_are_filled_in():
     assert config.application_id == "app"
 
 
+def test_the_source_partitioning_check_warns_by_default_and_takes_any_case():
+    assert StreamsConfig()["source_partitioning_check"] == "warn"
+    assert StreamsConfig(source_partitioning_check="FAIL")["source_partitioning_check"] == "fail"
+
+
 def test_exactly_once_lowers_the_default_commit_interval():
     assert StreamsConfig(processing_guarantee="exactly_once_v2")["commit_interval_ms"] == 100
 
@@ -39,6 +44,8 @@ def test_kafka_dotted_names_are_accepted_as_aliases():
         ("replication_factor", 0, "-1 (broker default) or an integer >= 1"),
         ("application_server", "nohost", "'host:port'"),
         ("statestore_cache_max_bytes", -1, "an integer >= 0"),
+        ("source_partitioning_check", "loud", "'off' | 'warn' | 'fail'"),
+        ("source_partitioning_check", True, "'off' | 'warn' | 'fail'"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_allowed_values(key, value, allowed):

@@ -1,9 +1,11 @@
-"""InternalTopicManager: check the source topics and create/verify the internal topics at start.
+"""InternalTopicManager: check the user topics and create/verify the internal topics at start.
 
 Called once by KafkaStreams.start(), before any thread starts. Steps of :func:`prepare_topics`:
   1. read every topic's partition count with one all-topics metadata request (a request naming a
      missing topic would create it on Tansu, docs/decisions/0001-embedded-broker.md);
-  2. every user source topic must exist, else :class:`MissingSourceTopicError` names the missing;
+  2. every user topic (sources, global sources, sinks with a fixed topic, the dead-letter topic)
+     must exist, else one error names every missing topic and how to create it
+     (:func:`~.user_topics.check_user_topics`); nothing has been read or written then;
   3. task counts per sub-topology from the source partition counts; co-partitioned sources with
      different counts stop the start with a TopologyError naming the topics and their counts;
   4. partition counts of the internal topics: a repartition topic has its fixed count or the
@@ -22,7 +24,7 @@ from typing import Any
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kafka.clients import TopicSpec, create_topics, partition_counts
 from streams_runtime.processor.internals import topology_info
-from streams_runtime.processor.internals.assignment import MissingSourceTopicError
+from streams_runtime.processor.internals.user_topics import check_user_topics, user_topics
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -31,20 +33,27 @@ class InternalTopicMismatchError(StreamsError):
     """An existing internal topic has a different partition count than the topology needs."""
 
 
-def prepare_topics(admin: Any, builder: Any, replication_factor: int) -> dict[str, int]:
-    """The steps of the module docstring; ``builder`` is the topology's InternalTopologyBuilder."""
+def prepare_topics(
+    admin: Any,
+    builder: Any,
+    replication_factor: int,
+    *,
+    dead_letter_topic: str | None = None,
+    bootstrap_servers: str | None = None,
+) -> dict[str, int]:
+    """The steps of the module docstring; ``builder`` is the topology's InternalTopologyBuilder,
+    ``dead_letter_topic`` the topic the deserialization handler writes (if it writes one),
+    ``bootstrap_servers`` what the error's suggested command names (None: nothing)."""
     infos = topology_info.sub_topologies(builder)
     internal = topology_info.internal_topics(builder)
     user_sources = sorted({t for i in infos for t in i.source_topics if t not in internal})
     # Step 1
-    existing = partition_counts(admin, list(user_sources) + list(internal))
+    asked = {*user_sources, *user_topics(builder, dead_letter_topic), *internal}
+    existing = partition_counts(admin, sorted(asked))
     # Step 2
-    missing = [t for t in user_sources if t not in existing]
-    if missing:
-        raise MissingSourceTopicError(
-            f"source topics of application {builder.application_id} do not exist: {missing}; create "
-            f"them before starting"
-        )
+    check_user_topics(
+        builder, existing, dead_letter_topic=dead_letter_topic, bootstrap_servers=bootstrap_servers
+    )
     # Step 3
     sources = {t: existing[t] for t in user_sources}
     try:

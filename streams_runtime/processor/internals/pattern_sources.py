@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from streams_runtime.errors import TopologyError
+from streams_runtime.errors import MissingSourceTopicError, TopologyError
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder, SourceFactory
 
 
@@ -76,8 +76,6 @@ def bind_pattern_topics(builder: InternalTopologyBuilder, topics: Iterable[str])
     Returns source name -> its topics. A pattern no topic matches is a MissingSourceTopicError
     naming it. Binding again (a restart of the same topology) re-reads the topic list.
     """
-    from streams_runtime.processor.internals.assignment import MissingSourceTopicError
-
     prefix = f"{builder.application_id}-"
     existing = sorted(set(topics))
     bound: dict[str, list[str]] = {}

@@ -23,6 +23,7 @@ from streams_runtime.processor.internals.internal_topic_manager import prepare_t
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
+from streams_runtime.processor.internals.user_topics import dead_letter_topic
 
 if TYPE_CHECKING:  # the Topology module sits above the runtime
     from streams_runtime.config import StreamsConfig
@@ -97,7 +98,14 @@ class RuntimeSetup:
         admin = client_supplier.get_admin(bootstrap_servers, config.client_configs("admin."))
         broker = identify_broker(admin, bootstrap_servers=bootstrap_servers)
         _bind_pattern_sources(admin, builder)
-        counts = prepare_topics(admin, builder, config["replication_factor"])
+        counts = prepare_topics(
+            admin,
+            builder,
+            config["replication_factor"],
+            dead_letter_topic=dead_letter_topic(config),
+            # the suggested command names the cluster only when it is a real one
+            bootstrap_servers=bootstrap_servers if client_supplier is DEFAULT_CLIENT_SUPPLIER else None,
+        )
         global_topics = _global_topic_counts(admin, builder)
         infos, sources = _subtopologies(builder)
         changelogs = frozenset(t for i in infos.values() for t in i.changelog_topics.values())
@@ -246,20 +254,14 @@ def _high_availability_settings(config: StreamsConfig) -> dict[str, Any]:
 
 
 def _global_topic_counts(admin: Any, builder: InternalTopologyBuilder) -> dict[str, int]:
-    """Partition count of every global source topic (read by the GlobalStreamThread); they must exist."""
+    """Partition count of every global source topic (read by the GlobalStreamThread; prepare_topics
+    checked that they exist)."""
     wanted = sorted({builder.decorate(t) for t in builder.global_topics})
     if not wanted:
         return {}
     from streams_runtime.kafka.clients import partition_counts
-    from streams_runtime.processor.internals.assignment import MissingSourceTopicError
 
     found = partition_counts(admin, wanted)
-    missing = [t for t in wanted if t not in found]
-    if missing:
-        raise MissingSourceTopicError(
-            f"global source topics of application {builder.application_id} do not "
-            f"exist: {missing}; create them before starting"
-        )
     return {t: found[t] for t in wanted}
 
 

@@ -32,10 +32,12 @@ Loop, one iteration:
      ``poll_ms`` for the first record only (then take what else is there), so no record waits
      for a timer while input arrives; hand them to their tasks' queues (at-least-once, with
      repartition input: a :class:`~.gap_guard.RepartitionGapGuard` first re-reads repartition
-     offsets a fetch passed over); a change that came while polling is applied first (a member
-     that lost its tasks to the group processes none of their records: seen on a 3-node
-     cluster, a thread whose fetch had stalled processed a batch of a task the group had given
-     to another instance, and its stale counts landed after the new owner's);
+     offsets a fetch passed over; then, unless ``source_partitioning_check`` is ``off``, a
+     :class:`~.partitioning_check.SourcePartitioningCheck` counts and reports keyed records that
+     are not where Kafka's default partitioner puts them); a change that came while polling is
+     applied first (a member that lost its tasks to the group processes none of their records:
+     seen on a 3-node cluster, a thread whose fetch had stalled processed a batch of a task the
+     group had given to another instance, and its stale counts landed after the new owner's);
   4. process every buffered record of every processable task, punctuating on stream time;
   5. punctuate on wall-clock time; serve the producer's delivery reports (once);
   6. commit when ``commit_interval_ms`` has passed or a processor asked for it; standby tasks
@@ -61,6 +63,7 @@ from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsErr
 from streams_runtime.kafka.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.partitioning_check import SourcePartitioningCheck
 from streams_runtime.processor.internals.record_collector import create_record_collector
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
@@ -231,6 +234,8 @@ class StreamThread(threading.Thread):
         self._gap_guard = RepartitionGapGuard.for_runtime(rt, overrides, self.streams_metrics)
         if self._gap_guard is not None:
             self._consumer = self._gap_guard.watch(self._consumer)
+        # keyed input records where Kafka's default partitioner puts them (see partitioning_check)
+        self._partitioning = SourcePartitioningCheck.for_runtime(rt, self.streams_metrics)
         # at-least-once: one shared producer; exactly-once: one transactional producer per task
         self._collector = create_record_collector(
             config, rt.bootstrap_servers, f"{self.name}-producer", rt.changelog_topics, supplier
@@ -287,7 +292,7 @@ class StreamThread(threading.Thread):
         query_lock, requests = self.query_lock, self._requests
         metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
         runtime, pattern_version = self._runtime, self._runtime.pattern_version
-        gap_guard = self._gap_guard
+        gap_guard, partitioning = self._gap_guard, self._partitioning
         while not self._stop_requested.is_set():
             if runtime.refresh_pattern_sources() != pattern_version:  # a pattern source gained topics
                 with query_lock:
@@ -321,6 +326,8 @@ class StreamThread(threading.Thread):
                 if messages:
                     if gap_guard is not None:
                         messages = gap_guard.check(messages)
+                    if partitioning is not None:
+                        partitioning.check(messages)
                     tasks.add_records(messages)
                 now = _wall_clock_ms()
                 processed = tasks.process(now)  # Step 4

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from streams_runtime import Serdes
+from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.query.interactive import InteractiveQueries
-from streams_runtime.query.partitioner import partition_for
 from streams_runtime.state.interfaces import KeyValue
 
 PARTITIONS = 4

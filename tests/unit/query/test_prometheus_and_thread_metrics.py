@@ -86,6 +86,9 @@ def test_should_render_thread_task_store_restore_and_standby_metrics_as_promethe
     thread.metrics.record_commit(0.004)
     thread.metrics.records_lag = {("input", 0): 12}
     thread.streams_metrics.dropped_records("0_0").increment(2)
+    thread.streams_metrics.sensor(
+        "mispartitioned-records", tags={"task-id": "0_1", "topic": "input"}
+    ).increment()
     client = FakeClient([thread])
     client.restore_progress = RestoreProgress()
     client.restore_progress.on_restore_start(("app-counts-changelog", 2), "counts", 0, 100)
@@ -97,6 +100,9 @@ def test_should_render_thread_task_store_restore_and_standby_metrics_as_promethe
         ({**label, "topic": "input", "partition": "0"}, 12.0)
     ]
     assert samples["kafka_streams_stream_task_dropped_records_total"] == [({**label, "task_id": "0_0"}, 2.0)]
+    assert samples["kafka_streams_stream_task_mispartitioned_records_total"] == [
+        ({**label, "task_id": "0_1", "topic": "input"}, 1.0)
+    ]
     assert samples["kafka_streams_state_store_entries"] == [
         ({**label, "task_id": "0_0", "store": "counts"}, 2.0)
     ]

@@ -20,7 +20,7 @@ from tests.unit.runtime.stream_thread_harness import APP, INPUT, OUTPUT, PARTITI
 
 LONG = Serdes.Long()
 REPARTITION = f"{APP}-by-word-repartition"
-#: two or three words on each repartition partition (the in-memory producer places a key by crc32)
+#: one to four words on each repartition partition (the in-memory producer places a key by murmur2)
 WORDS = ["nut", "pear", "cherry", "date", "kiwi", "apple", "banana", "fig"]
 RECORDS = 96
 #: per repartition partition, the offsets the first fetch reaching above them passes over (0 and 1

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from streams_runtime.worker import WorkerError, WorkerLauncher, load_app, plan_for, user_source_topics
+from streams_runtime.errors import MissingSinkTopicError, MissingSourceTopicError
+from streams_runtime.worker import (
+    WorkerError,
+    WorkerLauncher,
+    check_topics,
+    load_app,
+    plan_for,
+    topics_to_check,
+    user_source_topics,
+)
 
 FAKES = "tests.unit.worker.fakes"
 RUNTIME = f"{FAKES}:FakeStreams"
@@ -80,9 +89,25 @@ def test_should_plan_both_sub_topologies_from_the_source_partitions() -> None:
     assert plan.min_tasks_per_thread == plan.max_tasks_per_thread == 2
 
 
-def test_should_refuse_to_plan_when_a_source_topic_is_missing() -> None:
-    with pytest.raises(WorkerError, match="source topic\\(s\\) words do not exist"):
-        plan_for(load_app(f"{FAKES}:word_count_app").topology, {}, instances=1, threads=1)
+def test_should_check_the_sink_topics_too_before_any_instance_starts() -> None:
+    app = load_app(f"{FAKES}:word_count_app")
+    assert topics_to_check(app) == ["word-counts", "words"]
+    check_topics(app, {"words": 6, "word-counts": 6}, "fake:9092")
+
+
+def test_should_refuse_to_start_when_a_source_topic_is_missing_naming_the_sink_too() -> None:
+    with pytest.raises(MissingSourceTopicError) as raised:
+        check_topics(load_app(f"{FAKES}:word_count_app"), {}, "fake:9092")
+    message = str(raised.value)
+    assert "source topic 'words', sink topic 'word-counts' do not exist" in message
+    assert "streams-runtime topics create words --partitions N --bootstrap-servers fake:9092" in message
+
+
+def test_should_refuse_to_start_when_only_the_sink_topic_is_missing() -> None:
+    with pytest.raises(MissingSinkTopicError, match="sink topic 'word-counts' does not exist") as raised:
+        check_topics(load_app(f"{FAKES}:word_count_app"), {"words": 6}, None)
+    # the sub-topology writing it has 6 tasks (the repartition topic takes the source's 6 partitions)
+    assert "streams-runtime topics create word-counts --partitions 6)" in str(raised.value)
 
 
 def test_should_start_each_instance_with_its_own_state_dir_and_close_all_on_stop(

@@ -6,6 +6,7 @@ exchange :class:`SubscriptionInfo` and :class:`AssignmentInfo` as group-protocol
 (:mod:`streams_runtime.processor.task_id`), re-exported here for convenience.
 """
 
+from streams_runtime.errors import MissingSourceTopicError
 from streams_runtime.processor.internals.assignment.assignment_info import (
     AssignmentInfo,
     AssignorError,
@@ -23,7 +24,6 @@ from streams_runtime.processor.internals.assignment.consumer_distribution import
 )
 from streams_runtime.processor.internals.assignment.partition_grouper import (
     CopartitioningError,
-    MissingSourceTopicError,
     SourcePartition,
     SubtopologySources,
     all_source_topics,

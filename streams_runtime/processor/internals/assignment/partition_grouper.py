@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from streams_runtime.errors import StreamsError, TopologyError
+from streams_runtime.errors import MissingSourceTopicError, TopologyError
 from streams_runtime.processor.task_id import TaskId
 
 
@@ -27,10 +27,6 @@ class SourcePartition(NamedTuple):
 
     topic: str
     partition: int
-
-
-class MissingSourceTopicError(StreamsError):
-    """A source topic of the topology has no partition metadata (not created yet, or deleted)."""
 
 
 class CopartitioningError(TopologyError):

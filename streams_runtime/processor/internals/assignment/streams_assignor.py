@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from streams_runtime.errors import MissingSourceTopicError
 from streams_runtime.processor.internals.assignment.assignment_info import (
     AssignmentInfo,
     AssignorError,
@@ -49,7 +50,6 @@ from streams_runtime.processor.internals.assignment.consumer_distribution import
 )
 from streams_runtime.processor.internals.assignment.partition_grouper import (
     CopartitioningError,
-    MissingSourceTopicError,
     SourcePartition,
     SubtopologySources,
     partition_groups,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from streams_runtime.query.partitioner import murmur2, partition_for
+from streams_runtime.kafka.partitioner import murmur2, partition_for
 
 # from the Java client's UtilsTest
 JAVA_VECTORS = {

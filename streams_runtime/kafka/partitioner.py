@@ -1,9 +1,12 @@
 """Kafka's DefaultPartitioner for keyed records: ``toPositive(murmur2(key bytes)) % partitions``.
 
-The producers of this runtime place keyed records with librdkafka's ``murmur2_random``
-partitioner (see :mod:`streams_runtime.processor.internals.record_collector`), which is the
-same function as the Java client's; interactive queries compute the partition of a key here,
-without a producer, to find the task (and so the instance) that owns it.
+The one home of the rule, in the client boundary so every layer may ask it. Every producer of
+the project places keyed records with librdkafka's ``murmur2_random`` partitioner (the client
+profile, :mod:`streams_runtime.kafka.profile`), which is the same function as the Java client's;
+interactive queries compute the partition of a key here, without a producer, to find the task
+(and so the instance) that owns it; the stream threads' source partitioning check
+(:mod:`streams_runtime.processor.internals.partitioning_check`) asks here where a record they
+read belongs.
 """
 
 from __future__ import annotations
