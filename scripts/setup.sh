@@ -2,40 +2,58 @@
 # Sets up .venv from requirements.lock. Idempotent: a re-run with an unchanged lock takes seconds.
 #
 # Steps:
-#   1. check Python (3.11, 3.12 or 3.13) and Java 17 (Spark needs Java; we say how to get it when missing)
-#   2. create .venv and put the pinned uv into it
+#   1. pick the interpreter (3.11, 3.12 or 3.13) and check Java 17 (Spark needs Java; we say how to
+#      get it when missing). PYTHON= names the interpreter: a version (3.12), a command (python3.12)
+#      or a path; scripts/find_python.sh finds it, on PATH or under pyenv. Without PYTHON= an
+#      existing .venv keeps its interpreter, and a new one takes the first of 3.11, 3.12, 3.13 found
+#   2. create .venv and put the pinned uv into it; a .venv made by another Python version (X.Y) than
+#      the one asked for, or whose interpreter no longer runs, is deleted and made again
 #   3. sync .venv to requirements.lock, byte-compiling (PYTHONDONTWRITEBYTECODE=1 on these machines);
 #      the lock is compiled for 3.11: on 3.12/3.13 it is resolved again for that interpreter with every
 #      locked version as a constraint (same pins; only packages behind version markers may be added)
-#   4. install this project in editable mode and record the lock hash as a stamp
+#   4. install this project in editable mode and record the lock hash and the Python version as a stamp
 # Steps 2-4 run under an exclusive flock on .venv.lock (next to .venv): a second setup started
 # meanwhile (two `make` targets at once) waits, then finds the stamp up to date and reuses .venv.
-# SETUP_VENV (default: .venv) puts the virtualenv, its lock and stamp elsewhere (the tests use it).
+# SETUP_VENV (default: .venv) puts the virtualenv, its lock and stamp elsewhere (scripts/test_pythons.sh
+# and the tests use it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 VENV="${SETUP_VENV:-$ROOT/.venv}"
 LOCK="$ROOT/requirements.lock"
 STAMP="$VENV/.lock-stamp"
+NAME=${VENV#"$ROOT"/} # how the messages name it
 UV_VERSION=0.13.9
 
 say() { printf '[setup] %s\n' "$*"; }
 
 # Step 1: interpreters
-PY=${PYTHON:-}
-if [ -z "$PY" ]; then
-  for cand in python3.11 python3.12 python3.13 python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
-      PY=$cand; break
+py_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+supported() { case "$1" in 3.11 | 3.12 | 3.13) return 0 ;; *) return 1 ;; esac; }
+VENV_PY=$(py_version "$VENV/bin/python" || true) # empty: no venv yet, or its interpreter is gone
+if [ -n "${PYTHON:-}" ]; then
+  PY=$(bash "$ROOT/scripts/find_python.sh" "$PYTHON" 2>&1) || {
+    echo "[setup] error: PYTHON=$PYTHON: ${PY#error: } (or give its path: PYTHON=/path/to/python3.1x)" >&2
+    exit 1
+  }
+elif supported "$VENV_PY"; then
+  PY="$VENV/bin/python"
+else
+  PY=
+  for cand in 3.11 3.12 3.13 python3; do
+    if found=$(bash "$ROOT/scripts/find_python.sh" "$cand" 2>/dev/null) && supported "$(py_version "$found")"; then
+      PY=$found
+      break
     fi
   done
+  if [ -z "$PY" ]; then
+    echo "[setup] error: Python 3.11, 3.12 or 3.13 is required (none found). Install one, or set PYTHON=/path/to/python3.1x." >&2
+    exit 1
+  fi
 fi
-if [ -z "$PY" ]; then
-  echo "[setup] error: Python 3.11, 3.12 or 3.13 is required (none found). Install one, or set PYTHON=/path/to/python3.1x." >&2
-  exit 1
-fi
-if ! "$PY" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
-  echo "[setup] error: $PY is Python $("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])'); 3.11, 3.12 or 3.13 is required." >&2
+PY_VERSION=$(py_version "$PY" || true)
+if ! supported "$PY_VERSION"; then
+  echo "[setup] error: $PY is Python ${PY_VERSION:-?}; 3.11, 3.12 or 3.13 is required." >&2
   exit 1
 fi
 if command -v java >/dev/null 2>&1; then
@@ -48,10 +66,12 @@ else
   say "         (the streams runtime, the broker and the demo work without it)."
 fi
 
-want=$( (cat "$LOCK" pyproject.toml; echo "$PY") | sha256sum | cut -d' ' -f1)
-up_to_date() { [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; }
+want=$( (cat "$LOCK" pyproject.toml; echo "python $PY_VERSION") | sha256sum | cut -d' ' -f1)
+up_to_date() {
+  [ "$(py_version "$VENV/bin/python" || true)" = "$PY_VERSION" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]
+}
 if up_to_date; then
-  say ".venv is up to date with requirements.lock"
+  say "$NAME is up to date with requirements.lock (Python $PY_VERSION)"
   exit 0
 fi
 
@@ -63,7 +83,7 @@ if command -v flock >/dev/null 2>&1; then
     flock 9
   fi
   if up_to_date; then
-    say ".venv is up to date with requirements.lock (set up by the other run)"
+    say "$NAME is up to date with requirements.lock (Python $PY_VERSION, set up by the other run)"
     exit 0
   fi
 else
@@ -72,23 +92,35 @@ fi
 
 start=$(date +%s)
 # Step 2: venv and uv
+VENV_PY=$(py_version "$VENV/bin/python" || true) # again: another setup may have changed it meanwhile
+if [ -e "$VENV" ] && [ "$VENV_PY" != "$PY_VERSION" ]; then
+  if [ ! -f "$VENV/pyvenv.cfg" ]; then
+    echo "[setup] error: $VENV is not a virtualenv (no pyvenv.cfg); move it away and rerun" >&2
+    exit 1
+  fi
+  say "rebuilding $NAME: it was made with Python ${VENV_PY:-(an interpreter that no longer runs)}, and Python $PY_VERSION is asked for"
+  rm -rf "$VENV"
+fi
 if [ ! -x "$VENV/bin/python" ]; then
-  say "creating .venv with $PY"
+  say "creating $NAME with $PY (Python $PY_VERSION)"
   "$PY" -m venv "$VENV"
 fi
 if ! "$VENV/bin/uv" --version 2>/dev/null | grep -q "$UV_VERSION"; then
-  say "installing uv $UV_VERSION into .venv"
+  say "installing uv $UV_VERSION into $NAME"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
 fi
 
 # Step 3: dependencies, exactly as locked
-say "syncing .venv to requirements.lock (a cold install takes about a minute)"
-PYVER=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+say "syncing $NAME to requirements.lock (a cold install takes about a minute)"
 SYNC="$LOCK"
-if [ "$PYVER" != "3.11" ]; then
-  SYNC="$VENV/requirements-$PYVER.lock"
-  "$VENV/bin/uv" pip compile -q pyproject.toml --extra ops --extra dev --extra deploy \
-    --python "$VENV/bin/python" -c "$LOCK" -o "$SYNC"
+if [ "$PY_VERSION" != "3.11" ]; then
+  SYNC="$VENV/requirements-$PY_VERSION.lock"
+  compile=("$VENV/bin/uv" pip compile -q pyproject.toml --extra ops --extra dev --extra deploy
+    --python "$VENV/bin/python" -c "$LOCK" -o "$SYNC")
+  # From uv's cache first, online only when it lacks something: every pin comes from the lock, and
+  # an online resolve revalidates pyspark's sdist, which the index can answer as modified: uv then
+  # downloads its 430 MB again and rebuilds it (20 s and more) although the build is in the cache.
+  "${compile[@]}" --offline 2>/dev/null || "${compile[@]}"
 fi
 "$VENV/bin/uv" pip sync --python "$VENV/bin/python" --compile-bytecode "$SYNC"
 
