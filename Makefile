@@ -1,6 +1,9 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka system-deps demo test lint typecheck broker-start broker-stop clean
+.PHONY: setup setup-kafka system-deps demo test test-pythons lint typecheck broker-start broker-stop clean
 
+# PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
+# is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
+# 3.11, 3.12, 3.13 found, on PATH or under pyenv).
 setup:
 	@bash scripts/setup.sh
 
@@ -25,6 +28,12 @@ STREAMS_TEST_BROKERS ?= kafka,tansu
 test: setup system-deps setup-kafka
 	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) $(ARGS)
 
+# The broker-free tests (tests/unit, tests/topology, tests/tools) on the other supported Pythons, each in
+# its own .venv-3.X built from requirements.lock like .venv; a version not installed fails, naming it.
+PYTHONS ?= 3.12 3.13
+test-pythons:
+	@PYTHONS="$(PYTHONS)" bash scripts/test_pythons.sh $(ARGS)
+
 lint: setup
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
@@ -46,4 +55,4 @@ broker-stop: setup
 	@.venv/bin/streams-runtime broker stop
 
 clean:
-	rm -rf .venv .venv.lock .streams-runtime .pytest_cache .jvm
+	rm -rf .venv .venv.lock .venv-3.* .streams-runtime .pytest_cache .jvm
