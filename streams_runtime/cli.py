@@ -27,17 +27,18 @@ Getting started, with nothing but this package::
     streams-runtime topics create orders --partitions 3
     echo '{"key": "user-1", "value": {"amount": 12.5}}' | streams-runtime produce orders
 
-``worker``, ``demo``, ``topics`` and ``produce`` find Kafka by one rule
-(:func:`streams_runtime.brokers.configured_bootstrap_servers`): ``--bootstrap-servers``, else
-``$BOOTSTRAP_SERVERS``, else the broker ``broker start`` recorded. When there is none, ``worker``
-and ``demo`` start an embedded broker for their own lifetime, while ``topics`` and ``produce``
-stop and say how to give one (what they write would vanish with it). ``status`` and ``reset``
-take ``--bootstrap-servers`` only.
+Kafka, for every command that needs it (:mod:`streams_runtime.brokers.bootstrap`):
+``--bootstrap-servers``, else ``$BOOTSTRAP_SERVERS``, else the broker ``broker start`` recorded in
+the project's home (``$STREAMS_RUNTIME_HOME``, else the nearest ``.streams-runtime/`` above the
+current directory, else the checkout the package runs from). With none, ``worker`` and ``demo``
+warn and start a throwaway broker for their own lifetime; ``topics``, ``produce``, ``status`` and
+``reset`` stop and say how to give one (what they write would vanish with a throwaway broker, and
+it holds no application to look at).
 
-Exit codes: 0 success, 1 a clear error was printed, 2 bad usage. A ``--bootstrap-servers`` that
-does not answer within ``--connect-timeout`` seconds ends the command with one line, "cannot reach
-Kafka at host:port after N s: <reason>"; librdkafka's own log lines go through Python logging
-(shown from WARNING up, everything with -v).
+Exit codes: 0 success, 1 a clear error was printed, 2 bad usage. A Kafka that does not answer
+within ``--connect-timeout`` seconds ends the command with one line, "cannot reach Kafka at
+host:port after N s: <reason>"; librdkafka's own log lines go through Python logging (shown from
+WARNING up, everything with -v).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from streams_runtime.brokers import (
     runtime_home,
 )
 from streams_runtime.brokers.apache_kafka import stop_recorded
+from streams_runtime.brokers.bootstrap import FLAG_DEFAULT
 from streams_runtime.errors import StreamsError
 from streams_runtime.tools import describe, produce, reset, status, topics
 
@@ -138,6 +140,7 @@ def _demo(args: argparse.Namespace) -> int:
         with_airflow=args.with_airflow,
         airflow_port=args.airflow_port,
         broker=args.broker,
+        connect_timeout=args.connect_timeout,
     )
 
 
@@ -154,6 +157,7 @@ def _worker(args: argparse.Namespace) -> int:
         http_port=args.http_port,
         http_host=args.http_host,
         http_bind=args.http_bind,
+        connect_timeout=args.connect_timeout,
     )
 
 
@@ -166,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--connect-timeout",
         type=float,
         default=10.0,
-        help="seconds to wait for --bootstrap-servers to answer before giving up (default 10)",
+        help="seconds to wait for Kafka to answer before giving up (default 10)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -192,7 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_parser("status", help="is it running and answering?").set_defaults(func=_broker_status)
 
     demo = commands.add_parser("demo", help="run the main job on the embedded default")
-    demo.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
+    demo.add_argument(
+        "--bootstrap-servers",
+        default=None,
+        help=f"use this cluster (default: {FLAG_DEFAULT}; else a throwaway one, with a warning)",
+    )
     demo.add_argument(
         "--broker",
         choices=BROKER_KINDS,
@@ -218,7 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--app", required=True, help="module:attr of a function returning (Topology, config)")
     worker.add_argument("--instances", type=int, default=1, help="worker processes (default 1)")
     worker.add_argument("--threads", type=int, default=1, help="stream threads per instance (default 1)")
-    worker.add_argument("--bootstrap-servers", default=None, help="use this cluster, start nothing embedded")
+    worker.add_argument(
+        "--bootstrap-servers",
+        default=None,
+        help=f"use this cluster (default: the app's bootstrap_servers, else {FLAG_DEFAULT}; else a "
+        "throwaway one, with a warning)",
+    )
     worker.add_argument("--state-dir", default=None, help="state root; instance i uses <dir>/instance-<i>")
     worker.add_argument(
         "--http-port",
@@ -256,10 +269,6 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        if getattr(args, "bootstrap_servers", None):
-            from streams_runtime.kafka.clients import ensure_reachable
-
-            ensure_reachable(args.bootstrap_servers, args.connect_timeout)
         return args.func(args)
     except StreamsError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -15,9 +15,10 @@ itself. The module is imported from the current directory first, as ``python -m`
 
 Steps of :func:`run_worker` (the launcher process):
   1. load the app once to learn its topology and config;
-  2. find Kafka: ``--bootstrap-servers``, the app config's ``bootstrap_servers``,
-     ``$BOOTSTRAP_SERVERS``, the recorded broker, else an embedded broker living as long as the
-     launcher (so all instances share it);
+  2. find Kafka (:mod:`streams_runtime.brokers.bootstrap`): ``--bootstrap-servers``, the app
+     config's ``bootstrap_servers``, ``$BOOTSTRAP_SERVERS``, the broker recorded in the project's
+     home; else, after a warning, a throwaway embedded broker living as long as the launcher (so
+     all instances share it);
   3. read the partition counts of the user topics (sources, sinks, the dead-letter topic): a
      missing one stops here with the runtime's own message naming every missing topic and how to
      create it (:mod:`streams_runtime.processor.internals.user_topics`), before any instance
@@ -355,9 +356,13 @@ def run_worker(
     http_port: int | None = None,
     http_host: str | None = None,
     http_bind: str | None = None,
+    connect_timeout: float | None = None,
 ) -> int:
-    """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code."""
-    from streams_runtime.brokers import bootstrap_or_embedded, runtime_home
+    """The ``streams-runtime worker`` command (steps 1-6 of the module); returns the exit code.
+
+    :param connect_timeout: seconds the Kafka found may take to answer (None: not checked).
+    """
+    from streams_runtime.brokers import bootstrap_or_throwaway, runtime_home
     from streams_runtime.kafka.clients import create_admin, partition_counts
 
     # Step 1
@@ -366,8 +371,20 @@ def run_worker(
         raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
     state = state_dir or app.config.get("state_dir") or str(runtime_home() / "state")
     # Step 2
-    with bootstrap_or_embedded(bootstrap_servers or app.config.get("bootstrap_servers")) as servers:
-        print(f"[worker] app {app.application_id} from {app_spec}; Kafka at {servers}", flush=True)
+    given, given_by = bootstrap_servers, "--bootstrap-servers"
+    if not given:
+        given, given_by = app.config.get("bootstrap_servers"), f"the bootstrap_servers of {app_spec}"
+    with bootstrap_or_throwaway(
+        given,
+        given_by=given_by,
+        warn=lambda text: print(f"[worker] WARNING: {text}", file=sys.stderr, flush=True),
+        connect_timeout=connect_timeout,
+    ) as kafka:
+        servers = kafka.servers
+        print(
+            f"[worker] app {app.application_id} from {app_spec}; Kafka at {servers} ({kafka.source})",
+            flush=True,
+        )
         # Step 3
         topics = user_source_topics(app.topology)
         counts = partition_counts(create_admin(servers), topics_to_check(app))

@@ -1,8 +1,9 @@
 """The platform's main job (``make demo`` / ``streams-runtime demo``): broker, workers, data, results.
 
 Steps of :func:`run_demo`:
-  1. use the configured cluster, or start the embedded broker (a fresh embedded broker means the
-     demo's old local state is stale: it is removed first);
+  1. use the configured cluster (:mod:`streams_runtime.brokers.bootstrap`: ``--bootstrap-servers``,
+     ``$BOOTSTRAP_SERVERS``, the broker recorded in the project's home), or warn and start a
+     throwaway one (a fresh broker means the demo's old local state is stale: it is removed first);
   2. create ``demo-payments`` and ``demo-user-totals`` (4 partitions each) explicitly;
   3. start the ledger from the payments already in the topic (none on a fresh broker);
   4. print the parallelism math and start two worker instances (processes) running the demo
@@ -34,6 +35,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -42,12 +44,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.brokers import (
-    bootstrap_or_embedded,
-    configured_bootstrap_servers,
-    free_port,
-    runtime_home,
-)
+from streams_runtime.brokers import bootstrap_or_throwaway, free_port, runtime_home
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
@@ -257,21 +254,28 @@ def run_demo(
     with_airflow: bool = False,
     airflow_port: int | None = None,
     broker: str = "tansu",
+    connect_timeout: float | None = None,
 ) -> int:
     """Run the demo (steps in the module docstring); return the process exit code.
 
     ``broker`` is the kind of local broker started when no cluster is configured ("tansu", the
-    embedded default, or "kafka": Apache Kafka from the setup cache)."""
+    embedded default, or "kafka": Apache Kafka from the setup cache); ``connect_timeout`` the
+    seconds a configured cluster may take to answer (None: not checked)."""
     rng = random.Random(42)
     stop = threading.Event()
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in signals}
     state_dir = runtime_home() / "state" / "demo"
-    fresh = configured_bootstrap_servers(bootstrap_servers) is None
     ok = False
     try:
         # Step 1
-        with bootstrap_or_embedded(bootstrap_servers, kind=broker) as servers:
+        with bootstrap_or_throwaway(
+            bootstrap_servers,
+            kind=broker,
+            warn=lambda text: print(f"[demo] WARNING: {text}", file=sys.stderr, flush=True),
+            connect_timeout=connect_timeout,
+        ) as kafka:
+            servers, fresh = kafka.servers, kafka.throwaway
             started = {"tansu": "embedded Tansu broker; ", "kafka": "Apache Kafka; "}[broker] if fresh else ""
             say(f"Kafka at {servers} ({started}logs and state under {runtime_home()})")
             if fresh and state_dir.exists():

@@ -19,12 +19,50 @@ from pathlib import Path
 HOST = "127.0.0.1"
 
 
+#: names the home outright (as ``AIRFLOW_HOME`` does Airflow's)
+HOME_ENV = "STREAMS_RUNTIME_HOME"
+#: the home's directory name, in a project or in the checkout the package runs from
+HOME_DIR = ".streams-runtime"
+
+
 def runtime_home() -> Path:
-    """Where the CLI keeps broker state and logs: ``$STREAMS_RUNTIME_HOME`` or ``./.streams-runtime``."""
-    return Path(os.environ.get("STREAMS_RUNTIME_HOME", ".streams-runtime")).resolve()
+    """The project's home: where the recorded broker (``broker.json``), logs and local state live.
+
+    The first of:
+
+    1. ``$STREAMS_RUNTIME_HOME``;
+    2. the nearest ``.streams-runtime/`` in the current directory or above it, as git finds
+       ``.git`` (a project keeps its own);
+    3. the ``.streams-runtime/`` of the source checkout this package runs from (an editable
+       install, as ``make setup`` makes), whether or not it exists yet: what ``make demo`` and
+       ``make broker-start`` use, found the same from any directory;
+    4. ``./.streams-runtime`` (a package installed from a wheel, no home anywhere).
+
+    Every command reads the home through this function, so one that records a broker and one
+    that looks for it agree wherever each is started.
+    """
+    configured = os.environ.get(HOME_ENV)
+    if configured:
+        return Path(configured).resolve()
+    cwd = Path.cwd().resolve()
+    for directory in (cwd, *cwd.parents):
+        if (directory / HOME_DIR).is_dir():
+            return directory / HOME_DIR
+    checkout = source_checkout()
+    if checkout is not None:
+        return checkout / HOME_DIR
+    return cwd / HOME_DIR
+
+
+def source_checkout() -> Path | None:
+    """The checkout this package is imported from (its ``pyproject.toml`` next to the package), or
+    None when the package is installed (site-packages holds no ``pyproject.toml``)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "streams_runtime").is_dir() else None
 
 
 def default_state_file() -> Path:
+    """Where ``streams-runtime broker start`` records the broker it started (see :class:`BrokerInfo`)."""
     return runtime_home() / "broker.json"
 
 

@@ -1,48 +1,39 @@
-"""The cluster the ``topics`` and ``produce`` commands talk to.
+"""The cluster the operator tools (``topics``, ``produce``, ``status``, ``reset``) talk to.
 
-Found by the worker's and the demo's rule (:func:`streams_runtime.brokers.configured_bootstrap_servers`:
-``--bootstrap-servers``, ``$BOOTSTRAP_SERVERS``, the broker ``streams-runtime broker start``
-recorded). Unlike the worker and the demo, these commands never start an embedded broker when
-none is found: it would stop when the command ends, and the topics and records with it.
+Found by the one rule of :mod:`streams_runtime.brokers.bootstrap`: ``--bootstrap-servers``,
+``$BOOTSTRAP_SERVERS``, the broker ``streams-runtime broker start`` recorded in the project's
+home. Unlike the worker and the demo, these commands never start a throwaway broker when none is
+found: it would stop when the command ends, and the topics and records with it (and it holds no
+application to look at); they stop with an error saying how to give one.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from streams_runtime.brokers import configured_bootstrap_servers
-from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.clients import KafkaError, KafkaException, ensure_reachable
-
-
-class NoClusterError(StreamsError):
-    """No cluster is configured and no local broker is running."""
+from streams_runtime.brokers import Bootstrap, require_bootstrap
+from streams_runtime.brokers.bootstrap import FLAG_DEFAULT
+from streams_runtime.kafka.clients import KafkaError, KafkaException
 
 
 def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--bootstrap-servers",
-        default=None,
-        help="host:port of the cluster (default: $BOOTSTRAP_SERVERS, else the broker "
-        "'streams-runtime broker start' recorded)",
+        "--bootstrap-servers", default=None, help=f"host:port of the cluster (default: {FLAG_DEFAULT})"
     )
 
 
-def bootstrap_servers(args: argparse.Namespace) -> str:
-    """The cluster of ``args``, answering; the command line has checked an explicit one already.
+def cluster_of(args: argparse.Namespace) -> Bootstrap:
+    """The cluster of ``args`` and where its address came from, checked to answer.
 
     :raises NoClusterError: when none is configured, saying how to give one.
-    :raises KafkaUnreachableError: when the configured one does not answer in ``--connect-timeout``.
+    :raises KafkaUnreachableError: when it does not answer in ``--connect-timeout`` seconds.
     """
-    servers = configured_bootstrap_servers(args.bootstrap_servers)
-    if servers is None:
-        raise NoClusterError(
-            "no Kafka cluster to talk to: pass --bootstrap-servers HOST:PORT, set BOOTSTRAP_SERVERS, "
-            "or start a local broker with 'streams-runtime broker start'"
-        )
-    if not args.bootstrap_servers:
-        ensure_reachable(servers, args.connect_timeout)
-    return servers
+    return require_bootstrap(args.bootstrap_servers, connect_timeout=args.connect_timeout)
+
+
+def bootstrap_servers(args: argparse.Namespace) -> str:
+    """The bootstrap servers of :func:`cluster_of`."""
+    return cluster_of(args).servers
 
 
 def broker_reason(exc: KafkaException) -> str:

@@ -1,8 +1,11 @@
 """``streams-runtime reset``: the application reset tool (Kafka's ``kafka-streams-application-reset``).
 
-    streams-runtime reset --app-id X --bootstrap-servers H:P --input-topics a,b
+    streams-runtime reset --app-id X [--bootstrap-servers H:P] --input-topics a,b
         [--to-earliest | --to-datetime 2026-01-31T12:00:00 | --by-duration PT1H]
         [--wipe-local-state DIR] [--dry-run] [--force]
+
+Kafka is found as by every command (:mod:`streams_runtime.brokers.bootstrap`); with none
+configured nor recorded, ``reset`` stops with an error saying how to name one.
 
 After a reset, the next run of the application reprocesses its input from the chosen position as
 a first run would. Steps (all planned and printed first; ``--dry-run`` stops there):
@@ -41,6 +44,7 @@ from pathlib import Path
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
 from streams_runtime.processor.internals.group_member import describe_application_members
+from streams_runtime.tools.cluster import add_bootstrap_option, cluster_of
 
 INTERNAL_SUFFIXES = ("-repartition", "-changelog")
 _DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
@@ -172,7 +176,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "reset", help="reset an application to reprocess its input (Kafka's application reset tool)"
     )
     parser.add_argument("--app-id", required=True, help="the application_id to reset")
-    parser.add_argument("--bootstrap-servers", required=True, help="host:port of the cluster")
+    add_bootstrap_option(parser)
     parser.add_argument(
         "--input-topics", required=True, help="comma-separated input topics whose offsets are reset"
     )
@@ -203,16 +207,19 @@ def run(args: argparse.Namespace) -> int:
         timestamp_ms = int(args.to_datetime.timestamp() * 1000)
     elif args.by_duration is not None:
         timestamp_ms = int((time.time() - args.by_duration.total_seconds()) * 1000)
-    warning = check_no_active_members(args.bootstrap_servers, args.app_id, args.force)
+    kafka = cluster_of(args)
+    servers = kafka.servers
+    warning = check_no_active_members(servers, args.app_id, args.force)
     if warning:
         print(warning, file=sys.stderr)
     wipe = Path(args.wipe_local_state) if args.wipe_local_state else None
-    reset = plan(args.bootstrap_servers, args.app_id, topics, timestamp_ms, wipe)
+    reset = plan(servers, args.app_id, topics, timestamp_ms, wipe)
+    print(f"Kafka at {servers} ({kafka.source})")
     for line in reset.lines():
         print(line)
     if args.dry_run:
         print("Dry run: nothing was changed.")
         return 0
-    apply(args.bootstrap_servers, reset)
+    apply(servers, reset)
     print(f"Done: application {args.app_id} is reset; its next run reprocesses the input.")
     return 0

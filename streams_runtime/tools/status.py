@@ -1,6 +1,9 @@
 """``streams-runtime status``: an application's members, each instance's tasks, lag per partition.
 
-    streams-runtime status --app-id X --bootstrap-servers H:P [--http HOST:PORT ...] [--topics a,b]
+    streams-runtime status --app-id X [--bootstrap-servers H:P] [--http HOST:PORT ...] [--topics a,b]
+
+Kafka is found as by every command (:mod:`streams_runtime.brokers.bootstrap`); with none
+configured nor recorded, ``status`` stops with an error saying how to name one.
 
 * **Members** come from the application's coordination group (DescribeGroups): member id, the
   instance's process id and HTTP endpoint (from the subscription's user data; brokers that do not
@@ -28,6 +31,7 @@ from rich.table import Table
 from streams_runtime.kafka import clients
 from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
 from streams_runtime.processor.internals.group_member import describe_application_members
+from streams_runtime.tools.cluster import add_bootstrap_option, cluster_of
 
 TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
 
@@ -138,7 +142,7 @@ def show(status: dict[str, Any], console: Console) -> None:
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("status", help="an application's members, tasks per instance and lag")
     parser.add_argument("--app-id", required=True, help="the application_id")
-    parser.add_argument("--bootstrap-servers", required=True, help="host:port of the cluster")
+    add_bootstrap_option(parser)
     parser.add_argument("--http", action="append", default=[], help="a worker's HTTP endpoint host:port")
     parser.add_argument("--topics", default="", help="comma-separated input topics to report lag for")
     parser.add_argument("--json", action="store_true", help="print the status as JSON")
@@ -147,9 +151,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()]
-    status = collect(args.bootstrap_servers, args.app_id, args.http, topics, os.environ.get(TOKEN_ENV))
+    kafka = cluster_of(args)
+    status = collect(kafka.servers, args.app_id, args.http, topics, os.environ.get(TOKEN_ENV))
     if args.json:
         print(json.dumps(status, indent=2))
     else:
-        show(status, Console())
+        console = Console()
+        kafka_line = f"Kafka at {kafka.servers} ({kafka.source})"
+        console.print(kafka_line, markup=False, highlight=False, soft_wrap=True)
+        show(status, console)
     return 0
