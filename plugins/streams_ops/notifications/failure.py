@@ -24,8 +24,11 @@ ENV_FACTORY = "STREAMS_OPS_FAILURE_NOTIFIER"
 
 
 def alerts_file() -> Path:
-    home = os.environ.get("STREAMS_RUNTIME_HOME") or str(Path.cwd() / ".streams-runtime")
-    return Path(home) / "alerts" / "airflow.jsonl"
+    """``alerts/airflow.jsonl`` in the project's home (``$STREAMS_RUNTIME_HOME`` when set, else
+    found as every streams-runtime command finds it)."""
+    from streams_runtime.brokers import runtime_home
+
+    return runtime_home() / "alerts" / "airflow.jsonl"
 
 
 class FailureNotifier(BaseNotifier):
