@@ -101,6 +101,7 @@ def list_tasks(request: Request) -> dict[str, Any]:
     return {
         "application_id": streams.config["application_id"],
         "endpoint": streams.config["application_server"] or None,
+        "process_id": streams.process_id,
         "state": streams.state.name,
         "threads": threads,
     }

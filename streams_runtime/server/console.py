@@ -8,8 +8,8 @@ last minutes as a small chart, and a key lookup through the routed query API
 (``/stores/{store}/keys/{key}``). It refreshes every few seconds from:
 
 * ``GET /ui/api/topology.svg``: the topology as SVG (:mod:`streams_runtime.processor.topology_graph`);
-* ``GET /ui/api/local``: this instance's threads with their tasks (kind: active, standby or
-  warm-up from the thread's assignment; state: RUNNING or RESTORING for an active task,
+* ``GET /ui/api/local``: this instance's process id, its threads with their tasks (kind: active,
+  standby or warm-up from the thread's assignment; state: RUNNING or RESTORING for an active task,
   REPLAYING for the others), and its store partitions' positions and ends;
 * ``GET /ui/api/instances``: ``/ui/api/local`` of every instance in the assignment metadata (and
   this one), read here or from the instance's endpoint through a request signed with the
@@ -114,6 +114,7 @@ def _local(request: Request) -> dict[str, Any]:
                 task["state"] = "REPLAYING"
     lags = streams.all_local_store_partition_lags()
     return {
+        "process_id": tasks["process_id"],
         "state": tasks["state"],
         "threads": tasks["threads"],
         "lags": {
@@ -169,7 +170,12 @@ def _remote(request: Request, endpoint: str) -> dict[str, Any]:
         if answer.status_code != 200:
             return {"error": f"answered {answer.status_code}", "threads": [], "lags": {}}
         body = answer.json()
-        return {"state": body["state"], "threads": body["threads"], "lags": body["lags"]}
+        return {
+            "process_id": body.get("process_id"),
+            "state": body["state"],
+            "threads": body["threads"],
+            "lags": body["lags"],
+        }
     except SignatureError as exc:
         return {
             "error": f"answer refused (does not prove the forwarding secret: {exc})",

@@ -6,8 +6,11 @@ Kafka is found as by every command (:mod:`streams_runtime.brokers.bootstrap`); w
 configured nor recorded, ``status`` stops with an error saying how to name one.
 
 * **Members** come from the application's coordination group (DescribeGroups): member id, the
-  instance's process id and HTTP endpoint (from the subscription's user data; brokers that do not
-  return it, such as Tansu, leave the endpoint to ``--http``).
+  instance's process id and its ``application_server`` endpoint, from the subscription's user
+  data. Brokers that return no subscriptions (Tansu) leave the process id in the member id and the
+  endpoint to the workers' HTTP API: the instance of the same process id there names it, once any
+  worker answers (``--http``). A member without an endpoint says why: "no endpoint configured", or
+  "unknown" while nothing could tell (``--json``: ``endpoint`` null and ``endpoint_note``).
 * **Instances and tasks** come from the workers' HTTP API (``/ui/api/instances`` of the first
   endpoint that answers, which gathers every instance's threads, active and standby tasks and
   store lags); the bearer token is read from ``$STREAMS_RUNTIME_HTTP_TOKEN``.
@@ -30,10 +33,26 @@ from rich.table import Table
 
 from streams_runtime.kafka import clients
 from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
-from streams_runtime.processor.internals.group_member import describe_application_members
+from streams_runtime.processor.internals.group_member import (
+    GroupMemberDescription,
+    describe_application_members,
+)
 from streams_runtime.tools.cluster import add_bootstrap_option, cluster_of
 
 TOKEN_ENV = "STREAMS_RUNTIME_HTTP_TOKEN"
+#: a member whose subscription names no endpoint (its ``application_server`` is not set)
+NO_ENDPOINT = "no endpoint configured"
+#: a member of a broker that returns no subscriptions (Tansu) that the workers do not list
+NOT_LISTED = f"{NO_ENDPOINT}, or the instance is gone: the workers' HTTP API does not list it"
+#: the same, when the worker that answered could not read every other instance
+UNREAD_ENDPOINT = (
+    "unknown: the workers' HTTP API could not read every instance (they read each other with "
+    "application_server_forwarding_secret)"
+)
+#: a member of a broker that returns no subscriptions (Tansu), with no worker answering
+UNKNOWN_ENDPOINT = (
+    "unknown: the broker returns no member subscriptions; --http HOST:PORT of a worker shows it"
+)
 
 
 def fetch_instances(endpoints: list[str], token: str | None, timeout: float = 5.0) -> dict[str, Any] | None:
@@ -49,22 +68,43 @@ def fetch_instances(endpoints: list[str], token: str | None, timeout: float = 5.
     return None
 
 
+def member_endpoint(member: GroupMemberDescription, instances: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """``{"endpoint": host:port or None, "endpoint_note": where it came from, or why there is none}``.
+
+    The member's subscription names its ``application_server`` when the broker returns it (Apache
+    Kafka does); else (Tansu) the instance of the same process id among ``instances`` (what the
+    workers' HTTP API listed, None when no worker answered) names it.
+    """
+    if member.endpoint:
+        return {"endpoint": member.endpoint, "endpoint_note": "from the member's subscription"}
+    if member.subscription_known:
+        return {"endpoint": None, "endpoint_note": NO_ENDPOINT}
+    listed = {i.get("process_id"): i.get("endpoint") for i in instances or []}
+    if member.process_id and listed.get(member.process_id):
+        return {"endpoint": listed[member.process_id], "endpoint_note": "from the workers' HTTP API"}
+    if instances is None:
+        return {"endpoint": None, "endpoint_note": UNKNOWN_ENDPOINT}
+    if None in listed:  # an instance the answering worker could not read
+        return {"endpoint": None, "endpoint_note": UNREAD_ENDPOINT}
+    return {"endpoint": None, "endpoint_note": NOT_LISTED}
+
+
 def collect(
     bootstrap_servers: str, application_id: str, endpoints: list[str], topics: list[str], token: str | None
 ) -> dict[str, Any]:
     """Everything ``status`` prints, as a dict (also what ``--json`` prints)."""
     state, members = describe_application_members(bootstrap_servers, application_id)
+    known = [m.endpoint for m in members if m.endpoint]
+    instances = fetch_instances(list(dict.fromkeys(endpoints + known)), token)
     member_rows = [
         {
             "member_id": m.member_id,
             "process_id": m.process_id,
-            "endpoint": m.endpoint,
             "client_host": m.client_host,
+            **member_endpoint(m, instances["instances"] if instances else None),
         }
         for m in members
     ]
-    known = [m.endpoint for m in members if m.endpoint]
-    instances = fetch_instances(list(dict.fromkeys(endpoints + known)), token)
     partitions: set[tuple[str, int]] = set()
     if instances:
         for inst in instances["instances"]:
@@ -108,7 +148,7 @@ def show(status: dict[str, Any], console: Console) -> None:
     )
     members = Table("member", "process", "endpoint", title="Members")
     for m in status["members"]:
-        members.add_row(m["member_id"][-12:], m["process_id"] or "?", m["endpoint"] or "-")
+        members.add_row(m["member_id"][-12:], m["process_id"] or "?", m["endpoint"] or m["endpoint_note"])
     console.print(members)
     if status["instances"] is None:
         console.print("instances: no worker HTTP endpoint answered (give one with --http HOST:PORT)")

@@ -485,7 +485,12 @@ class GroupMember:
 
 @dataclass(frozen=True)
 class GroupMemberDescription:
-    """One member of an application's coordination group, as DescribeGroups reports it."""
+    """One member of an application's coordination group, as DescribeGroups reports it.
+
+    ``subscription_known`` says whether the broker returned the member's subscription (Apache
+    Kafka does, Tansu does not): only then does ``endpoint`` None mean that the member has no
+    ``application_server`` configured, rather than that the broker did not say.
+    """
 
     member_id: str
     client_id: str
@@ -493,6 +498,7 @@ class GroupMemberDescription:
     process_id: str | None
     endpoint: str | None
     thread_count: int
+    subscription_known: bool = False
 
 
 def describe_application_members(
@@ -529,4 +535,5 @@ def member_description(member: Mapping[str, Any]) -> GroupMemberDescription:
         process_id=process_id,
         endpoint=info.endpoint if info else None,
         thread_count=info.thread_count if info else 0,
+        subscription_known=info is not None,
     )

@@ -151,6 +151,7 @@ class FakeClient:
         application_id: str = "app",
     ) -> None:
         self.threads = threads
+        self.process_id = f"process-of-{endpoint}"
         self.state = SimpleNamespace(name=state)
         self.setup = fake_setup()
         self.config = {

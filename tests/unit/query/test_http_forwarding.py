@@ -238,7 +238,12 @@ def _console_view_of_b(client: TestClient) -> dict:
 
 
 def test_should_read_other_instances_for_the_console_signed_and_never_with_the_token(monkeypatch):
-    view_of_b = {"state": "RUNNING", "threads": [{"name": "b-1", "tasks": []}], "lags": {}}
+    view_of_b = {
+        "process_id": "b-process",
+        "state": "RUNNING",
+        "threads": [{"name": "b-1", "tasks": []}],
+        "lags": {},
+    }
     monkeypatch.setattr(console, "_local", lambda request: view_of_b)  # B's own view, as B computes it
     client, _, recorder = _pair()
     assert _console_view_of_b(client) == view_of_b
