@@ -2,8 +2,11 @@
 
 The real HTTP server of instance A (a fake client behind it, no broker) forwards lookups of
 partitions 2 and 3 to an advertised owner that is a socket accepting connections and never
-answering. 60 such lookups at once fill the thread pool FastAPI runs blocking routes in; every
-liveness and readiness probe meanwhile must answer within 100 ms, and the lookups end in 503.
+answering. 60 such lookups at once fill the thread pool FastAPI runs blocking routes in; the
+liveness and readiness probes meanwhile answer in a median under 100 ms and none waits anywhere
+near the forwarding timeout (a probe queued behind the pool would wait that long; a 100 ms bound on
+the slowest of 20 probes failed once on a 2-core machine under a load average of 20, scheduler
+noise rather than waiting), and the lookups end in 503.
 """
 
 from __future__ import annotations
@@ -103,7 +106,9 @@ def test_should_answer_health_probes_fast_while_an_owner_black_holes_lookups():
         server.stop()
         hole.close()
     assert {status for status, _ in probes} == {200}
-    slowest = max(elapsed for _, elapsed in probes)
-    assert slowest < 0.1, f"slowest health probe took {slowest * 1000:.0f} ms"
+    elapsed = sorted(seconds for _, seconds in probes)
+    median, slowest = elapsed[len(elapsed) // 2], elapsed[-1]
+    assert median < 0.1, f"median health probe took {median * 1000:.0f} ms"
+    assert slowest < min(1.0, FORWARD_TIMEOUT_S / 2), f"slowest health probe took {slowest * 1000:.0f} ms"
     assert ended_early == 0, "lookups ended before the probes were timed: the owner did not hold them"
     assert set(statuses) == {503}, statuses
