@@ -87,6 +87,7 @@ __all__ = [
     "Producer",
     "TopicPartition",
     "TopicSpec",
+    "TopicsMetadata",
     "create_admin",
     "create_consumer",
     "create_producer",
@@ -103,6 +104,7 @@ __all__ = [
     "partition_counts",
     "topic_names",
     "topic_partitions",
+    "topics_metadata",
     "wait_for_metadata",
 ]
 
@@ -242,13 +244,7 @@ def wait_for_metadata(
 
 def partition_counts(admin: AdminClient, topics: Iterable[str], timeout: float = 10.0) -> dict[str, int]:
     """Partition count of each existing topic among ``topics`` (missing topics are left out)."""
-    metadata = admin.list_topics(timeout=timeout)
-    wanted = set(topics)
-    return {
-        name: len(topic.partitions)
-        for name, topic in metadata.topics.items()
-        if name in wanted and topic.error is None
-    }
+    return topics_metadata(admin, topics, timeout).partition_counts()
 
 
 def existing_topics(admin: AdminClient, timeout: float = 10.0) -> list[str]:
@@ -335,17 +331,49 @@ class PartitionInfo:
     isr: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class TopicsMetadata:
+    """Some topics as one metadata request described them, and how many brokers it named.
+
+    :ivar brokers: the brokers of the cluster the answer named (the live ones).
+    :ivar partitions: each existing topic asked for -> its partitions, in partition order.
+    """
+
+    brokers: int
+    partitions: Mapping[str, tuple[PartitionInfo, ...]]
+
+    def partition_counts(self) -> dict[str, int]:
+        return {name: len(partitions) for name, partitions in self.partitions.items()}
+
+    def replication_factors(self) -> dict[str, int]:
+        """Each topic -> the fewest replicas any of its partitions has."""
+        return {name: min(len(p.replicas) for p in parts) for name, parts in self.partitions.items() if parts}
+
+
+def topics_metadata(admin: AdminClient, topics: Iterable[str], timeout: float = 10.0) -> TopicsMetadata:
+    """The partitions (leader, replicas, in-sync replicas) of each existing topic among ``topics``
+    and the cluster's broker count, read with one all-topics request: a request naming a missing
+    topic would create it on the embedded broker. Missing topics are left out."""
+    metadata = admin.list_topics(timeout=timeout)
+    wanted = set(topics)
+    return TopicsMetadata(
+        len(metadata.brokers),
+        {
+            name: tuple(
+                PartitionInfo(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
+                for p in sorted(topic.partitions.values(), key=lambda p: p.id)
+            )
+            for name, topic in metadata.topics.items()
+            if name in wanted and topic.error is None
+        },
+    )
+
+
 def topic_partitions(admin: AdminClient, topic: str, timeout: float = 10.0) -> list[PartitionInfo] | None:
-    """The partitions of ``topic`` with their leader, replicas and in-sync replicas, in partition
-    order; None when the topic does not exist (read from an all-topics request, which creates
-    nothing)."""
-    found = admin.list_topics(timeout=timeout).topics.get(topic)
-    if found is None or found.error is not None:
-        return None
-    return [
-        PartitionInfo(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
-        for p in sorted(found.partitions.values(), key=lambda p: p.id)
-    ]
+    """The partitions of ``topic`` in partition order (:func:`topics_metadata`); None when the
+    topic does not exist."""
+    found = topics_metadata(admin, [topic], timeout).partitions.get(topic)
+    return None if found is None else list(found)
 
 
 # -- offsets and topics for the operator tools (status, reset) -------------------------------

@@ -403,10 +403,13 @@ def _error_of(injected: BaseException) -> KafkaError:
 
 
 def _metadata(cluster: InMemoryCluster) -> Any:
-    """What ``list_topics`` answers: ``topics`` (name -> partitions, error) and one broker."""
+    """What ``list_topics`` answers: ``topics`` (name -> partitions, error) and one broker, the
+    leader and only replica of every partition."""
     topics = {
         name: SimpleNamespace(
-            topic=name, partitions={p: SimpleNamespace(id=p) for p in range(count)}, error=None
+            topic=name,
+            partitions={p: SimpleNamespace(id=p, leader=1, replicas=[1], isrs=[1]) for p in range(count)},
+            error=None,
         )
         for name, count in cluster.topics().items()
     }

@@ -1,11 +1,13 @@
 """InternalTopicManager: check the user topics and create/verify the internal topics at start.
 
 Called once by KafkaStreams.start(), before any thread starts. Steps of :func:`prepare_topics`:
-  1. read every topic's partition count with one all-topics metadata request (a request naming a
-     missing topic would create it on Tansu, docs/decisions/0001-embedded-broker.md);
+  1. read every topic's partitions and the broker count with one all-topics metadata request (a
+     request naming a missing topic would create it on Tansu, docs/decisions/0001-embedded-broker.md);
   2. every user topic (sources, global sources, sinks with a fixed topic, the dead-letter topic)
      must exist, else one error names every missing topic and how to create it
-     (:func:`~.user_topics.check_user_topics`); nothing has been read or written then;
+     (:func:`~.user_topics.check_user_topics`); nothing has been read or written then; under
+     exactly-once, one warning names the user topics with a single replica
+     (:func:`~.user_topics.warn_single_replica_topics`);
   3. task counts per sub-topology from the source partition counts; co-partitioned sources with
      different counts stop the start with a TopologyError naming the topics and their counts;
   4. partition counts of the internal topics: a repartition topic has its fixed count or the
@@ -22,9 +24,13 @@ import logging
 from typing import Any
 
 from streams_runtime.errors import StreamsError, TopologyError
-from streams_runtime.kafka.clients import TopicSpec, create_topics, partition_counts
+from streams_runtime.kafka.clients import TopicSpec, create_topics, topics_metadata
 from streams_runtime.processor.internals import topology_info
-from streams_runtime.processor.internals.user_topics import check_user_topics, user_topics
+from streams_runtime.processor.internals.user_topics import (
+    check_user_topics,
+    user_topics,
+    warn_single_replica_topics,
+)
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -40,20 +46,27 @@ def prepare_topics(
     *,
     dead_letter_topic: str | None = None,
     bootstrap_servers: str | None = None,
+    exactly_once: bool = False,
 ) -> dict[str, int]:
     """The steps of the module docstring; ``builder`` is the topology's InternalTopologyBuilder,
     ``dead_letter_topic`` the topic the deserialization handler writes (if it writes one),
-    ``bootstrap_servers`` what the error's suggested command names (None: nothing)."""
+    ``bootstrap_servers`` what the error's suggested command names (None: nothing),
+    ``exactly_once`` whether the application runs exactly_once_v2."""
     infos = topology_info.sub_topologies(builder)
     internal = topology_info.internal_topics(builder)
     user_sources = sorted({t for i in infos for t in i.source_topics if t not in internal})
     # Step 1
     asked = {*user_sources, *user_topics(builder, dead_letter_topic), *internal}
-    existing = partition_counts(admin, sorted(asked))
+    metadata = topics_metadata(admin, sorted(asked))
+    existing = metadata.partition_counts()
     # Step 2
     check_user_topics(
         builder, existing, dead_letter_topic=dead_letter_topic, bootstrap_servers=bootstrap_servers
     )
+    if exactly_once:
+        warn_single_replica_topics(
+            builder, metadata.replication_factors(), metadata.brokers, dead_letter_topic=dead_letter_topic
+        )
     # Step 3
     sources = {t: existing[t] for t in user_sources}
     try:

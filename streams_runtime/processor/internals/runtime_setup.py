@@ -105,6 +105,7 @@ class RuntimeSetup:
             dead_letter_topic=dead_letter_topic(config),
             # the suggested command names the cluster only when it is a real one
             bootstrap_servers=bootstrap_servers if client_supplier is DEFAULT_CLIENT_SUPPLIER else None,
+            exactly_once=config["processing_guarantee"] == "exactly_once_v2",
         )
         global_topics = _global_topic_counts(admin, builder)
         infos, sources = _subtopologies(builder)

@@ -21,10 +21,19 @@ global source) is among the missing, else :class:`~streams_runtime.errors.Missin
 either way the message names every missing topic and gives the command that creates it, with a
 partition count where the topology implies one (a sink: the task count of the sub-topologies
 writing it; a co-partitioned source: the partition count of the topics it joins).
+
+Under exactly-once on a cluster of more than one broker, a user topic with a single-replica
+partition is logged once at WARNING (:func:`warn_single_replica_topics`) and the start goes on:
+while that partition's broker is down it has no leader, and Apache Kafka's transaction
+coordinator, aborting a transaction, skips its abort marker, so the aborted records later read as
+committed (docs/decisions/0009-two-brokers.md). Two replicas already need two failures for that;
+the advice is three, as for the internal topics. A one-broker cluster (the embedded broker) is
+exempt: the coordinator goes down with the partition and writes the marker when both are back.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,10 +54,13 @@ __all__ = [
     "dead_letter_topic",
     "missing_topics_message",
     "user_topics",
+    "warn_single_replica_topics",
 ]
 
 SOURCE, GLOBAL_SOURCE, SINK, DEAD_LETTER = "source", "global source", "sink", "dead-letter"
 _SOURCE_ROLES = (SOURCE, GLOBAL_SOURCE)
+
+log = logging.getLogger("streams_runtime.processor")
 
 
 def dead_letter_topic(config: Mapping[str, Any]) -> str | None:
@@ -105,6 +117,45 @@ def check_user_topics(
     if any(role in _SOURCE_ROLES for role in missing.values()):
         raise MissingSourceTopicError(message)
     raise MissingSinkTopicError(message)
+
+
+def warn_single_replica_topics(
+    builder: InternalTopologyBuilder,
+    replication_factors: Mapping[str, int],
+    brokers: int,
+    *,
+    dead_letter_topic: str | None = None,
+) -> None:
+    """Log one WARNING naming every user topic with fewer than 2 replicas on some partition, when
+    the cluster has more than one broker; the caller asks only under exactly-once (module
+    docstring).
+
+    :param replication_factors: topic -> the fewest replicas of its partitions (from the same
+        metadata request as :func:`check_user_topics`'s partition counts).
+    :param brokers: the brokers of the cluster.
+    """
+    if brokers <= 1:
+        return
+    roles = user_topics(builder, dead_letter_topic)
+    single = {t: role for t, role in roles.items() if t in replication_factors and replication_factors[t] < 2}
+    if not single:
+        return
+    named = ", ".join(
+        f"{role} topic {topic!r} (replication factor {replication_factors[topic]})"
+        for topic, role in single.items()
+    )
+    log.warning(
+        "application %r runs exactly_once_v2 on %d brokers, but %s %s a single replica: a "
+        "transaction aborted while such a partition's only broker is down gets no abort marker there "
+        "(Apache Kafka's transaction coordinator skips a partition without a leader) and its records "
+        "later read as committed; recreate %s with replication factor 3 (internal topics follow "
+        "replication_factor)",
+        builder.application_id,
+        brokers,
+        named,
+        "has" if len(single) == 1 else "have",
+        "it" if len(single) == 1 else "them",
+    )
 
 
 def missing_topics_message(
