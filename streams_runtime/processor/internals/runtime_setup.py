@@ -95,6 +95,9 @@ class RuntimeSetup:
                 f"the config says {app_id!r}"
             )
         builder.validate()
+        # a security setting the membership's client cannot take is a config error: named before
+        # anything is asked of the cluster
+        security = security_settings(config.client_configs("client."))
         admin = client_supplier.get_admin(bootstrap_servers, config.client_configs("admin."))
         broker = identify_broker(admin, bootstrap_servers=bootstrap_servers)
         _bind_pattern_sources(admin, builder)
@@ -115,7 +118,6 @@ class RuntimeSetup:
             name: int(overrides.get(key, default)) for key, (name, default) in _MEMBER_KEYS.items()
         }
         member.update(_high_availability_settings(config))
-        security = security_settings(config.client_configs("client."))
         if security:  # the cluster's security settings, for the membership's kafka-python client
             member["overrides"] = security
         setup = cls(
