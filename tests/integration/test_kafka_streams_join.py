@@ -66,10 +66,23 @@ def test_should_join_a_stream_with_a_co_partitioned_table_across_two_instances(
         )
         out = read_all(bootstrap_servers, sink, 4, 600)
         owned = [sum(len(t.active_tasks) for t in c.metadata_for_local_threads()) for c in clients]
+        # what each instance was doing, for a short read (once, in a CI run: no output at all)
+        seen = [
+            (
+                c.state.name,
+                [(t.thread_state, sorted(map(str, t.active_tasks))) for t in c.metadata_for_local_threads()],
+            )
+            for c in clients
+        ]
     finally:
         for client in clients:
             client.close(timeout=30)
-    assert sorted(m.value().decode() for m in out) == sorted(f"order{i}@name{i % USERS}" for i in range(600))
+    assert sorted(m.value().decode() for m in out) == sorted(
+        f"order{i}@name{i % USERS}" for i in range(600)
+    ), (
+        len(out),
+        seen,
+    )
     for m in out:
         order = int(m.value().decode().split("@")[0][len("order") :])
         assert m.key().decode() == f"u{order % USERS}"
