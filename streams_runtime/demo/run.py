@@ -272,7 +272,8 @@ def run_demo(
         with bootstrap_or_throwaway(
             bootstrap_servers,
             kind=broker,
-            warn=lambda text: print(f"[demo] WARNING: {text}", file=sys.stderr, flush=True),
+            # the demo's own default (the README's first command): said, not warned about
+            warn=lambda text: print(f"[demo] {text}", file=sys.stderr, flush=True),
             connect_timeout=connect_timeout,
         ) as kafka:
             servers, fresh = kafka.servers, kafka.throwaway

@@ -132,7 +132,7 @@ class _NoBrokerHere:
 
 
 WARNING = (
-    "WARNING: no Kafka configured: starting a throwaway embedded Tansu broker that lives only as long "
+    "no Kafka configured: starting a throwaway embedded Tansu broker that lives only as long "
     "as this process (its topics, records and committed offsets go with it). To use a real cluster "
     "give --bootstrap-servers HOST:PORT or set BOOTSTRAP_SERVERS=HOST:PORT; to share one local broker "
     "between commands, start it with 'streams-runtime broker start' (no broker is recorded in {state}; "
@@ -142,9 +142,9 @@ WARNING = (
 
 @pytest.mark.parametrize(
     "command, prefix",
-    [(["worker", "--app", "streams_runtime.demo.app:app"], "[worker]"), (["demo"], "[demo]")],
+    [(["worker", "--app", "streams_runtime.demo.app:app"], "[worker] WARNING:"), (["demo"], "[demo]")],
 )
-def test_worker_and_demo_warn_before_starting_a_throwaway_broker(
+def test_worker_warns_and_demo_says_before_starting_a_throwaway_broker(
     checkout, capsys, monkeypatch, command, prefix
 ):
     seen: list[str] = []
