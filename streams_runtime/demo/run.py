@@ -55,6 +55,8 @@ from streams_runtime.worker import FORWARDING_SECRET_ENV, WorkerLauncher, load_a
 APP_SPEC = "streams_runtime.demo.app:app"
 #: step 6: re-read the results topic to its true end after this long without a new result
 RESYNC_AFTER_QUIET_S = 3.0
+#: how long the workers' assignment must stay the same before the demo produces
+STABLE_ASSIGNMENT_S = 1.0
 USERS = [f"user-{i}" for i in range(5)]
 
 
@@ -94,16 +96,25 @@ def _wait_loop(
     bar: Callable[[int], None] | None,
 ) -> None:
     deadline = time.monotonic() + timeout
+    seen: dict[Any, list[str]] = {}
+    seen_since = time.monotonic()
     while time.monotonic() < deadline and not stop.is_set() and launcher.alive():
         statuses = launcher.statuses()
         tasks = {i: sorted(t for ts in s["threads"].values() for t in ts) for i, s in statuses.items()}
+        if tasks != seen:
+            seen, seen_since = tasks, time.monotonic()
         if bar is not None:
             bar(sum(len(t) for i, t in tasks.items() if statuses[i]["state"] == "RUNNING"))
+        counts = [len(t) for t in tasks.values()]
         if (
             len(statuses) == launcher.instances
             and all(s["state"] == "RUNNING" for s in statuses.values())
             and all(tasks.values())
-            and sum(len(t) for t in tasks.values()) == total_tasks
+            and sum(counts) == total_tasks
+            # balanced and settled: a first assignment can hand a new instance warm-ups only, and
+            # the follow-up rebalance that moves their tasks comes a moment later
+            and max(counts) - min(counts) <= 1
+            and time.monotonic() - seen_since >= STABLE_ASSIGNMENT_S
         ):
             owners = "; ".join(f"instance {i}: {' '.join(t)}" for i, t in sorted(tasks.items()))
             say(f"workers running: {owners}")
