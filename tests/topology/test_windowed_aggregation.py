@@ -213,3 +213,19 @@ def test_sliding_window_count_creates_left_and_right_windows_per_record():
             KeyValue("a@21/31", 1),  # right window of the first record, created by the second
             KeyValue("a@15/25", 2),  # left window of the second record holds both
         ]
+
+
+def test_should_aggregate_a_null_value_into_tumbling_and_hopping_windows():
+    """Kafka Streams' time-window aggregation skips a null key only: a null value is counted (and
+    handed to the aggregator), as Kafka Streams 4.3.1 does (tests/oracle found it)."""
+    _, driver, inp, out = _time_window_driver(TimeWindows.of_size_and_grace(10, 5).advance_by(5))
+    with driver:
+        inp.pipe_input("a", "x", 7)
+        inp.pipe_input("a", None, 8)
+        assert out.read_records_to_list() == [
+            TestRecord("a@0/10", 1, 7),
+            TestRecord("a@5/15", 1, 7),
+            TestRecord("a@0/10", 2, 8),
+            TestRecord("a@5/15", 2, 8),
+        ]
+        assert driver.metrics.total("dropped-records") == 0

@@ -8,7 +8,8 @@ Kafka Streams' semantics:
   session once ``end < stream time - inactivity gap - grace``, since a record within the gap
   of a session's end can still merge into it). A record that would only update closed
   windows is dropped: logged and counted on the task's ``dropped-records`` sensor, never
-  silently. Null keys (and null values, except for sessions) are dropped the same way.
+  silently. Null keys are dropped the same way, and so are null values in sliding windows;
+  tumbling, hopping and session windows aggregate a null value (Kafka Streams 4.3.1 does).
 * Time windows: the new aggregate's timestamp is max(record ts, previous aggregate ts); the
   update is forwarded as ``Change(new, old)`` keyed by ``Windowed(key, TimeWindow)``, where the
   old value is the initializer's result for a new window (as Kafka Streams does).
@@ -223,8 +224,8 @@ class KStreamWindowAggregate(_WindowProcessor):
 
     def process(self, record: Record) -> None:
         key, timestamp = record.key, record.timestamp
-        if key is None or record.value is None:
-            self.drop("due to null key or value", record)
+        if key is None:  # a null value is aggregated, as in Kafka Streams (count counts it)
+            self.drop("due to null key", record)
             return
         if timestamp > self.observed_stream_time:
             self.observed_stream_time = timestamp
