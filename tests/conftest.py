@@ -90,9 +90,11 @@ def _xdist_group(item: pytest.Item) -> str | None:
     processes against a broker and time what they see run one after another on one worker per
     broker (the Apache Kafka ones on one, the Tansu ones on the other; a test that starts its own
     broker goes with the kind it starts); the two tests sharing the session's ``airflow
-    standalone`` run on one worker (one Airflow for both); everything else is spread over the
-    workers."""
+    standalone`` run on one worker (one Airflow for both); the Kafka Streams oracle's tests run on
+    one worker (one JVM for all their cases); everything else is spread over the workers."""
     path = str(item.fspath)
+    if "/tests/oracle/" in path:
+        return "kafka-streams-oracle"
     if "/tests/integration/" in path:
         kind = _broker_of(item) or ("kafka" if "kafka_only" in item.keywords else "tansu")
         return f"integration-{kind}"

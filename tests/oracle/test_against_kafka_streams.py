@@ -1,0 +1,96 @@
+"""Differential tests: the same topology and records through Apache Kafka Streams 4.3.1's
+TopologyTestDriver and through this project's, every output record compared (docs/oracle.md).
+
+Hypothesis draws the cases (tests/oracle/cases.py) derandomized, so a run is the same run every
+time; a difference fails with the first differing record and the (shrunk) case as JSON.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+from tests.oracle import kafka_streams_side
+from tests.oracle.cases import CONFIG, cases
+from tests.oracle.catalogue import CATALOGUE, Catalogue
+from tests.oracle.compare import first_difference
+from tests.oracle.kafka_streams_side import KafkaStreamsOracle
+from tests.oracle.python_side import run_case
+
+ORACLE_SETTINGS = settings(
+    max_examples=200,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def _check(oracle: KafkaStreamsOracle, case: dict[str, Any], catalogue: Catalogue = CATALOGUE) -> None:
+    difference = first_difference(case, oracle.run(case), run_case(case, catalogue))
+    assert difference is None, difference
+
+
+def test_python_dsl_should_emit_what_kafka_streams_emits(kafka_streams_oracle: KafkaStreamsOracle) -> None:
+    @ORACLE_SETTINGS
+    @given(case=cases())
+    def same_output(case: dict[str, Any]) -> None:
+        _check(kafka_streams_oracle, case)
+
+    same_output()
+
+
+UPPER_CASE = {
+    "config": CONFIG,
+    "topology": {
+        "pipelines": [
+            {
+                "source": {"topic": "in", "key": "string", "value": "string"},
+                "ops": [{"op": "map_values", "fn": "upper", "to": "string"}, {"op": "to", "topic": "out"}],
+            }
+        ]
+    },
+    "inputs": [{"topic": "in", "key": "a", "value": "ab", "timestamp": 1}],
+    "outputs": [{"topic": "out", "key": "string", "value": "string"}],
+}
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.lower()
+
+
+def test_harness_should_report_a_python_side_that_maps_upper_to_lower(
+    kafka_streams_oracle: KafkaStreamsOracle,
+) -> None:
+    """The harness's self-test: a Python side whose "upper" lower-cases must fail, on a fixed case
+    and within the generated cases (which would otherwise be too weak to notice)."""
+    wrong = CATALOGUE.with_override("value_mappers", "upper", _lower)
+    _check(kafka_streams_oracle, UPPER_CASE)
+    difference = first_difference(
+        UPPER_CASE, kafka_streams_oracle.run(UPPER_CASE), run_case(UPPER_CASE, wrong)
+    )
+    assert difference is not None
+    assert "'value': 'AB'" in difference and "'value': 'ab'" in difference
+
+    @settings(ORACLE_SETTINGS, phases=[Phase.generate])  # found is enough: no shrinking
+    @given(case=cases())
+    def same_output_with_the_wrong_upper(case: dict[str, Any]) -> None:
+        _check(kafka_streams_oracle, case, wrong)
+
+    with pytest.raises(AssertionError, match="record .* differs"):
+        same_output_with_the_wrong_upper()
+
+
+def test_a_stale_oracle_build_should_fail_naming_the_setup_target(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    monkeypatch.setattr(kafka_streams_side, "CACHE_DIR", tmp_path)
+    with pytest.raises(kafka_streams_side.OracleUnavailableError, match="make setup-oracle"):
+        kafka_streams_side.check_built()
+    (tmp_path / ".stamp").write_text("a hash of older sources\n")
+    with pytest.raises(kafka_streams_side.OracleUnavailableError, match="older than .*make setup-oracle"):
+        kafka_streams_side.check_built()
