@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka setup-oracle system-deps demo test test-pythons lint typecheck broker-start broker-stop clean
+.PHONY: setup setup-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck broker-start broker-stop clean
 
 # PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
 # is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
@@ -15,6 +15,11 @@ setup-kafka:
 # needs a JDK 17 and Maven): tests/oracle compare this project's DSL with it
 setup-oracle:
 	@bash scripts/setup_kafka_streams_oracle.sh
+
+# What bench/peers.py compares with: Kafka Streams 4.3.1 running the benchmark's workloads
+# (jvm/kafka-streams-bench, built into .jvm/) and Quix Streams in .venv-quix (once; needs Java 17 and Maven)
+setup-bench: setup
+	@bash scripts/setup_bench.sh
 
 system-deps:
 	@bash scripts/setup_system.sh
@@ -60,4 +65,4 @@ broker-stop: setup
 	@.venv/bin/streams-runtime broker stop
 
 clean:
-	rm -rf .venv .venv.lock .venv-3.* .streams-runtime .pytest_cache .jvm
+	rm -rf .venv .venv.lock .venv-3.* .venv-quix .streams-runtime .pytest_cache .jvm

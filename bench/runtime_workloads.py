@@ -1,13 +1,15 @@
-"""One measured run of bench/runtime_throughput.py, in its own process.
+"""One measured run of a benchmark harness in bench/, in its own process.
 
-Called by the harness as ``python bench/runtime_workloads.py '<json spec>'``; prints one JSON
-line: ``seconds`` (ready-to-consume until every input offset is committed), ``cpu_s`` (user +
-system time of the whole process over that span), ``peak_rss_mb`` and, with ``profile``, a
+Called by the harnesses (``runtime_throughput.py``, ``eos_throughput.py``, ``peers.py``) as
+``python bench/runtime_workloads.py '<json spec>'``; prints one JSON line: ``seconds`` (ready to
+consume until the last input record is processed), ``cpu_s`` (user + system time of the whole
+process over that span), ``seconds_to_commit`` (ready until every input offset is committed: the
+processing time plus the wait for the next commit), ``peak_rss_mb`` and, with ``profile``, a
 cProfile summary of every thread.
 
 The framework runs build the topologies below and run them on one KafkaStreams client with one
-stream thread; completion is observed by polling the committed offsets of the application's
-group (a few requests a second, negligible next to the work).
+stream thread; the last record is seen in the thread's ``process-total`` metric (read every
+20 ms), the commit by polling the committed offsets of the application's group.
 """
 
 from __future__ import annotations
@@ -141,15 +143,24 @@ def run_framework(spec: dict) -> dict:
     if not running.wait(120):
         raise RuntimeError(f"KafkaStreams did not reach RUNNING in 120 s (state {streams.state})")
     started, cpu0 = time.perf_counter(), _cpu()
-    while not _committed_done(watcher, spec["input"], ends):
-        if str(getattr(streams.state, "name", streams.state)) in ("ERROR", "NOT_RUNNING", "PENDING_ERROR"):
-            raise RuntimeError(f"KafkaStreams stopped: {streams.state}")
-        time.sleep(0.1)
+    total = sum(ends.values())
+    while sum(t.metrics.snapshot()["process-total"] for t in streams.local_threads()) < total:
+        _check_alive(streams)
+        time.sleep(0.02)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu0
+    while not _committed_done(watcher, spec["input"], ends):
+        _check_alive(streams)
+        time.sleep(0.05)
+    to_commit = time.perf_counter() - started
     summary = profiles.summary() if spec.get("profile") else None
     streams.close(timeout=30)
     watcher.close()
-    return {"seconds": seconds, "cpu_s": cpu, "profile": summary}
+    return {"seconds": seconds, "cpu_s": cpu, "seconds_to_commit": to_commit, "profile": summary}
+
+
+def _check_alive(streams: Any) -> None:
+    if str(getattr(streams.state, "name", streams.state)) in ("ERROR", "NOT_RUNNING", "PENDING_ERROR"):
+        raise RuntimeError(f"KafkaStreams stopped: {streams.state}")
 
 
 def run_hand(spec: dict) -> dict:

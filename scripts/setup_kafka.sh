@@ -19,19 +19,9 @@ DEST=".jvm/apache-kafka-$VERSION"
 say() { printf '[setup-kafka] %s\n' "$*"; }
 
 # Step 1
-if ! command -v java >/dev/null 2>&1; then
-  echo "[setup-kafka] error: Apache Kafka needs Java 17+ (apt-get install openjdk-17-jre-headless)" >&2
-  exit 1
-fi
-jver=$(java -version 2>&1 | head -n1 | sed -E 's/.*version "([0-9]+).*/\1/')
-if [ "${jver:-0}" -lt 17 ] 2>/dev/null; then
-  echo "[setup-kafka] error: Java $jver found; Apache Kafka $VERSION needs Java 17+" >&2
-  exit 1
-fi
-if ! command -v mvn >/dev/null 2>&1; then
-  echo "[setup-kafka] error: Maven (mvn) is needed once to resolve Apache Kafka (apt-get install maven)" >&2
-  exit 1
-fi
+# shellcheck source=scripts/jvm_common.sh
+. scripts/jvm_common.sh
+require_jvm setup-kafka "Apache Kafka $VERSION"
 
 # Step 2
 want=$(sha256sum "$POM" | cut -d' ' -f1)

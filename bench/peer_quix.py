@@ -1,0 +1,119 @@
+"""One measured run of bench/peers.py on Quix Streams, in its own process (``.venv-quix``).
+
+Quix Streams pins a confluent-kafka older than this project's, so it runs from its own virtual
+environment (``make setup-bench``) and imports nothing from ``streams_runtime``. Called as
+``.venv-quix/bin/python bench/peer_quix.py '<json spec>'``; prints one JSON line like
+``bench/runtime_workloads.py``: ``seconds``, ``cpu_s``, ``peak_rss_mb``.
+
+The work is the same functions as the other implementations (``bench/hand_loops.py``):
+
+- W1: ``filter(keep)`` then ``apply(enrich)`` then ``to_topic``;
+- W2: a stateful ``apply`` counting per key in Quix's RocksDB state (changelog topics on), every
+  update written as ``{"key", "count"}``; with ``"guarantee": "exactly_once_v2"`` Quix's
+  ``processing_guarantee="exactly-once"``.
+
+Quix has no RUNNING state to observe: timing starts when the first record reaches the dataframe
+(the partitions are assigned and nothing is left to restore: every run starts from empty state)
+and ends when the last input record does (a counter in the same first step); then another thread
+waits until every input offset is committed (``seconds_to_commit``) and stops the application.
+Commit interval: Quix's default, 5 s, the harness's too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+from quixstreams import Application  # noqa: E402
+
+from bench import hand_loops  # noqa: E402
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return -1.0
+
+
+def main() -> int:
+    spec = json.loads(sys.argv[1])
+    ends = {int(p): n for p, n in spec["ends"].items()}
+    guarantee = "exactly-once" if spec["guarantee"] == "exactly_once_v2" else "at-least-once"
+    app = Application(
+        broker_address=spec["servers"],
+        consumer_group=spec["group"],
+        auto_offset_reset="earliest",
+        state_dir=spec["state_dir"],
+        processing_guarantee=guarantee,
+        commit_interval=spec["commit_ms"] / 1000,
+        consumer_extra_config={k: v for k, v in hand_loops.CONSUMER.items() if k.endswith(".ms")},
+        loglevel=logging.WARNING,
+    )
+    source = app.topic(spec["input"], key_deserializer="bytes", value_deserializer="json")
+    sink = app.topic(spec["output"], key_serializer="bytes", value_serializer="json")
+    started: list[tuple[float, float]] = []
+    processed: list[tuple[float, float]] = []
+    total, seen = sum(ends.values()), [0]
+
+    def first_record(value: dict) -> bool:
+        if not seen[0]:
+            started.append((time.perf_counter(), _cpu()))
+        seen[0] += 1
+        if seen[0] == total:  # the last input record: the rest of the pipeline is microseconds
+            processed.append((time.perf_counter(), _cpu()))
+        return True
+
+    sdf = app.dataframe(source).filter(first_record)
+    if spec["workload"] == "W1":
+        sdf = sdf.filter(hand_loops.keep).apply(hand_loops.enrich)
+    elif spec["workload"] == "W2":
+
+        def count(value: dict, state) -> dict:  # noqa: ANN001 - Quix's State
+            n = state.get("count", 0) + 1
+            state.set("count", n)
+            return hand_loops.count_update(value["user"], n)
+
+        sdf = sdf.apply(count, stateful=True)
+    else:
+        raise SystemExit(f"Quix Streams runs W1 and W2 here, not {spec['workload']}")
+    sdf.to_topic(sink)
+
+    done: list[tuple[float, float]] = []
+    watcher = Consumer({"bootstrap.servers": spec["servers"], "group.id": spec["group"]})
+
+    def watch() -> None:
+        while True:
+            committed = watcher.committed([TopicPartition(spec["input"], p) for p in ends], timeout=5)
+            if all(tp.offset >= ends[tp.partition] for tp in committed if ends[tp.partition] > 0):
+                done.append((time.perf_counter(), _cpu()))
+                app.stop()
+                return
+            time.sleep(0.1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    app.run()
+    watcher.close()
+    if not started or not processed or not done:
+        raise SystemExit("Quix Streams stopped before every input offset was committed")
+    (t0, c0), (t1, c1) = started[0], processed[0]
+    result = {"seconds": t1 - t0, "cpu_s": c1 - c0, "seconds_to_commit": done[0][0] - t0}
+    print(json.dumps({**result, "peak_rss_mb": _peak_rss_mb()}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
