@@ -21,7 +21,14 @@ The work:
 - :func:`stateful_loop` (W2): parse the value, count per key in a dict, and for every record write
   ``{"key": <key>, "count": <count>}`` as JSON to the output topic and the count to a compacted
   changelog topic, on the input's partition (what a changelogged count without a record cache
-  must do). No restore: each run starts from empty state.
+  must do). No restore: each run starts from empty state;
+- :func:`windowed_join_loop` (W3): read the items table (:func:`join_item`'s other side) into a
+  dict first, then per payment look up its item, add the amount to the item's 1-minute window
+  (:data:`WINDOW_MS`; a record older than the window's end plus :data:`GRACE_MS` behind the
+  highest timestamp seen is dropped), and at every commit write each changed window's
+  ``{"total"}`` to the output and to a changelog topic (what a record cache flushes). One process
+  owns every partition, so the loop needs no repartition: the practical limit, not the same
+  topology.
 
 Each loop reads its partitions with manual ``assign()`` from the beginning and returns when all
 ``ends`` (partition -> end offset) are consumed and committed. Timing starts after ``assign()``.
@@ -79,6 +86,16 @@ def count_update(key: str, count: int) -> dict:
     return {"key": key, "count": count}
 
 
+#: W3's tumbling windows: 1 minute, 10 s grace.
+WINDOW_MS = 60_000
+GRACE_MS = 10_000
+
+
+def join_item(payment: dict, item: dict) -> dict:
+    """W3's joiner: the payment's user and amount with its item's category."""
+    return {"user": payment["user"], "amount": payment["amount"], "category": item["category"]}
+
+
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -98,6 +115,7 @@ def _run(
     ends: Mapping[int, int],
     handle: Callable[[list[Any]], None],
     commit_interval_s: float,
+    before_commit: Callable[[], None] | None = None,
 ) -> dict[str, float]:
     """The shared consume -> handle -> (commit) loop; returns timing of the measured part.
 
@@ -112,6 +130,8 @@ def _run(
 
     def commit() -> None:
         nonlocal consumed
+        if before_commit is not None:
+            before_commit()
         producer.flush()
         if consumed:
             consumer.commit(asynchronous=False)
@@ -196,3 +216,76 @@ def stateful_loop(
             send(changelog, b"%d" % count, key, msg.partition())
 
     return _run(consumer, producer, topic, ends, handle, commit_interval_s)
+
+
+def _read_table(servers: str, group: str, topic: str) -> dict[bytes, dict]:
+    """Every key's latest value of ``topic``, read from the beginning to its end."""
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": group, **CONSUMER})
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+    table: dict[bytes, dict] = {}
+    pending = {p for p, end in ends.items() if end > 0}
+    while pending:
+        for msg in consumer.consume(BATCH, POLL_TIMEOUT_S):
+            if msg.error():
+                raise RuntimeError(f"consumer error: {msg.error()}")
+            table[msg.key()] = loads(msg.value())
+            if msg.offset() + 1 >= ends[msg.partition()]:
+                pending.discard(msg.partition())
+    consumer.close()
+    return table
+
+
+def windowed_join_loop(
+    servers: str,
+    group: str,
+    topic: str,
+    items: str,
+    output: str,
+    ends: Mapping[int, int],
+    commit_interval_s: float,
+    changelog: str,
+) -> dict[str, float]:
+    """Join payments with the items table and total them per item and window (module docstring)."""
+    started, cpu0 = time.perf_counter(), _cpu()
+    table = _read_table(servers, f"{group}-items", items)
+    loaded, loaded_cpu = time.perf_counter() - started, _cpu() - cpu0
+    consumer, producer = _clients(servers, group, topic, ends)
+    send = _sender(producer)
+    totals: dict[tuple[bytes, int], int] = {}
+    dirty: set[tuple[bytes, int]] = set()
+    stream_time = [-1]
+
+    def handle(batch: list[Any]) -> None:
+        for msg in batch:
+            if msg.error():
+                raise RuntimeError(f"consumer error: {msg.error()}")
+            payment = loads(msg.value())
+            item = payment["item"].encode()
+            if table.get(item) is None:
+                continue
+            ts = msg.timestamp()[1]
+            if ts > stream_time[0]:
+                stream_time[0] = ts
+            start = ts - ts % WINDOW_MS
+            if start + WINDOW_MS + GRACE_MS <= stream_time[0]:
+                continue  # the window has closed
+            key = (item, start)
+            totals[key] = totals.get(key, 0) + payment["amount"]
+            dirty.add(key)
+
+    def flush() -> None:
+        for key in dirty:
+            item, start = key
+            name = b"%s@%d" % (item, start)
+            send(output, dumps({"total": totals[key]}), name)
+            send(changelog, b"%d" % totals[key], name)
+        dirty.clear()
+
+    timing = _run(consumer, producer, topic, ends, handle, commit_interval_s, before_commit=flush)
+    return {
+        "seconds": timing["seconds"] + loaded,
+        "cpu_s": timing["cpu_s"] + loaded_cpu,
+        "seconds_to_commit": timing["seconds_to_commit"] + loaded,
+    }

@@ -30,7 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 
 from bench import hand_loops  # noqa: E402
-from streams_runtime import Consumed, Materialized, Produced, Serdes, StreamsBuilder  # noqa: E402
+from streams_runtime import (  # noqa: E402
+    Consumed,
+    Grouped,
+    Joined,
+    Materialized,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TimeWindows,
+)
 from streams_runtime.kafka.profile import client_config  # noqa: E402
 
 
@@ -60,6 +69,31 @@ def stateful_topology(source: str, output: str, app_id: str, cache: bool = False
         .count(materialized=materialized)
         .to_stream()
         .map_values(lambda key, count: hand_loops.count_update(key, count))
+        .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+    )
+    return builder.build({"application_id": app_id})
+
+
+def rekey_join_window_topology(source: str, items: str, output: str, app_id: str) -> Any:
+    """W3: select_key(item) (a repartition) -> join the items table (category) -> group_by_key ->
+    1-minute tumbling windows with 10 s grace -> aggregate the amounts (record cache on, the
+    default) -> to_stream -> ``item@window-start``: ``{"total"}``, JSON values."""
+    json_values = Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json())
+    builder = StreamsBuilder()
+    table = builder.table(items, consumed=json_values)
+    (
+        builder.stream(source, consumed=json_values)
+        .select_key(lambda user, payment: payment["item"])
+        .join(table, hand_loops.join_item, Joined.with_(Serdes.String(), Serdes.Json(), Serdes.Json()))
+        .group_by_key(Grouped.with_(Serdes.String(), Serdes.Json()))
+        .windowed_by(TimeWindows.of_size_and_grace(hand_loops.WINDOW_MS, hand_loops.GRACE_MS))
+        .aggregate(
+            lambda: 0,
+            lambda item, sale, total: total + sale["amount"],
+            Materialized(store_name="bench-sales", key_serde=Serdes.String(), value_serde=Serdes.Long()),
+        )
+        .to_stream()
+        .map(lambda window, total: (f"{window.key}@{window.window.start}", {"total": total}))
         .to(output, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
     )
     return builder.build({"application_id": app_id})
@@ -117,6 +151,8 @@ def run_framework(spec: dict) -> dict:
     app_id = spec["group"]
     if spec["workload"].startswith("stateless"):
         topology = stateless_topology(spec["input"], spec["output"], app_id)
+    elif spec["workload"].startswith("windowed"):
+        topology = rekey_join_window_topology(spec["input"], spec["items"], spec["output"], app_id)
     else:
         topology = stateful_topology(spec["input"], spec["output"], app_id, cache=spec.get("cache", False))
     config = {
@@ -143,7 +179,7 @@ def run_framework(spec: dict) -> dict:
     if not running.wait(120):
         raise RuntimeError(f"KafkaStreams did not reach RUNNING in 120 s (state {streams.state})")
     started, cpu0 = time.perf_counter(), _cpu()
-    total = sum(ends.values())
+    total = spec.get("processed_total") or sum(ends.values())
     while sum(t.metrics.snapshot()["process-total"] for t in streams.local_threads()) < total:
         _check_alive(streams)
         time.sleep(0.02)
@@ -170,6 +206,17 @@ def run_hand(spec: dict) -> dict:
     if spec["workload"].startswith("stateless"):
         timing = hand_loops.stateless_loop(
             spec["servers"], spec["group"], spec["input"], spec["output"], ends, interval
+        )
+    elif spec["workload"].startswith("windowed"):
+        timing = hand_loops.windowed_join_loop(
+            spec["servers"],
+            spec["group"],
+            spec["input"],
+            spec["items"],
+            spec["output"],
+            ends,
+            interval,
+            spec["changelog"],
         )
     else:
         timing = hand_loops.stateful_loop(

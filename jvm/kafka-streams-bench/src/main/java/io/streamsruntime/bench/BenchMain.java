@@ -95,7 +95,10 @@ public final class BenchMain {
     }
     long started = System.nanoTime();
     long cpu0 = processCpuNanos();
-    long total = ends.values().stream().mapToLong(Long::longValue).sum();
+    long total =
+        spec.hasNonNull("processed_total")
+            ? spec.get("processed_total").asLong()
+            : ends.values().stream().mapToLong(Long::longValue).sum();
     while (processed(streams) < total) {
       checkAlive(streams);
       Thread.sleep(20);
