@@ -5,8 +5,14 @@ Owned by a TaskManager, on its stream thread; reads the running tasks from the t
 :class:`~.tasks.Tasks` registry and hands tasks found fenced (``TaskMigratedError``) back to the
 TaskManager (``on_migrated``), which closes them dirty.
 
-Processing: each running task drains its input queues; a task with several inputs waits up to
-``max_task_idle_ms`` for an empty one (its ``idle_since``), then processes what it has.
+Processing: each running task drains its input queues. A task with several inputs, one of them
+empty, first waits for records its consumer knows to be on the broker but has not fetched (the
+partition's lag unknown, or its cached high watermark above its position: Kafka Streams' wait
+"to fetch data that is already present on the brokers"), up to :data:`FETCH_WAIT_MS`; then up to
+``max_task_idle_ms`` for new records (its ``idle_since``); then it processes what it has
+("enforced processing"). ``max_task_idle_ms = -1`` never waits. Without the first wait, a
+stream-table join whose table partition is fetched a moment after the stream's would join the
+first stream records against an empty table.
 
 Commit protocol (:meth:`TaskExecutor.commit`, one path for both guarantees), safe to crash
 between any two steps under at-least-once, because each step only makes durable what the
@@ -65,6 +71,12 @@ __all__ = ["TaskExecutor"]
 
 log = logging.getLogger("streams_runtime.processor")
 
+#: The longest a task waits for records of an empty input that are on the broker but not fetched.
+#: Kafka Streams waits without a bound, reading the lag up to the last stable offset; librdkafka
+#: caches the high watermark, which stays above the position while a transaction upstream is
+#: open, so that wait is bounded here.
+FETCH_WAIT_MS = 1_000
+
 
 class TaskExecutor:
     """See the module docstring.
@@ -89,7 +101,7 @@ class TaskExecutor:
         self._consumer = consumer
         self._producers = producers
         self._on_migrated = on_migrated
-        self._max_idle_ms = max(0, max_task_idle_ms)
+        self._max_idle_ms = max_task_idle_ms
         self._task_timeout_ms = task_timeout_ms
 
     def add_records(self, messages: list[Any]) -> None:
@@ -162,15 +174,41 @@ class TaskExecutor:
         return total
 
     def _processable(self, task: StreamTask, queues: list[Any], now_ms: int) -> bool:
-        """A task with several inputs waits up to max_task_idle_ms for an empty one."""
+        """A task with several inputs, one empty, waits for records of it on the broker, then up
+        to max_task_idle_ms for new ones (module docstring)."""
         if all(q.head is not None for q in queues):
-            task.idle_since = None
+            task.idle_since = task.fetch_wait_since = None
             return True
         if not any(q.head is not None for q in queues):
             return False
+        if self._max_idle_ms < 0:
+            return True
+        if self._unfetched(queues):
+            if task.fetch_wait_since is None:
+                task.fetch_wait_since = now_ms
+            if now_ms - task.fetch_wait_since < FETCH_WAIT_MS:
+                task.idle_since = None
+                return False
+        else:
+            task.fetch_wait_since = None
         if task.idle_since is None:
             task.idle_since = now_ms
         return now_ms - task.idle_since >= self._max_idle_ms
+
+    def _unfetched(self, queues: list[Any]) -> bool:
+        """Whether an empty queue's partition may have records on the broker that the consumer has
+        not fetched: its lag is unknown (no fetch answered yet) or positive."""
+        empty = [TopicPartition(q.topic, q.partition) for q in queues if q.head is None]
+        try:
+            for tp in self._consumer.position(empty):
+                low, high = self._consumer.get_watermark_offsets(tp, cached=True)
+                if high is None or high < 0:
+                    return True
+                if (tp.offset < 0 and high > low) or 0 <= tp.offset < high:
+                    return True
+        except Exception:  # noqa: BLE001 - no lag known: wait no longer than max_task_idle_ms
+            return False
+        return False
 
     def punctuate(self) -> None:
         waiting = self._producers.unconfirmed_tasks()
