@@ -139,6 +139,9 @@ class WindowBytesStore(AbstractSegmentedStore):
             return None
         segment = self._segment_of(window_start)
         lower = ordered_window_key(key, window_start, 0)
+        if not self.retain_duplicates:  # one entry per window, under sequence number 0: a point read
+            found: bytes | None = self.segments.get(segment, lower)
+            return found
         upper = ordered_window_key(key, window_start, MAX_SEQNUM)
         for _, value in self.segments.scan(segment, lower, upper, False):
             result: bytes | None = value
