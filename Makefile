@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck broker-start broker-stop clean
+.PHONY: setup setup-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
 
 # PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
 # is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
@@ -53,6 +53,12 @@ lint: setup
 # streams_runtime/processor/internals/ (the assignor included).
 typecheck: setup
 	@.venv/bin/mypy streams_runtime
+
+# The documentation site (mkdocs.yml) built with --strict into .streams-runtime/site: open
+# .streams-runtime/site/index.html (it needs no network). The configuration reference is generated
+# from streams_runtime/config.py by scripts/docs_hooks.py.
+docs: setup
+	@NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 # KIND=kafka NODES=3 starts a 3-node Apache Kafka cluster instead of the embedded Tansu
 KIND ?= tansu

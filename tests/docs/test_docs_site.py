@@ -1,0 +1,54 @@
+"""The documentation site (mkdocs.yml): it builds with --strict, its configuration reference lists
+every StreamsConfig key, and its pages load nothing from the network (no Google Fonts, no CDN)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+import streams_runtime  # noqa: F401 - its modules may declare keys of their own
+from streams_runtime.config import _DEFINITIONS
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# <script src="http..."> or <link ... href="http..."> (stylesheets, fonts, preconnects)
+REMOTE_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*[\"']?(?:https?:)?//", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("docs") / "site"
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(ROOT / "mkdocs.yml")]
+    subprocess.run(
+        [*build, "-d", str(out)],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=120,
+    )
+    return out
+
+
+def test_configuration_reference_lists_every_key(site: pathlib.Path) -> None:
+    page = (site / "reference" / "configuration.html").read_text()
+    headings = set(re.findall(r'<h3 id="([a-z0-9_]+)"', page))
+    assert headings == set(_DEFINITIONS), {
+        "missing": sorted(set(_DEFINITIONS) - headings),
+        "unknown": sorted(headings - set(_DEFINITIONS)),
+    }
+    for name in _DEFINITIONS:
+        assert f"<code>{name}</code>" in page
+
+
+def test_pages_load_nothing_from_the_network(site: pathlib.Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        html = page.read_text()
+        assert "fonts.googleapis.com" not in html, page
+        assert "fonts.gstatic.com" not in html, page
+        assert not REMOTE_ASSET.findall(html), (page, REMOTE_ASSET.findall(html)[:3])
