@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from typing import Any
 
 MARKER = "<!-- streams-config-keys -->"
@@ -73,6 +74,10 @@ def config_reference() -> str:
 
 
 def on_config(config: Any) -> Any:
+    # kafka-python loads its protocol schemas through deprecated importlib.resources calls (the
+    # same filters as pytest's in pyproject.toml); mkdocs would log each as it imports the package
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module="kafka.protocol.schemas.load_json")
+    warnings.filterwarnings("ignore", message="(read|open)_text is deprecated", category=DeprecationWarning)
     # document this checkout's package, not another copy installed in the environment
     root = os.path.dirname(os.path.abspath(config.config_file_path))
     if root not in sys.path:
