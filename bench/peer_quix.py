@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import resource
 import sys
 import threading
 import time
@@ -35,11 +34,6 @@ from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from quixstreams import Application  # noqa: E402
 
 from bench import hand_loops  # noqa: E402
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _peak_rss_mb() -> float:
@@ -71,10 +65,10 @@ def main() -> int:
 
     def first_record(value: dict) -> bool:
         if not seen[0]:
-            started.append((time.perf_counter(), _cpu()))
+            started.append((time.perf_counter(), hand_loops.cpu_seconds()))
         seen[0] += 1
         if seen[0] == total:  # the last input record: the rest of the pipeline is microseconds
-            processed.append((time.perf_counter(), _cpu()))
+            processed.append((time.perf_counter(), hand_loops.cpu_seconds()))
         return True
 
     sdf = app.dataframe(source).filter(first_record)
@@ -99,7 +93,7 @@ def main() -> int:
         while True:
             committed = watcher.committed([TopicPartition(spec["input"], p) for p in ends], timeout=5)
             if all(tp.offset >= ends[tp.partition] for tp in committed if ends[tp.partition] > 0):
-                done.append((time.perf_counter(), _cpu()))
+                done.append((time.perf_counter(), hand_loops.cpu_seconds()))
                 app.stop()
                 return
             time.sleep(0.1)

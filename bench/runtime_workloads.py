@@ -99,11 +99,6 @@ def rekey_join_window_topology(source: str, items: str, output: str, app_id: str
     return builder.build({"application_id": app_id})
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 class _ThreadProfiles:
     """cProfile in every stream thread started after :meth:`install` (threading.setprofile hook).
 
@@ -178,12 +173,12 @@ def run_framework(spec: dict) -> dict:
     streams.start()
     if not running.wait(120):
         raise RuntimeError(f"KafkaStreams did not reach RUNNING in 120 s (state {streams.state})")
-    started, cpu0 = time.perf_counter(), _cpu()
+    started, cpu0 = time.perf_counter(), hand_loops.cpu_seconds()
     total = spec.get("processed_total") or sum(ends.values())
     while sum(t.metrics.snapshot()["process-total"] for t in streams.local_threads()) < total:
         _check_alive(streams)
         time.sleep(0.02)
-    seconds, cpu = time.perf_counter() - started, _cpu() - cpu0
+    seconds, cpu = time.perf_counter() - started, hand_loops.cpu_seconds() - cpu0
     while not _committed_done(watcher, spec["input"], ends):
         _check_alive(streams)
         time.sleep(0.05)
