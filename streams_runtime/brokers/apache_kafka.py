@@ -27,9 +27,15 @@ Settings that differ from a production broker, all for a local cluster that star
 and serves short test sessions: ``group.initial.rebalance.delay.ms=0``,
 ``group.min.session.timeout.ms=500`` (the test profile runs 2 s sessions), the log cleaner
 looking for logs to compact every second instead of every 15 s (``log.cleaner.backoff.ms``), 8
-partitions for the offsets and transaction-state topics instead of 50, and auto-creation of topics
-off (as the runtime expects everywhere). Nothing else is tuned: transactions, fetch, replication and
-ListOffsets behave as on any Apache Kafka 4.3.1.
+partitions for the offsets and transaction-state topics instead of 50, auto-creation of topics
+off (as the runtime expects everywhere), and time retention enforced once a day instead of 30 s
+after the start and then every 5 minutes (``log.initial.task.delay.ms``,
+``log.retention.check.interval.ms``). Tests stamp their records in 1970 so that windows are
+deterministic; a retention check falling inside a test deletes every such record (decades past
+``retention.ms``), and a reader starting at offset 0 then gets "offset out of range" and an empty
+topic. The initial delay also defers the periodic recovery-point checkpoints to a clean shutdown:
+a node killed with ``kill -9`` recovers its whole (small) log on restart. Nothing else is tuned:
+transactions, fetch, replication and ListOffsets behave as on any Apache Kafka 4.3.1.
 """
 
 from __future__ import annotations
@@ -68,6 +74,9 @@ log = logging.getLogger(__name__)
 
 #: starts tried when a node finds a port picked for it taken (each on new ports)
 PORT_ATTEMPTS = 3
+#: time retention runs once a day: longer than any test session (see the module docstring)
+RETENTION_CHECK_INTERVAL_MS = 24 * 3600 * 1000
+
 JVM_OPTS = ("-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true")
 #: the class-data-sharing archive of the broker's classes, next to the jars (made by setup); a JVM
 #: that cannot use it (another Java) ignores it and loads classes as usual
@@ -415,6 +424,8 @@ class ApacheKafkaCluster:
             "group.initial.rebalance.delay.ms": 0,
             "group.min.session.timeout.ms": 500,
             "log.cleaner.backoff.ms": 1000,
+            "log.retention.check.interval.ms": RETENTION_CHECK_INTERVAL_MS,
+            "log.initial.task.delay.ms": RETENTION_CHECK_INTERVAL_MS,  # the first check, 30 s by default
             "num.partitions": 1,
         }
         if self._sasl_users:

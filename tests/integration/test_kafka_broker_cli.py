@@ -108,3 +108,14 @@ def test_should_start_again_on_new_ports_when_a_picked_port_was_taken(tmp_path: 
             assert len(_round_trip(cluster.bootstrap_servers, "new-ports")) == 50
     finally:
         taken.close()
+
+
+def test_should_not_run_time_retention_during_a_test_session(bootstrap_servers: str) -> None:
+    """Tests stamp records in 1970; the broker's first retention check (30 s after its start by
+    default, then every 5 minutes) would delete them mid-test, so the test broker runs it daily."""
+    admin = create_admin(bootstrap_servers)
+    broker = str(next(iter(admin.list_topics(timeout=10).brokers)))
+    resource = ConfigResource(ResourceType.BROKER, broker)
+    configs = admin.describe_configs([resource])[resource].result(10)
+    assert configs["log.retention.check.interval.ms"].value == str(24 * 3600 * 1000)
+    assert configs["log.retention.hours"].value == "168"  # retention itself stays Kafka's default
