@@ -145,3 +145,34 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
         return f"{prefix}-{test}-{uuid.uuid4().hex[:8]}"
 
     return make
+
+
+_seconds_by_group: dict[str, float] = {}
+
+
+def _time_group(nodeid: str) -> str:
+    """Where a test's seconds are counted: its xdist group (``...@integration-kafka``), else the
+    broker in its id, else broker-free."""
+    group = re.search(r"@([\w-]+)$", nodeid)
+    if group:
+        return group.group(1)
+    broker = re.search(r"\[(kafka|tansu)\b", nodeid)
+    return f"other on {broker.group(1)}" if broker else "broker-free"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    group = _time_group(report.nodeid)
+    _seconds_by_group[group] = _seconds_by_group.get(group, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    """Each group's share of the test time (setup, call and teardown summed over its tests): what
+    each broker costs the suite. Under xdist the groups run side by side, so the sum exceeds the
+    wall time."""
+    total = sum(_seconds_by_group.values())
+    if not total:
+        return
+    terminalreporter.section("test time by group")
+    for group, seconds in sorted(_seconds_by_group.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{group:<28} {seconds:8.1f} s  {seconds / total:6.1%}")
+    terminalreporter.write_line(f"{'all':<28} {total:8.1f} s")
