@@ -178,7 +178,14 @@ def named_serde(name: str) -> Any:
 def _extractor(key: str, value: Any) -> Any:
     if callable(value) or callable(getattr(value, "extract", None)):
         return value
-    return one_of(*TIMESTAMP_EXTRACTORS)(key, value)
+    if isinstance(value, str) and value.lower() in TIMESTAMP_EXTRACTORS:
+        return value.lower()
+    names = " | ".join(repr(c) for c in TIMESTAMP_EXTRACTORS)
+    raise _fail(
+        key,
+        value,
+        f"{names}, an object with extract(record, partition_time) -> timestamp in ms, or such a callable",
+    )
 
 
 def _replication(key: str, value: Any) -> Any:
@@ -320,7 +327,16 @@ _define("default_deserialization_exception_handler", "log_and_fail", one_of(*DES
 _define("dead_letter_topic", None, string(allow_empty=False, allow_none=True))
 _define("processing_exception_handler", "log_and_fail", one_of(*PROCESSING_HANDLERS))
 _define("default_production_exception_handler", "fail", one_of(*PRODUCTION_HANDLERS))
-_define("default_timestamp_extractor", "fail_on_invalid", _extractor)
+_define(
+    "default_timestamp_extractor",
+    "fail_on_invalid",
+    _extractor,
+    "Where a record's event time comes from when its source names no extractor: the record's "
+    "timestamp ('fail_on_invalid' stops on a negative one, 'log_and_skip_on_invalid' drops it, "
+    "'use_partition_time_on_invalid' takes the partition's highest so far), 'wallclock' (the "
+    "clock), or your own: an object with extract(record, partition_time) -> ms, or such a "
+    "callable.",
+)
 _define(
     "source_partitioning_check",
     "warn",

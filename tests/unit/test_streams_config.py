@@ -82,9 +82,35 @@ def test_default_serdes_may_be_named_and_missing_ones_are_reported_by_key():
         config.default_serde("value")
 
 
-def test_new_keys_can_be_defined_by_later_modules():
+def test_new_keys_can_be_defined_by_later_modules(monkeypatch):
+    from streams_runtime import config as config_module
     from streams_runtime.config import int_at_least
 
-    if "test_only_key" not in StreamsConfig.known_keys():
-        StreamsConfig.define("test_only_key", 7, int_at_least(0))
+    # the definitions are process-wide: the key goes when the test ends (the documentation test,
+    # which may run later in this process, lists every defined key)
+    monkeypatch.setattr(config_module, "_DEFINITIONS", dict(config_module._DEFINITIONS))  # noqa: SLF001
+    StreamsConfig.define("test_only_key", 7, int_at_least(0))
     assert StreamsConfig()["test_only_key"] == 7
+    with pytest.raises(StreamsConfigError, match="'test_only_key' is already defined"):
+        StreamsConfig.define("test_only_key", 8, int_at_least(0))
+
+
+def test_the_timestamp_extractor_takes_a_name_an_object_or_a_callable_and_says_so_when_wrong():
+    class EventTime:
+        def extract(self, record, partition_time):
+            return record.value["ts"]
+
+    def from_value(record, partition_time):
+        return record.value["ts"]
+
+    assert (
+        StreamsConfig(default_timestamp_extractor="WallClock")["default_timestamp_extractor"] == "wallclock"
+    )
+    extractor = EventTime()
+    assert StreamsConfig(default_timestamp_extractor=extractor)["default_timestamp_extractor"] is extractor
+    assert StreamsConfig(default_timestamp_extractor=from_value)["default_timestamp_extractor"] is from_value
+    with pytest.raises(StreamsConfigError) as error:
+        StreamsConfig(default_timestamp_extractor="event_time")
+    message = str(error.value)
+    assert "'default_timestamp_extractor'" in message and "'use_partition_time_on_invalid'" in message
+    assert "an object with extract(record, partition_time)" in message and "callable" in message
