@@ -64,6 +64,32 @@ def test_rules_pass_promtool_and_cover_the_five_alerts():
     assert {rule["alert"] for group in groups for rule in group["rules"]} == ALERTS
 
 
+def test_each_alert_fires_on_its_condition_and_stays_quiet_otherwise():
+    """``promtool test rules``: series that must fire each alert (with its rendered summary) and
+    series that must not; a rule whose two sides never match on labels fails here."""
+    tests = RULES.with_name("streams-runtime.test.yml")
+    result = subprocess.run(
+        [_promtool(), "test", "rules", str(tests)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    covered = {
+        case["alertname"]
+        for test in yaml.safe_load(tests.read_text())["tests"]
+        for case in test["alert_rule_test"]
+        if case["exp_alerts"]
+    }
+    assert covered == ALERTS
+
+
+def test_an_alert_test_fails_when_the_restore_rule_loses_its_label_match(tmp_path):
+    rules = tmp_path / "streams-runtime.yml"
+    rules.write_text(RULES.read_text().replace("and on (instance, task_id)", "and"))
+    tests = tmp_path / "streams-runtime.test.yml"
+    tests.write_text(RULES.with_name("streams-runtime.test.yml").read_text())
+    result = subprocess.run([_promtool(), "test", "rules", str(tests)], capture_output=True, text=True)
+    assert result.returncode != 0 and "StreamsTaskRestoringTooLong" in result.stdout + result.stderr
+
+
 def test_promtool_rejects_a_broken_rule(tmp_path):
     broken = tmp_path / "broken.yml"
     broken.write_text(RULES.read_text().replace("> 10000", "> > 10000"))
