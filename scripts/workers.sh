@@ -3,6 +3,9 @@
 #
 #   scripts/workers.sh start N [M]   start N instances of $APP with M stream threads each (default 1)
 #   scripts/workers.sh scale N       add or stop instances until N run (new ones use $THREADS)
+#                                    start and scale return once each new instance reports RUNNING;
+#                                    one that exits first, or is not RUNNING within $START_TIMEOUT
+#                                    seconds (default 120), fails the command with its log's tail
 #   scripts/workers.sh status        one line per instance: pid, alive or dead, log file
 #   scripts/workers.sh stop          SIGTERM every instance (each closes its KafkaStreams), wait
 #
@@ -28,6 +31,7 @@ CLI=${CLI:-$ROOT/.venv/bin/streams-runtime}
 PIDS=$STREAMS_RUNTIME_HOME/workers
 LOGS=$STREAMS_RUNTIME_HOME/logs
 STOP_TIMEOUT=${STOP_TIMEOUT:-60}
+START_TIMEOUT=${START_TIMEOUT:-120}
 mkdir -p "$PIDS" "$LOGS"
 
 alive() { [ -f "$PIDS/$1.pid" ] && kill -0 "$(cat "$PIDS/$1.pid")" 2>/dev/null; }
@@ -40,8 +44,12 @@ ensure_broker() {
   fi
 }
 
+# The state each instance publishes (streams_runtime.worker's STATUS_FILE; one instance per worker).
+status_file() { echo "$STATE_DIR/worker-$1/instance-0/status.json"; }
+
 start_one() {
   local i=$1 http=()
+  rm -f "$(status_file "$i")"  # a RUNNING left by the previous run is no answer
   if [ -n "${HTTP_PORT:-}" ]; then http=(--http-port "$((HTTP_PORT + i))"); fi
   if [ -n "${HTTP_HOST:-}" ]; then http+=(--http-host "$HTTP_HOST"); fi
   if [ -n "${HTTP_BIND:-}" ]; then http+=(--http-bind "$HTTP_BIND"); fi
@@ -64,13 +72,33 @@ stop_one() {
   echo "worker $i stopped"
 }
 
+fail_start() {
+  echo "worker $1 $2; the end of $LOGS/worker-$1.log:" >&2
+  tail -n 20 "$LOGS/worker-$1.log" >&2 || true
+  exit 1
+}
+
+wait_running() {
+  local i deadline
+  for i in "$@"; do
+    deadline=$((SECONDS + START_TIMEOUT))
+    until grep -q '"state": *"RUNNING"' "$(status_file "$i")" 2>/dev/null; do
+      alive "$i" || fail_start "$i" "exited before it was running"
+      [ "$SECONDS" -lt "$deadline" ] || fail_start "$i" "is not running after ${START_TIMEOUT}s"
+      sleep 0.2
+    done
+    echo "worker $i running"
+  done
+}
+
 scale_to() {
-  local want=$1 have next
+  local want=$1 have next started=()
   have=$(count)
   while [ "$have" -lt "$want" ]; do
     next=1; while [ -f "$PIDS/$next.pid" ] && alive "$next"; do next=$((next + 1)); done
-    start_one "$next"; have=$((have + 1))
+    start_one "$next"; have=$((have + 1)); started+=("$next")
   done
+  [ "${#started[@]}" -eq 0 ] || wait_running "${started[@]}"
   while [ "$have" -gt "$want" ]; do
     stop_one "$(running | tail -n 1)"; have=$((have - 1))
   done

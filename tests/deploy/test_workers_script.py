@@ -1,7 +1,9 @@
 """scripts/workers.sh hands the HTTP settings to each worker as the CLI expects them.
 
-No broker: ``CLI`` points at a stand-in that records its arguments and environment and exits; the
-recorded arguments are parsed by the real ``streams-runtime`` parser. (Starting, scaling and
+No broker: ``CLI`` points at a stand-in that records its arguments and environment, publishes a
+RUNNING status where a worker would, and exits; the recorded arguments are parsed by the real
+``streams-runtime`` parser. Stand-ins that die at once or never report RUNNING show that ``start``
+fails with the worker's log instead of saying "started". (Starting, scaling and
 stopping real workers is tests/integration/test_workers_script.py.)
 """
 
@@ -26,6 +28,21 @@ mkdir -p "$out"
 printf '%s\\n' "$@" >"$out/args-$$.tmp"
 printf '%s' "${{{token}:-}}" >"$out/token-$$"
 mv "$out/args-$$.tmp" "$out/args-$$"
+while [ $# -gt 0 ]; do [ "$1" = --state-dir ] && state="$2"; shift; done
+mkdir -p "$state/instance-0"
+echo '{{"pid": '$$', "state": "RUNNING", "threads": {{}}}}' >"$state/instance-0/status.json"
+"""
+
+#: a worker that fails at start (a bad --app, a missing topic): it logs why and exits
+DYING_CLI = """#!/usr/bin/env bash
+echo "error: topic 'payments' does not exist; create it with streams-runtime topics create"
+exit 1
+"""
+
+#: a worker that stays up without ever reaching RUNNING (say, a broker it cannot reach)
+STUCK_CLI = """#!/usr/bin/env bash
+echo "waiting for the broker at 127.0.0.1:1"
+exec sleep 30
 """
 
 
@@ -66,6 +83,51 @@ def _start_and_record(tmp_path: Path, count: int, **extra: str) -> list[tuple[li
     assert len(runs) == count, runs
     assert _run(env, "stop").returncode == 0
     return runs
+
+
+def _home_with_cli(tmp_path: Path, script: str, **extra: str) -> dict[str, str]:
+    cli = tmp_path / "fake-cli"
+    cli.write_text(script)
+    cli.chmod(0o755)
+    return {
+        **os.environ,
+        "STREAMS_RUNTIME_HOME": str(tmp_path / "home"),
+        "BOOTSTRAP_SERVERS": "127.0.0.1:1",
+        "CLI": str(cli),
+        "STOP_TIMEOUT": "5",
+        **extra,
+    }
+
+
+def test_start_fails_with_the_log_of_a_worker_that_exits_before_running(tmp_path: Path) -> None:
+    env = _home_with_cli(tmp_path, DYING_CLI)
+    started = _run(env, "start", "2")
+    assert started.returncode == 1, started.stdout + started.stderr
+    assert "worker 1 exited before it was running" in started.stderr
+    assert "topic 'payments' does not exist" in started.stderr  # the log's tail, where the cause is
+    assert "worker 1 running" not in started.stdout
+
+
+def test_start_fails_when_a_worker_is_not_running_within_the_start_timeout(tmp_path: Path) -> None:
+    env = _home_with_cli(tmp_path, STUCK_CLI, START_TIMEOUT="2")
+    try:
+        begun = time.monotonic()
+        started = _run(env, "start", "1")
+        assert started.returncode == 1, started.stdout + started.stderr
+        assert "worker 1 is not running after 2s" in started.stderr
+        assert "waiting for the broker at 127.0.0.1:1" in started.stderr
+        assert time.monotonic() - begun < 20
+    finally:
+        assert _run(env, "stop").returncode == 0
+
+
+def test_start_waits_for_a_fresh_running_status_not_the_previous_runs(tmp_path: Path) -> None:
+    env = _home_with_cli(tmp_path, DYING_CLI)
+    stale = Path(env["STREAMS_RUNTIME_HOME"]) / "state" / "worker-1" / "instance-0" / "status.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{"pid": 1, "state": "RUNNING", "threads": {}}')
+    started = _run(env, "start", "1")
+    assert started.returncode == 1 and "exited before it was running" in started.stderr
 
 
 def _parsed(runs: list[tuple[list[str], str]]) -> list:
