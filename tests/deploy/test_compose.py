@@ -97,8 +97,46 @@ def test_airflow_services_share_folders_that_exist_in_the_image() -> None:
 
 
 def test_published_ports_do_not_collide() -> None:
-    published = [p.split(":")[0] for s in SERVICES.values() for p in s.get("ports", [])]
+    published = [p.rsplit(":", 1)[0] for s in SERVICES.values() for p in s.get("ports", [])]
     assert len(published) == len(set(published)), published
+
+
+def test_only_the_uis_are_published_and_on_localhost_only() -> None:
+    """Kafka, PostgreSQL, Spark's job port (7077, unauthenticated) and the workers' APIs stay on
+    the compose network; the four UIs are reachable from this host only."""
+    published = {name: s["ports"] for name, s in SERVICES.items() if s.get("ports")}
+    assert published == {
+        "airflow-apiserver": ["127.0.0.1:8080:8080"],
+        "spark-master": ["127.0.0.1:8081:8080"],
+        "prometheus": ["127.0.0.1:9090:9090"],
+        "grafana": ["127.0.0.1:3000:3000"],
+    }
+
+
+def test_airflow_init_creates_the_pool_the_spark_tasks_run_in() -> None:
+    init = " ".join(SERVICES["airflow-init"]["command"])
+    assert "airflow db migrate && airflow pools set streams_spark 2" in init
+    for dag in ("spark_backfill.py", "state_rebuild.py"):
+        assert 'pool="streams_spark"' in (ROOT / "dags" / dag).read_text()
+
+
+def test_data_docs_are_written_and_served_from_one_volume() -> None:
+    """The backfill task (scheduler) writes its report under the runtime home; the api-server's
+    plugin serves files under the same root (``data_docs_root``): one path on the volume both mount."""
+    env = {name: "x" for name in COMPOSE_SECRETS}
+    rendered = _render(COMPOSE, env)["services"]
+    homes = set()
+    for name in ("airflow-apiserver", "airflow-scheduler"):
+        service = rendered[name]
+        home = service["environment"]["STREAMS_RUNTIME_HOME"]
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in service["volumes"]}
+        assert any(home.startswith(path + "/") and mounts[path] == "airflow-data" for path in mounts), (
+            name,
+            home,
+            mounts,
+        )
+        homes.add(home)
+    assert len(homes) == 1
 
 
 def test_every_named_volume_is_declared() -> None:
@@ -346,7 +384,13 @@ def _render(node: Any, env: dict[str, str]) -> Any:
     return _interpolate(node, env) if isinstance(node, str) else node
 
 
-COMPOSE_SECRETS = ("STREAMS_RUNTIME_HTTP_TOKEN", "STREAMS_RUNTIME_FORWARDING_SECRET", "AIRFLOW_JWT_SECRET")
+COMPOSE_SECRETS = (
+    "STREAMS_RUNTIME_HTTP_TOKEN",
+    "STREAMS_RUNTIME_FORWARDING_SECRET",
+    "AIRFLOW_JWT_SECRET",
+    "POSTGRES_PASSWORD",
+    "GRAFANA_ADMIN_PASSWORD",
+)
 
 
 @pytest.mark.parametrize("missing", COMPOSE_SECRETS)
@@ -356,10 +400,11 @@ def test_compose_refuses_to_start_without_each_secret(missing: str) -> None:
     worker_env = rendered["stream-worker"]["environment"]
     assert worker_env["STREAMS_RUNTIME_FORWARDING_SECRET"] == env["STREAMS_RUNTIME_FORWARDING_SECRET"]
     assert worker_env["STREAMS_RUNTIME_HTTP_TOKEN"] == env["STREAMS_RUNTIME_HTTP_TOKEN"]
-    assert (
-        rendered["airflow-apiserver"]["environment"]["AIRFLOW__API_AUTH__JWT_SECRET"]
-        == env["AIRFLOW_JWT_SECRET"]
-    )
+    airflow = rendered["airflow-apiserver"]["environment"]
+    assert airflow["AIRFLOW__API_AUTH__JWT_SECRET"] == env["AIRFLOW_JWT_SECRET"]
+    assert f"airflow:{env['POSTGRES_PASSWORD']}@postgres" in airflow["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    assert rendered["postgres"]["environment"]["POSTGRES_PASSWORD"] == env["POSTGRES_PASSWORD"]
+    assert rendered["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"] == env["GRAFANA_ADMIN_PASSWORD"]
     for unset in ({k: v for k, v in env.items() if k != missing}, {**env, missing: ""}):
         with pytest.raises(ValueError, match=f"required variable {missing} is missing"):
             _render(COMPOSE, unset)
