@@ -261,6 +261,8 @@ class InMemoryProducer:
         self.closed = False
         #: every transaction call in order (``init``, ``begin``, ``send_offsets``, ``commit``, ``abort``)
         self.transaction_calls: list[str] = []
+        #: the ``flush`` calls, as their timeouts in seconds
+        self.flushes: list[float] = []
 
     # ------------------------------------------------------------------ sending
     def produce(
@@ -303,6 +305,7 @@ class InMemoryProducer:
         return len(pending)
 
     def flush(self, timeout: float = -1) -> int:
+        self.flushes.append(timeout)
         self.cluster.faults.check("flush")
         self.poll(0)
         return 0

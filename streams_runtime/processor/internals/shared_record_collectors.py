@@ -52,7 +52,7 @@ class SharedRecordCollectors:
     Its interface is the one the TaskManager uses for either guarantee (the exactly-once twin is
     :class:`~.transactional_record_collector.TaskRecordCollectors`): ``for_task``/``prepare``/
     ``release`` around a task's life, :meth:`commit_tasks` for commit steps 2-3, ``poll``,
-    ``close``.
+    ``send_now``, ``close``.
     """
 
     eos_enabled = False
@@ -74,6 +74,10 @@ class SharedRecordCollectors:
 
     def poll(self) -> None:
         self.collector.poll()
+
+    def send_now(self) -> None:
+        """The thread ran out of input: its records leave without waiting out the linger."""
+        self.collector.send_now()
 
     def unconfirmed_tasks(self) -> set[Any]:
         """Commit step 5 is exactly-once's: no task ever waits for its offsets to show."""

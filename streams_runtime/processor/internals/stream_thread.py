@@ -84,6 +84,9 @@ _TRANSITIONS = {
     DEAD: set(),
 }
 CONSUME_BATCH = 2000
+#: a thread that processed fewer records than this since it last ran out of input is lightly
+#: loaded: when it runs out again, its producer sends at once instead of lingering
+SEND_NOW_BELOW = 500
 #: how long a failed thread waits for the group to answer its application-shutdown request
 SHUTDOWN_REQUEST_TIMEOUT_S = 10.0
 
@@ -293,6 +296,7 @@ class StreamThread(threading.Thread):
         metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
         runtime, pattern_version = self._runtime, self._runtime.pattern_version
         gap_guard, partitioning = self._gap_guard, self._partitioning
+        unsent = 0  # records processed since the thread last ran out of input
         while not self._stop_requested.is_set():
             if runtime.refresh_pattern_sources() != pattern_version:  # a pattern source gained topics
                 with query_lock:
@@ -317,6 +321,9 @@ class StreamThread(threading.Thread):
             started = perf_counter()
             messages = consume(CONSUME_BATCH, 0.0)  # Step 3
             if not messages:
+                if 0 < unsent < SEND_NOW_BELOW:  # lightly loaded and out of input: what the last
+                    collector.send_now()  # records produced leaves now, not after the linger
+                unsent = 0  # (record_collector's module docstring)
                 messages = self._await_input(0.0 if tasks.reading_changelogs else poll_s)
             polled = perf_counter()
             with query_lock:
@@ -331,6 +338,7 @@ class StreamThread(threading.Thread):
                     tasks.add_records(messages)
                 now = _wall_clock_ms()
                 processed = tasks.process(now)  # Step 4
+                unsent += processed
                 metrics.record_iteration(polled - started, len(messages), perf_counter() - polled, processed)
                 tasks.punctuate()  # Step 5
                 collector.poll()

@@ -453,6 +453,10 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.serve()
 
+    def send_now(self) -> None:
+        """Nothing to send early: a transaction's outputs become visible at its commit, which
+        flushes its producer; an idle flush would only make smaller batches."""
+
     def unconfirmed_tasks(self) -> set[Any]:
         """Tasks whose last commit's input offsets the group does not show yet (step 5)."""
         return {task_id for task_id, c in self._collectors.items() if c.unconfirmed}
