@@ -8,6 +8,8 @@ environment (``make setup-bench``) and imports nothing from ``streams_runtime``.
 The work is the same functions as the other implementations (``bench/hand_loops.py``):
 
 - W1: ``filter(keep)`` then ``apply(enrich)`` then ``to_topic``;
+- W3: ``group_by`` the item, ``join_asof`` the items topic, a tumbling window ``reduce`` with
+  ``current()`` (see :func:`_rekey_join_window`);
 - W2: a stateful ``apply`` counting per key in Quix's RocksDB state (changelog topics on), every
   update written as ``{"key", "count"}``; with ``"guarantee": "exactly_once_v2"`` Quix's
   ``processing_guarantee="exactly-once"``.
@@ -43,6 +45,34 @@ def _peak_rss_mb() -> float:
     return -1.0
 
 
+def _rekey_join_window(app: Application, sdf, spec: dict, total: int, processed: list):  # noqa: ANN001, ANN202
+    """W3 in Quix's terms: ``group_by`` the item (a repartition topic, string keys: murmur2 of the
+    same bytes as the items topic's keys), ``join_asof`` the items (Quix's enrichment join: the
+    latest item at or before the payment's time), a 1-minute tumbling window with 10 s grace
+    summing the amounts, every update emitted (``current()``) as ``item@window-start``: ``{"total"}``.
+    The last record is processed when the re-keyed stream has seen every payment."""
+    items = app.dataframe(app.topic(spec["items"], key_deserializer="str", value_deserializer="json"))
+    after = [0]
+
+    def count_rekeyed(value: dict) -> bool:
+        after[0] += 1
+        if after[0] == total:
+            processed.append((time.perf_counter(), hand_loops.cpu_seconds()))
+        return True
+
+    sdf = sdf.group_by(
+        lambda payment: payment["item"], name="item", key_serializer="str", key_deserializer="str"
+    ).filter(count_rekeyed)
+    sdf = sdf.join_asof(items, on_merge=hand_loops.join_item)
+    window = sdf.tumbling_window(hand_loops.WINDOW_MS, grace_ms=hand_loops.GRACE_MS)
+    sdf = window.reduce(lambda total_, sale: total_ + sale["amount"], lambda sale: sale["amount"]).current()
+    sdf = sdf.apply(lambda result: {"total": result["value"], "start": result["start"]})
+    return sdf.apply(
+        lambda value, key, timestamp, headers: {"_key": f"{key}@{value['start']}", "total": value["total"]},
+        metadata=True,
+    )
+
+
 def main() -> int:
     spec = json.loads(sys.argv[1])
     ends = {int(p): n for p, n in spec["ends"].items()}
@@ -57,8 +87,9 @@ def main() -> int:
         consumer_extra_config={k: v for k, v in hand_loops.CONSUMER.items() if k.endswith(".ms")},
         loglevel=logging.WARNING,
     )
-    source = app.topic(spec["input"], key_deserializer="bytes", value_deserializer="json")
-    sink = app.topic(spec["output"], key_serializer="bytes", value_serializer="json")
+    keys = "str" if spec["workload"] == "W3" else "bytes"
+    source = app.topic(spec["input"], key_deserializer=keys, value_deserializer="json")
+    sink = app.topic(spec["output"], key_serializer=keys, value_serializer="json")
     started: list[tuple[float, float]] = []
     processed: list[tuple[float, float]] = []
     total, seen = sum(ends.values()), [0]
@@ -67,8 +98,8 @@ def main() -> int:
         if not seen[0]:
             started.append((time.perf_counter(), hand_loops.cpu_seconds()))
         seen[0] += 1
-        if seen[0] == total:  # the last input record: the rest of the pipeline is microseconds
-            processed.append((time.perf_counter(), hand_loops.cpu_seconds()))
+        if seen[0] == total and spec["workload"] != "W3":  # the last input record: the rest of
+            processed.append((time.perf_counter(), hand_loops.cpu_seconds()))  # is microseconds
         return True
 
     sdf = app.dataframe(source).filter(first_record)
@@ -82,9 +113,11 @@ def main() -> int:
             return hand_loops.count_update(value["user"], n)
 
         sdf = sdf.apply(count, stateful=True)
+    elif spec["workload"] == "W3":
+        sdf = _rekey_join_window(app, sdf, spec, total, processed)
     else:
-        raise SystemExit(f"Quix Streams runs W1 and W2 here, not {spec['workload']}")
-    sdf.to_topic(sink)
+        raise SystemExit(f"Quix Streams runs W1, W2 and W3 here, not {spec['workload']}")
+    sdf.to_topic(sink, key=(lambda value: value["_key"]) if spec["workload"] == "W3" else None)
 
     done: list[tuple[float, float]] = []
     watcher = Consumer({"bootstrap.servers": spec["servers"], "group.id": spec["group"]})

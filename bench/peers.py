@@ -21,6 +21,10 @@ The implementations (``--impls``):
   topic under another application id, unmeasured (``--no-jvm-warmup`` measures a fresh JVM; its
   peak RSS includes the warm-up either way);
 - ``quix``: Quix Streams 3.28.1 (``bench/peer_quix.py``, in ``.venv-quix``);
+- ``runtime-t2`` and ``runtime-i2`` (on request, not in the default ``--impls``): this runtime as
+  1 instance with 2 stream threads, and as 2 instances (two processes of one application, started
+  together) with 1 thread each, timed from the first instance ready to the last record processed
+  by either, CPU and RSS summed: what threads and processes give on this host;
 - ``hand``: a hand-written confluent-kafka loop (``bench/hand_loops.py``: orjson, batched consume,
   an idempotent producer without per-record callbacks, commit every 5 s), the practical limit of
   Python.
@@ -69,7 +73,11 @@ from bench.runtime_throughput import check_output, produce_input, read_to_end  #
 from streams_runtime.brokers.local import local_broker  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
 
-IMPLS = ("runtime", "kstreams", "quix", "hand")
+IMPLS = ("runtime", "kstreams", "quix", "hand", "runtime-t2", "runtime-i2")
+#: the default --impls: the side-by-side comparison (the runtime-t2/-i2 variants on request)
+DEFAULT_IMPLS = ("runtime", "kstreams", "quix", "hand")
+#: this runtime's scale-out variants: stream threads and instances (processes) of one application
+RUNTIME_SHAPES = {"runtime": (1, 1), "runtime-t2": (1, 2), "runtime-i2": (2, 1)}
 WORKLOADS = ("W1", "W2", "W2-eos", "W3")
 KSTREAMS_DIR = ROOT / ".jvm" / "kafka-streams-bench-4.3.1"
 QUIX_PYTHON = ROOT / ".venv-quix" / "bin" / "python"
@@ -78,8 +86,8 @@ CACHE_BYTES = 10 * 1024 * 1024
 
 
 def supports(impl: str, workload: str) -> bool:
-    """The hand loop has no exactly-once; W3 is not written for Quix Streams here yet."""
-    return not (impl == "hand" and workload.endswith("eos")) and not (impl == "quix" and workload == "W3")
+    """The hand loop has no exactly-once."""
+    return not (impl == "hand" and workload.endswith("eos"))
 
 
 def command(impl: str, spec: dict) -> list[str]:
@@ -93,19 +101,62 @@ def command(impl: str, spec: dict) -> list[str]:
             raise SystemExit(f"Quix Streams not installed ({QUIX_PYTHON}): run `make setup-bench`")
         return [str(QUIX_PYTHON), str(ROOT / "bench" / "peer_quix.py"), json.dumps(spec)]
     kind = {"W1": "stateless", "W2": "stateful", "W3": "windowed"}[spec["workload"]]
-    role = "framework" if impl == "runtime" else "hand"
-    child = dict(spec, workload=f"{kind}-{role}")
+    role = "framework" if impl in RUNTIME_SHAPES else "hand"
+    child = dict(spec, workload=f"{kind}-{role}", config=dict(spec.get("config") or {}))
     if spec["guarantee"] == "exactly_once_v2":
-        child["config"] = {"processing_guarantee": "exactly_once_v2"}
+        child["config"]["processing_guarantee"] = "exactly_once_v2"
+    if impl in RUNTIME_SHAPES:
+        instances, threads = RUNTIME_SHAPES[impl]
+        child["config"]["num_stream_threads"] = threads
+        child["instances"] = instances
     return [sys.executable, str(ROOT / "bench" / "runtime_workloads.py"), json.dumps(child)]
 
 
 def run_child(impl: str, spec: dict) -> dict:
-    proc = subprocess.run(command(impl, spec), capture_output=True, text=True, timeout=1800, cwd=ROOT)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        return {"error": f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-2000:]}"}
+    """One run: one child process, or (``runtime-i2``) one per instance of the application."""
+    instances = RUNTIME_SHAPES.get(impl, (1, 1))[0]
+    if instances == 1:
+        proc = subprocess.run(command(impl, spec), capture_output=True, text=True, timeout=1800, cwd=ROOT)
+        return _result(proc.returncode, proc.stdout, proc.stderr)
+    children = [
+        subprocess.Popen(
+            command(impl, dict(spec, state_dir=f"{spec['state_dir']}-{i}")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for i in range(instances)
+    ]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=1800)
+        results.append(_result(child.returncode, out, err))
+    return combine_instances(results)
+
+
+def _result(returncode: int, stdout: str, stderr: str) -> dict:
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if returncode != 0 or not lines:
+        return {"error": f"exit {returncode}: {(stderr or stdout)[-2000:]}"}
     return json.loads(lines[-1])
+
+
+def combine_instances(results: list[dict]) -> dict:
+    """The instances of one application as one run: from the first instance ready to the last
+    record processed by any, CPU and peak RSS summed (each instance reports wall-clock
+    ``ready_at``/``processed_at``: they share this host's clock)."""
+    failed = [r for r in results if "error" in r]
+    if failed:
+        return failed[0]
+    start = min(r["ready_at"] for r in results)
+    return {
+        "seconds": max(r["processed_at"] for r in results) - start,
+        "seconds_to_commit": max(r["committed_at"] for r in results) - start,
+        "cpu_s": sum(r["cpu_s"] for r in results),
+        "peak_rss_mb": sum(r["peak_rss_mb"] for r in results),
+        "instances": len(results),
+    }
 
 
 @contextlib.contextmanager
@@ -227,7 +278,7 @@ def measure(
         "cache_bytes": CACHE_BYTES,
         "state_dir": os.path.join(tmp, name),
         "warmup_output": warmup,
-        "profile": args.profile and impl == "runtime",
+        "profile": args.profile and impl in RUNTIME_SHAPES,
         # what the stream threads' process-total reaches at the end: W3 processes every payment
         # twice (before and after the repartition) and every item once
         "processed_total": 2 * args.records + peer_w3.ITEMS if base == "W3" else args.records,
@@ -274,7 +325,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--commit-ms", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--impls", default=",".join(IMPLS))
+    parser.add_argument(
+        "--impls",
+        default=",".join(DEFAULT_IMPLS),
+        help=f"of {', '.join(IMPLS)} (runtime-t2: 1 instance x 2 stream threads; runtime-i2: 2 "
+        "instances x 1 thread, two processes of one application)",
+    )
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument(
         "--no-jvm-warmup",

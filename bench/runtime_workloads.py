@@ -7,6 +7,11 @@ process over that span), ``seconds_to_commit`` (ready until every input offset i
 processing time plus the wait for the next commit), ``peak_rss_mb`` and, with ``profile``, a
 cProfile summary of every thread.
 
+With ``"instances": n`` (n > 1) the process is one of n instances of the application started
+together: it runs until the group has committed every input offset and prints wall-clock
+``ready_at``, ``processed_at`` (its last processed record) and ``committed_at`` with its CPU time,
+which the harness combines (``peers.combine_instances``).
+
 The framework runs build the topologies below and run them on one KafkaStreams client with one
 stream thread; the last record is seen in the thread's ``process-total`` metric (read every
 20 ms), the commit by polling the committed offsets of the application's group.
@@ -173,20 +178,69 @@ def run_framework(spec: dict) -> dict:
     streams.start()
     if not running.wait(120):
         raise RuntimeError(f"KafkaStreams did not reach RUNNING in 120 s (state {streams.state})")
-    started, cpu0 = time.perf_counter(), hand_loops.cpu_seconds()
-    total = spec.get("processed_total") or sum(ends.values())
-    while sum(t.metrics.snapshot()["process-total"] for t in streams.local_threads()) < total:
-        _check_alive(streams)
-        time.sleep(0.02)
-    seconds, cpu = time.perf_counter() - started, hand_loops.cpu_seconds() - cpu0
-    while not _committed_done(watcher, spec["input"], ends):
-        _check_alive(streams)
-        time.sleep(0.05)
-    to_commit = time.perf_counter() - started
-    summary = profiles.summary() if spec.get("profile") else None
+    if spec.get("instances", 1) > 1:
+        result = _share_of_the_group(streams, watcher, spec, ends)
+    else:
+        started, cpu0 = time.perf_counter(), hand_loops.cpu_seconds()
+        total = spec.get("processed_total") or sum(ends.values())
+        while _processed(streams) < total:
+            _check_alive(streams)
+            time.sleep(0.02)
+        seconds, cpu = time.perf_counter() - started, hand_loops.cpu_seconds() - cpu0
+        while not _committed_done(watcher, spec["input"], ends):
+            _check_alive(streams)
+            time.sleep(0.05)
+        result = {"seconds": seconds, "cpu_s": cpu, "seconds_to_commit": time.perf_counter() - started}
+    result["profile"] = profiles.summary() if spec.get("profile") else None
     streams.close(timeout=30)
     watcher.close()
-    return {"seconds": seconds, "cpu_s": cpu, "seconds_to_commit": to_commit, "profile": summary}
+    return result
+
+
+def _processed(streams: Any) -> int:
+    return sum(t.metrics.snapshot()["process-total"] for t in streams.local_threads())
+
+
+def _group_caught_up(consumer: Consumer, app_id: str, source: str, ends: dict[int, int]) -> bool:
+    """The group committed the source to its ends and, after that, each repartition topic to its
+    end (final by then: the source's offsets are committed only once their outputs are acked)."""
+    if not _committed_done(consumer, source, ends):
+        return False
+    topics = consumer.list_topics(timeout=5).topics
+    internal = [
+        TopicPartition(name, p)
+        for name, meta in topics.items()
+        if name.startswith(f"{app_id}-") and name.endswith("-repartition")
+        for p in meta.partitions
+    ]
+    for tp in consumer.committed(internal, timeout=5) if internal else []:
+        end = consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=5)[1]
+        if end > 0 and tp.offset < end:
+            return False
+    return True
+
+
+def _share_of_the_group(streams: Any, watcher: Consumer, spec: dict, ends: dict[int, int]) -> dict:
+    """One of several instances: no instance sees the whole input, so the run ends when the
+    group has committed every input offset (repartition topics included); reported in
+    wall-clock time (``ready_at``, the last change of this instance's ``process-total`` as
+    ``processed_at``, ``committed_at``) for the harness to combine, with the CPU time up to the
+    last record this instance processed."""
+    ready_at, cpu0 = time.time(), hand_loops.cpu_seconds()
+    processed_at, cpu, seen = ready_at, 0.0, 0
+    while not _group_caught_up(watcher, spec["group"], spec["input"], ends):
+        _check_alive(streams)
+        now = _processed(streams)
+        if now != seen:
+            seen, processed_at, cpu = now, time.time(), hand_loops.cpu_seconds() - cpu0
+        time.sleep(0.02)
+    return {
+        "ready_at": ready_at,
+        "processed_at": processed_at,
+        "committed_at": time.time(),
+        "cpu_s": cpu,
+        "processed": seen,
+    }
 
 
 def _check_alive(streams: Any) -> None:
