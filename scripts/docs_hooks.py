@@ -1,14 +1,20 @@
-"""MkDocs hook (mkdocs.yml ``hooks:``): writes the StreamsConfig reference at build time.
+"""MkDocs hook (mkdocs.yml ``hooks:``): writes two reference pages' generated parts at build time.
 
-``docs/reference/configuration.md`` holds the page's introduction and the marker below; the hook
-replaces the marker with one section per key declared in ``streams_runtime/config.py``
+``docs/reference/configuration.md`` holds the page's introduction and the marker ``MARKER``; the
+hook replaces the marker with one section per key declared in ``streams_runtime/config.py``
 (``_define(...)`` into ``_DEFINITIONS``): its name, default, allowed values and meaning. The
 allowed values are the ones the key's validator names when it refuses a value, so the page says
 what ``StreamsConfig`` enforces, and a key added to ``config.py`` appears without editing the docs.
+
+``docs/reference/cli.md`` holds the marker ``CLI_MARKER``; the hook replaces it with one section per
+command of ``streams-runtime`` (``streams_runtime.cli.build_parser()``, subcommands included): its
+usage line, what it does and every option with its default and choices, as argparse knows them.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import os
 import re
 import sys
@@ -17,6 +23,7 @@ import warnings
 from typing import Any
 
 MARKER = "<!-- streams-config-keys -->"
+CLI_MARKER = "<!-- streams-runtime-commands -->"
 
 
 class _Probe:
@@ -73,6 +80,105 @@ def config_reference() -> str:
     return "\n".join(lines)
 
 
+def _md(text: str) -> str:
+    """Help text as Markdown that shows it as written: ``<dir>`` is no HTML tag, ``$A_B`` no emphasis;
+    text in backquotes (single or double, as in docstrings) stays inline code."""
+    text = text.replace("``", "`").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # outside inline code
+        for char in "\\*_[]":
+            parts[i] = parts[i].replace(char, "\\" + char)
+    return "`".join(parts)
+
+
+def _sentence(text: str) -> str:
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """A parser's arguments: argparse keeps them in a private list and offers no public view."""
+    return list(parser._actions)  # noqa: SLF001
+
+
+def _is_commands(action: argparse.Action) -> bool:
+    return action.nargs == argparse.PARSER  # the action add_subparsers() made
+
+
+def cli_commands(
+    parser: argparse.ArgumentParser | None = None,
+) -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """Every command of the ``streams-runtime`` parser as ``(path, parser, help)``, depth first.
+
+    ``path`` is the command line that reaches it (``streams-runtime topics create``); a command with
+    subcommands (``broker``, ``topics``) is listed before them.
+    """
+    if parser is None:
+        from streams_runtime.cli import build_parser
+
+        parser = build_parser()
+    found: list[tuple[str, argparse.ArgumentParser, str]] = []
+
+    def walk(path: str, node: argparse.ArgumentParser, help_text: str) -> None:
+        found.append((path, node, help_text))
+        for action in filter(_is_commands, _actions(node)):
+            # each subcommand's help= is kept on a pseudo-action, again private
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}  # type: ignore[attr-defined]  # noqa: SLF001
+            for name, child in action.choices.items():  # type: ignore[union-attr]
+                walk(f"{path} {name}", child, helps.get(name, ""))
+
+    walk(parser.prog, parser, parser.description or "")
+    return found
+
+
+def _option_line(action: argparse.Action) -> str:
+    if action.option_strings:
+        flags = ", ".join(action.option_strings)
+        if action.nargs != 0:
+            flags += f" {action.metavar or action.dest.upper()}"
+    else:
+        flags = str(action.metavar or action.dest)
+        if action.nargs in ("+", "*"):
+            flags += " ..."
+    facts = []
+    if action.required and action.option_strings:
+        facts.append("required")
+    if action.choices is not None:
+        facts.append("one of " + ", ".join(f"`{choice}`" for choice in action.choices))
+    has_default = action.default not in (None, argparse.SUPPRESS, [])
+    if action.option_strings and action.nargs != 0 and has_default and "default" not in (action.help or ""):
+        facts.append(f"default `{action.default}`")
+    line = f"- `{flags}`: {_md(action.help or '')}"
+    return line + (f" ({'; '.join(facts)})" if facts else "")
+
+
+def _usage(parser: argparse.ArgumentParser) -> str:
+    # a fixed width: the page must not depend on the terminal the site is built in
+    parser.formatter_class = functools.partial(argparse.HelpFormatter, width=100)
+    usage = parser.format_usage().strip().removeprefix("usage: ")
+    return "\n".join(line.removeprefix(" " * len("usage: ")) for line in usage.splitlines())
+
+
+def cli_reference() -> str:
+    """The ``streams-runtime`` commands as Markdown, in the parser's order."""
+    lines: list[str] = []
+    for path, parser, help_text in cli_commands():
+        anchor = path.replace(" ", "-")
+        lines += [f"### `{path}` {{ #{anchor} }}", ""]
+        if help_text and " " in path:  # the command itself is the page's subject
+            lines += [_md(_sentence(help_text)), ""]
+        lines += ["```text", _usage(parser), "```", ""]
+        actions = _actions(parser)
+        commands = [a for a in actions if _is_commands(a)]
+        options = [a for a in actions if not _is_commands(a) and "--help" not in a.option_strings]
+        lines += [_option_line(a) for a in options] or ([] if commands else ["No options."])
+        for action in commands:
+            links = ", ".join(f"[`{name}`](#{anchor}-{name})" for name in action.choices or ())
+            lines.append(f"- Commands: {links}")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def on_config(config: Any) -> Any:
     # kafka-python loads its protocol schemas through deprecated importlib.resources calls (the
     # same filters as pytest's in pyproject.toml); mkdocs would log each as it imports the package
@@ -87,5 +193,7 @@ def on_config(config: Any) -> Any:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if MARKER in markdown:
-        return markdown.replace(MARKER, config_reference())
+        markdown = markdown.replace(MARKER, config_reference())
+    if CLI_MARKER in markdown:
+        markdown = markdown.replace(CLI_MARKER, cli_reference())
     return markdown

@@ -2,12 +2,12 @@
 
 Starts ``airflow standalone`` through :mod:`streams_runtime.demo.airflow_standalone` (as
 ``streams-runtime demo --with-airflow`` does) against the session broker, triggers the topic
-provisioning DAG through ``/api/v2`` and checks the topics exist, then produces a few demo
-payments at known timestamps of a recent day and triggers the Spark backfill DAG for that range with
+provisioning DAG through ``/api/v2`` and checks the topics exist, then produces a few demo payments
+at known timestamps of a recent day and triggers the Spark backfill DAG for that range with
 ``scripts/trigger_backfill.py``, and checks the run succeeded and wrote the known answer; runs the
-README's example range (no data: skipped, the run succeeds); and runs Airflow's own backfill
-(``airflow backfill create``, the documented way to run a range) over a day holding payments and
-checks its run succeeded and wrote that day's answer.
+example range of docs/how-to/airflow-and-spark.md (no data: skipped, the run succeeds); and runs
+Airflow's own backfill (``airflow backfill create``, the documented way to run a range) over a day
+holding payments and checks its run succeeded and wrote that day's answer.
 """
 
 from __future__ import annotations
@@ -126,8 +126,9 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
 
     rows = pd.concat(pd.read_parquet(p) for p in parquet)
     assert len(rows) == 4  # user-a twice (two hourly windows), user-b, user-c
-    # the README's example, as written: a day without demo data is skipped, and the run succeeds
-    readme = subprocess.run(
+    # the example of docs/how-to/airflow-and-spark.md, as written: a day without demo data is
+    # skipped, and the run succeeds
+    documented = subprocess.run(
         [
             sys.executable,
             str(REPO / "scripts" / "trigger_backfill.py"),
@@ -146,8 +147,10 @@ def test_standalone_runs_provisioning_and_a_backfill_through_the_rest_api(
         text=True,
         timeout=400,
     )
-    assert readme.returncode == 0, (readme.stdout, readme.stderr, airflow.log_file)
-    assert "task backfill[0]: skipped" in readme.stdout and "no input records" in readme.stdout, readme.stdout
+    assert documented.returncode == 0, (documented.stdout, documented.stderr, airflow.log_file)
+    assert "task backfill[0]: skipped" in documented.stdout and "no input records" in documented.stdout, (
+        documented.stdout
+    )
 
     # Airflow's own backfill over a day that holds payments: one run of the daily schedule
     for i, (user, amount, offset_ms) in enumerate(PAYMENTS):

@@ -3,6 +3,7 @@ every StreamsConfig key, and its pages load nothing from the network (no Google 
 
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 import re
@@ -52,3 +53,38 @@ def test_pages_load_nothing_from_the_network(site: pathlib.Path) -> None:
         assert "fonts.googleapis.com" not in html, page
         assert "fonts.gstatic.com" not in html, page
         assert not REMOTE_ASSET.findall(html), (page, REMOTE_ASSET.findall(html)[:3])
+
+
+def _commands() -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command line of ``streams-runtime`` (``streams-runtime topics create``), from its parser."""
+    from streams_runtime.cli import build_parser
+
+    found = []
+
+    def walk(path: str, parser: argparse.ArgumentParser) -> None:
+        found.append((path, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    walk(f"{path} {name}", child)
+
+    walk("streams-runtime", build_parser())
+    return found
+
+
+def test_cli_reference_lists_every_command_and_option(site: pathlib.Path) -> None:
+    page = (site / "reference" / "cli.html").read_text()
+    commands = _commands()
+    assert len(commands) > 10  # broker start|stop|status, topics create|list|describe, worker, ...
+    for path, parser in commands:
+        anchor = path.replace(" ", "-")
+        heading = re.search(rf'<h3 id="{anchor}">(.*?)</h3>', page, re.S)
+        assert heading and f"<code>{path}</code>" in heading.group(1), path
+        end = page.find("<h3", heading.end())
+        section = page[heading.end() : end if end != -1 else len(page)]
+        for action in parser._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help"):
+                    assert f"<code>{flag}" in section or f", {flag}" in section, (path, flag)
+            if not action.option_strings and not isinstance(action, argparse._SubParsersAction):
+                assert f"<code>{action.metavar or action.dest}" in section, (path, action.dest)

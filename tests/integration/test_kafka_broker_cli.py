@@ -1,7 +1,8 @@
-"""``streams-runtime broker start --kind kafka --nodes 3`` as the README shows it: three Apache
-Kafka nodes in one KRaft quorum, printed address, start time and memory, topics replicated three
-ways with ``min.insync.replicas=2``, records that survive a node's ``kill -9``, and a stop that
-leaves no process behind; plus the classpath error a machine without ``make setup-kafka`` gets.
+"""``streams-runtime broker start --kind kafka --nodes 3`` as docs/how-to/run-on-apache-kafka.md
+shows it: three Apache Kafka nodes in one KRaft quorum, printed address, start time and memory,
+topics replicated three ways with ``min.insync.replicas=2``, records that survive a node's
+``kill -9``, and a stop that leaves no process behind; plus the classpath error a machine without
+``make setup-kafka`` gets.
 """
 
 from __future__ import annotations

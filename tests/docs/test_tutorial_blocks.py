@@ -1,0 +1,173 @@
+"""The tutorials' code runs as written.
+
+Every fenced ``python`` block of ``docs/tutorials/*.md`` must compile. A block preceded by a marker
+``<!-- test: NAME -->`` (an HTML comment: the site shows nothing of it) is run, and the check of the
+same name below asserts what the tutorial says it gives: the outputs in its comments, the
+``describe()`` text the page prints. A marker without a check, or a check without its block, fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIALS = ROOT / "docs" / "tutorials"
+BLOCK = re.compile(r"(?:<!-- test: (?P<name>[a-z0-9-]+) -->\s*)?```python\n(?P<code>.*?)^```", re.S | re.M)
+
+
+def _blocks() -> list[tuple[Path, str | None, str]]:
+    found = []
+    for page in sorted(TUTORIALS.glob("*.md")):
+        for match in BLOCK.finditer(page.read_text()):
+            found.append((page, match.group("name"), match.group("code")))
+    return found
+
+
+BLOCKS = _blocks()
+MARKED = {name: (page, code) for page, name, code in BLOCKS if name}
+
+
+def _run(name: str) -> tuple[dict[str, Any], str]:
+    """Runs the marked block in this process: its variables and what it printed."""
+    page, code = MARKED[name]
+    scope: dict[str, Any] = {"__name__": f"tutorial_{name.replace('-', '_')}"}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(compile(code, f"{page.name}:{name}", "exec"), scope)
+    return scope, out.getvalue()
+
+
+def check_word_count() -> None:
+    scope, printed = _run("word-count")
+    # the block's comments: the counts read from the output topic, and the store's answer
+    # (the block evaluates both without keeping them: ask the driver's topic and store again)
+    from streams_runtime import Serdes, TopologyTestDriver
+
+    assert "Sub-topology: 0" in printed and "Sub-topology: 1" in printed  # two sub-topologies
+    assert "wordcount-app-word-count-store-repartition" in printed  # joined by this topic
+    assert "'cleanup.policy': 'delete'" in printed and "'cleanup.policy': 'compact'" in printed
+    assert "{0: 6, 1: 6}" in printed
+    with TopologyTestDriver(scope["topology"], {"application_id": "wordcount-app"}) as driver:
+        lines = driver.create_input_topic("text-input", Serdes.String(), Serdes.String())
+        counts = driver.create_output_topic("wordcount-output", Serdes.String(), Serdes.Long())
+        lines.pipe_input(None, "Hello Kafka Streams", timestamp=1)
+        lines.pipe_input(None, "hello python", timestamp=2)
+        assert [(kv.key, kv.value) for kv in counts.read_key_values_to_list()] == [
+            ("hello", 1),
+            ("kafka", 1),
+            ("streams", 1),
+            ("hello", 2),
+            ("python", 1),
+        ]
+        assert driver.get_key_value_store("word-count-store").get("hello") == 2
+
+
+def check_in_memory_runtime() -> None:
+    # real stream threads: in a process of its own, so a hang is a timeout and no thread outlives it
+    page, code = MARKED["in-memory-runtime"]
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == "[b'HELLO']", run.stdout
+
+
+def check_foreign_key_join() -> None:
+    _, printed = _run("foreign-key-join")
+    assert printed.splitlines()[:2] == [
+        "{'o1': 'c1|book for Ada'}",
+        "VersionedRecord(value='Ada', timestamp=10, valid_to=None)",
+    ], printed
+
+
+def check_more_dsl() -> None:
+    from streams_runtime import Serdes, TopologyTestDriver
+
+    scope, _ = _run("more-dsl")
+    config = {"application_id": "dsl-tour", "default_key_serde": "string", "default_value_serde": "string"}
+    topology = scope["builder"].build(config)
+    described = str(topology.describe())
+    assert described.count("Processor: COGROUPKSTREAM-AGGREGATE-") == 2  # one aggregate per input ...
+    assert described.count("(stores: [activity])") == 2  # ... into one store
+    assert "(topics: orders-.*)" in described  # the pattern source
+    with (
+        contextlib.redirect_stdout(io.StringIO()) as printed,
+        TopologyTestDriver(topology, config) as driver,
+    ):
+        clicks = driver.create_input_topic("clicks", Serdes.String(), Serdes.String())
+        purchases = driver.create_input_topic("purchases", Serdes.String(), Serdes.String())
+        clicks.pipe_input("ada", "home", timestamp=1_000)
+        clicks.pipe_input("ada", "cart", timestamp=2_000)
+        purchases.pipe_input("ada", "book", timestamp=3_000)
+        # a click +1, a purchase +100, in one aggregate
+        assert driver.get_key_value_store("activity").get("ada") == 102
+        driver.create_input_topic("orders-eu", Serdes.String(), Serdes.String()).pipe_input("o1", "book")
+    assert "[orders]: o1, book" in printed.getvalue()
+
+
+def _greetings_module(tmp_path: Path) -> Any:
+    import importlib
+
+    (tmp_path / "greetings.py").write_text(MARKED["greetings-module"][1])
+    sys.path.insert(0, str(tmp_path))
+    sys.modules.pop("greetings", None)
+    return importlib.import_module("greetings")
+
+
+def check_greetings_module(tmp_path: Path) -> None:
+    greetings = _greetings_module(tmp_path)
+    topology, config = greetings.app()
+    assert config == {"application_id": "greetings-app"}
+    # the page prints what `streams-runtime describe --app greetings:app` shows
+    page = (TUTORIALS / "first-application.md").read_text()
+    shown = re.search(r"\$ streams-runtime describe --app greetings:app\n(.*?)```", page, re.S).group(1)
+    assert str(topology.describe()).strip() == shown.strip()
+
+
+def check_greetings_test(tmp_path: Path) -> None:
+    _greetings_module(tmp_path)
+    scope, _ = _run("greetings-test")
+    scope["test_greets_each_name"]()  # its own assertion: ada is greeted
+
+
+CHECKS: dict[str, Callable[..., None]] = {
+    "word-count": check_word_count,
+    "in-memory-runtime": check_in_memory_runtime,
+    "foreign-key-join": check_foreign_key_join,
+    "more-dsl": check_more_dsl,
+    "greetings-module": check_greetings_module,
+    "greetings-test": check_greetings_test,
+}
+
+
+def test_every_marked_block_has_its_check_and_every_check_its_block() -> None:
+    assert len(BLOCKS) >= len(CHECKS)
+    assert set(MARKED) == set(CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("page", "code"), [(page, code) for page, _, code in BLOCKS], ids=lambda v: getattr(v, "name", "")
+)
+def test_every_python_block_compiles(page: Path, code: str) -> None:
+    assert compile(code, str(page), "exec") is not None
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_marked_block_runs_and_gives_what_the_tutorial_says(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the greetings module's directory goes away
+    check = CHECKS[name]
+    if "tmp_path" in check.__code__.co_varnames[: check.__code__.co_argcount]:
+        check(tmp_path)
+    else:
+        check()
