@@ -2,7 +2,8 @@
 # The broker-free tests on the other supported Pythons: `make test-pythons` (and CI, .ci/run).
 #
 #   PYTHONS="3.12 3.13"                       the versions (default); 3.11 is .venv's, run by `make test`
-#   PYTHON_TESTS="tests/unit tests/topology tests/tools"   what runs (default: every test needing no broker,
+#   PYTHON_TESTS="tests/unit tests/topology tests/tools tests/docs/test_tutorial_blocks.py"
+#                                             what runs (default: every test needing no broker,
 #                                             no Java and no Airflow)
 #   PYTEST_WORKERS=2                          pytest-xdist processes per run (0: one process)
 #
@@ -20,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PYTHONS=${PYTHONS:-3.12 3.13}
-PYTHON_TESTS=${PYTHON_TESTS:-tests/unit tests/topology tests/tools}
+PYTHON_TESTS=${PYTHON_TESTS:-tests/unit tests/topology tests/tools tests/docs/test_tutorial_blocks.py}
 PYTEST_WORKERS=${PYTEST_WORKERS:-2}
 
 say() { printf '[test-pythons] %s\n' "$*"; }
