@@ -107,10 +107,11 @@ def _join_windows(window: dict[str, Any]) -> JoinWindows:
     return windows.after(window["after"]) if "after" in window else windows
 
 
-def _store(op: dict[str, Any], value_type: str) -> Materialized:
-    """An aggregation's store: explicit serdes, and the op's ``retention`` (ms) when it has one."""
+def _store(op: dict[str, Any], value_type: str, windowed: bool) -> Materialized:
+    """An aggregation's store: explicit serdes, and a windowed one's ``retention`` (ms) when the op
+    has one (the Java side reads it for windowed aggregations only, too)."""
     materialized = Materialized.with_(serde(STRING), serde(value_type))
-    return materialized.with_retention(op["retention"]) if "retention" in op else materialized
+    return materialized.with_retention(op["retention"]) if windowed and "retention" in op else materialized
 
 
 def _render_windowed_key(key: Any, value: Any) -> tuple[str, Any]:
@@ -230,10 +231,12 @@ def _add_pipeline(
                 current = current.emit_strategy(EmitStrategy.on_window_close())
             case "grouped" | "windowed" | "grouped_table", "count":
                 value_type = "long"
-                current = current.count(_store(op, value_type))
+                current = current.count(_store(op, value_type, kind == "windowed"))
                 kind = "windowed_table" if kind == "windowed" else "table"
             case "grouped" | "windowed", "reduce":
-                current = current.reduce(catalogue.reducers[fn].fn, _store(op, value_type))
+                current = current.reduce(
+                    catalogue.reducers[fn].fn, _store(op, value_type, kind == "windowed")
+                )
                 kind = "table" if kind == "grouped" else "windowed_table"
             case "grouped_table", "reduce":
                 adder, subtractor = catalogue.reducers[fn].fn, catalogue.table_subtractors[fn].fn
@@ -248,7 +251,7 @@ def _add_pipeline(
                     functions.append(catalogue.table_aggregate_subtractors[fn].fn)
                 elif isinstance(current, SessionWindowedKStream):
                     functions.append(catalogue.mergers[fn].fn)
-                current = current.aggregate(*functions, _store(op, value_type))
+                current = current.aggregate(*functions, _store(op, value_type, kind == "windowed"))
                 kind = "windowed_table" if kind == "windowed" else "table"
             case "table", "group_by":
                 mapper = catalogue.key_value_mappers[fn].fn
