@@ -42,15 +42,14 @@ EMIT_FINAL_DEFAULT_RETENTION = "windowed.emit_on_window_close.default_retention"
 #: ``join.<stream or table>`` or a special case such as EMIT_FINAL_DEFAULT_RETENTION
 EXCLUDED: dict[str, str] = {
     EMIT_FINAL_DEFAULT_RETENTION: (
-        "with the record cache off, Kafka Streams writes a record before it reads the windows that "
+        "Kafka Streams writes a record before it reads the windows that "
         "record closed, so a window that falls out of the store's retention (size + grace by "
         "default) at that moment is never emitted; this project reads first and emits it "
-        "(kstream/internals/window_aggregate.py). And a session ending exactly at the retention's "
-        "edge is kept by Kafka Streams' RocksDB session store (it drops writes by whole segments) "
-        "and emitted, while this project's store drops the write. Emit-on-window-close cases run "
-        "with a retention of EMIT_FINAL_RETENTION instead, unless the cache is on and the "
-        "windows are time or sliding windows (Kafka Streams then reads the closed windows from the "
-        "cache, which no retention bounds)."
+        "(kstream/internals/window_aggregate.py). With the record cache it mostly reads them from "
+        "the cache, which no retention bounds, but not always (sliding windows lose some too). "
+        "Emit-on-window-close cases over time and sliding windows run with a retention of "
+        "EMIT_FINAL_RETENTION instead; sessions keep the default (Kafka Streams reads closed "
+        "sessions from a time index no retention bounds, and so does this project)."
     ),
 }
 
@@ -172,7 +171,7 @@ def aggregation_stage(
         if emit_final:
             ops.append({"op": "emit_on_window_close"})
     op, value_type = draw(aggregation(value_type))
-    ops.append(op)  # an emit-final aggregation's retention: _emit_final_retention, with the config
+    ops.append(op)  # an emit-final aggregation's retention: set by _emit_final_retention
     if not windowed:
         more, value_type = draw(table_ops(value_type))
         ops += more
@@ -225,7 +224,7 @@ def _case(
     outputs: dict[str, str],
 ) -> dict[str, Any]:
     config = dict(CONFIG) if draw(st.integers(0, 3)) else {}
-    _emit_final_retention(draw, pipelines, cached=not config)
+    _emit_final_retention(draw, pipelines)
     return {
         "config": config,
         "topology": {"pipelines": pipelines},
@@ -234,10 +233,10 @@ def _case(
     }
 
 
-def _emit_final_retention(draw: st.DrawFn, pipelines: list[dict[str, Any]], cached: bool) -> None:
+def _emit_final_retention(draw: st.DrawFn, pipelines: list[dict[str, Any]]) -> None:
     """Give each aggregation that emits on window close the retention EMIT_FINAL_RETENTION where
-    the default would meet the divergence in EXCLUDED: without the record cache, and for sessions
-    (their store is never cached); with the cache, time and sliding windows keep the default."""
+    the default would meet the divergence in EXCLUDED: time and sliding windows. Sessions keep the
+    default (Kafka Streams reads the closed sessions from a time index no retention bounds)."""
     for pipeline in pipelines:
         window, emit_final = None, False
         for op in pipeline["ops"]:
@@ -248,7 +247,7 @@ def _emit_final_retention(draw: st.DrawFn, pipelines: list[dict[str, Any]], cach
             elif op["op"] in ("count", "reduce", "aggregate") and emit_final:
                 emit_final = False
                 if EMIT_FINAL_DEFAULT_RETENTION in EXCLUDED:
-                    if not cached or window == "session":
+                    if window != "session":
                         op["retention"] = EMIT_FINAL_RETENTION
                 elif draw(st.booleans()):
                     op["retention"] = EMIT_FINAL_RETENTION
