@@ -107,10 +107,15 @@ def _join_windows(window: dict[str, Any]) -> JoinWindows:
     return windows.after(window["after"]) if "after" in window else windows
 
 
-def _store(op: dict[str, Any], value_type: str, windowed: bool) -> Materialized:
-    """An aggregation's store: explicit serdes, and a windowed one's ``retention`` (ms) when the op
-    has one (the Java side reads it for windowed aggregations only, too)."""
+def _store(op: dict[str, Any], value_type: str, windowed: bool = False) -> Materialized:
+    """A store: explicit serdes, the op's ``store`` type (``rocksdb``, ``in_memory``) and a windowed
+    one's ``retention`` (ms) when the op has them (the Java side reads the retention for windowed
+    aggregations only, too)."""
     materialized = Materialized.with_(serde(STRING), serde(value_type))
+    if "store" in op:
+        if op["store"] not in ("rocksdb", "in_memory"):
+            raise ValueError(f"unknown store type {op['store']}")
+        materialized = materialized.with_store_type(op["store"])
     return materialized.with_retention(op["retention"]) if windowed and "retention" in op else materialized
 
 
@@ -216,7 +221,7 @@ def _add_pipeline(
                 _split(current, op, value_type, named, catalogue)
                 kind = "done"
             case "stream", "to_table":
-                current, kind = current.to_table(Materialized.with_(key, serde(value_type))), "table"
+                current, kind = current.to_table(_store(op, value_type)), "table"
             case "stream", "group_by_key":
                 current, kind = current.group_by_key(Grouped.with_(key, serde(value_type))), "grouped"
             case "stream", "group_by":
@@ -240,7 +245,7 @@ def _add_pipeline(
                 kind = "table" if kind == "grouped" else "windowed_table"
             case "grouped_table", "reduce":
                 adder, subtractor = catalogue.reducers[fn].fn, catalogue.table_subtractors[fn].fn
-                current = current.reduce(adder, subtractor, Materialized.with_(key, serde(value_type)))
+                current = current.reduce(adder, subtractor, _store(op, value_type))
                 kind = "table"
             case "grouped" | "windowed" | "grouped_table", "aggregate":
                 entry = catalogue.aggregators[fn]

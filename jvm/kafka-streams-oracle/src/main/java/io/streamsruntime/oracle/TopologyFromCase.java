@@ -164,7 +164,7 @@ final class TopologyFromCase {
                     break;
                 }
                 case "stream.to_table":
-                    current = ((KStream) current).toTable(Materialized.with(KEY, Catalogue.serde(valueType)));
+                    current = ((KStream) current).toTable(store(op, valueType));
                     kind = "table";
                     break;
                 case "stream.group_by_key":
@@ -185,20 +185,18 @@ final class TopologyFromCase {
                     kind = "windowed";
                     break;
                 case "grouped.count":
-                    current = ((KGroupedStream) current).count(Materialized.with(KEY, Catalogue.serde("long")));
+                    current = ((KGroupedStream) current).count(store(op, "long"));
                     valueType = "long";
                     kind = "table";
                     break;
                 case "grouped.reduce":
-                    current = ((KGroupedStream) current).reduce(
-                        Catalogue.reducer(fn), Materialized.with(KEY, Catalogue.serde(valueType)));
+                    current = ((KGroupedStream) current).reduce(Catalogue.reducer(fn), store(op, valueType));
                     kind = "table";
                     break;
                 case "grouped.aggregate":
                     valueType = Catalogue.aggregateType(fn);
                     current = ((KGroupedStream) current).aggregate(
-                        Catalogue.initializer(fn), Catalogue.aggregator(fn),
-                        Materialized.with(KEY, Catalogue.serde(valueType)));
+                        Catalogue.initializer(fn), Catalogue.aggregator(fn), store(op, valueType));
                     kind = "table";
                     break;
                 case "windowed.emit_on_window_close":
@@ -257,21 +255,20 @@ final class TopologyFromCase {
                     kind = "stream";
                     break;
                 case "grouped_table.count":
-                    current = ((KGroupedTable) current).count(Materialized.with(KEY, Catalogue.serde("long")));
+                    current = ((KGroupedTable) current).count(store(op, "long"));
                     valueType = "long";
                     kind = "table";
                     break;
                 case "grouped_table.reduce":
                     current = ((KGroupedTable) current).reduce(
-                        Catalogue.reducer(fn), Catalogue.tableSubtractor(fn),
-                        Materialized.with(KEY, Catalogue.serde(valueType)));
+                        Catalogue.reducer(fn), Catalogue.tableSubtractor(fn), store(op, valueType));
                     kind = "table";
                     break;
                 case "grouped_table.aggregate":
                     valueType = Catalogue.aggregateType(fn);
                     current = ((KGroupedTable) current).aggregate(
                         Catalogue.initializer(fn), Catalogue.aggregator(fn), Catalogue.tableAggregateSubtractor(fn),
-                        Materialized.with(KEY, Catalogue.serde(valueType)));
+                        store(op, valueType));
                     kind = "table";
                     break;
                 case "windowed_table.suppress":
@@ -298,9 +295,25 @@ final class TopologyFromCase {
         }
     }
 
-    /** A windowed aggregation's store: explicit serdes, and the op's "retention" (ms) when it has one. */
-    private static Materialized windowStore(final JsonNode op, final String valueType) {
+    /** A store: explicit serdes, and the op's "store" type ("rocksdb", "in_memory") when it has one. */
+    private static Materialized store(final JsonNode op, final String valueType) {
         final Materialized materialized = Materialized.with(KEY, Catalogue.serde(valueType));
+        if (!op.has("store")) {
+            return materialized;
+        }
+        switch (op.get("store").asText()) {
+            case "rocksdb":
+                return materialized.withStoreType(Materialized.StoreType.ROCKS_DB);
+            case "in_memory":
+                return materialized.withStoreType(Materialized.StoreType.IN_MEMORY);
+            default:
+                throw new IllegalArgumentException("unknown store type " + op.get("store").asText());
+        }
+    }
+
+    /** A windowed aggregation's store: as store(), and the op's "retention" (ms) when it has one. */
+    private static Materialized windowStore(final JsonNode op, final String valueType) {
+        final Materialized materialized = store(op, valueType);
         return op.has("retention") ? materialized.withRetention(Duration.ofMillis(op.get("retention").asLong())) : materialized;
     }
 
