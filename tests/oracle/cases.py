@@ -48,8 +48,9 @@ EXCLUDED: dict[str, str] = {
         "(kstream/internals/window_aggregate.py). With the record cache it mostly reads them from "
         "the cache, which no retention bounds, but not always (sliding windows lose some too). "
         "Emit-on-window-close cases over time and sliding windows run with a retention of "
-        "EMIT_FINAL_RETENTION instead; sessions keep the default (Kafka Streams reads closed "
-        "sessions from a time index no retention bounds, and so does this project)."
+        "EMIT_FINAL_RETENTION instead, and so do sessions in an in-memory store; sessions in a "
+        "RocksDB store keep the default (Kafka Streams reads closed sessions from a time index no "
+        "retention bounds, and so does this project)."
     ),
 }
 
@@ -96,19 +97,29 @@ def window(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def store_type(draw: st.DrawFn, op: dict[str, Any]) -> dict[str, Any]:
+    """``op`` (an aggregation or to_table), one time in four with an in-memory store instead of
+    the default RocksDB one."""
+    if "store.in_memory" not in EXCLUDED and draw(st.integers(0, 3)) == 0:
+        return {**op, "store": "in_memory"}
+    return op
+
+
+@st.composite
 def aggregation(draw: st.DrawFn, value_type: str, table: bool = False) -> tuple[dict[str, Any], str]:
-    """count, reduce or aggregate on ``value_type`` values; on a grouped table (``table``) only the
-    reducers and aggregators with a subtractor."""
+    """count, reduce or aggregate on ``value_type`` values (maybe in an in-memory store); on a
+    grouped table (``table``) only the reducers and aggregators with a subtractor."""
     agg = draw(st.sampled_from(["count", "reduce", "aggregate"]))
     if agg == "count":
-        return {"op": "count"}, LONG
+        return draw(store_type({"op": "count"})), LONG
     if agg == "reduce":
         reducers = CATALOGUE.table_subtractors if table else CATALOGUE.reducers
         names = [n for n in _names(CATALOGUE.reducers, value_type) if n in reducers]
         if names:
-            return {"op": "reduce", "fn": draw(st.sampled_from(names))}, value_type
+            return draw(store_type({"op": "reduce", "fn": draw(st.sampled_from(names))})), value_type
     name = draw(st.sampled_from(_names(CATALOGUE.aggregators, value_type)))
-    return {"op": "aggregate", "fn": name}, CATALOGUE.aggregators[name].gives or value_type
+    op = draw(store_type({"op": "aggregate", "fn": name}))
+    return op, CATALOGUE.aggregators[name].gives or value_type
 
 
 @st.composite
@@ -152,7 +163,7 @@ def aggregation_stage(
     groupings = ("group_by_key", "group_by") if windowed else ("group_by_key", "group_by", "to_table")
     grouping = draw(st.sampled_from([g for g in groupings if f"stream.{g}" not in EXCLUDED]))
     if grouping == "to_table":
-        ops.append({"op": "to_table"})
+        ops.append(draw(store_type({"op": "to_table"})))
         before, value_type = draw(table_ops(value_type))
         stage, value_type = draw(table_group_by(value_type))
         after, value_type = draw(table_ops(value_type))
@@ -235,8 +246,9 @@ def _case(
 
 def _emit_final_retention(draw: st.DrawFn, pipelines: list[dict[str, Any]]) -> None:
     """Give each aggregation that emits on window close the retention EMIT_FINAL_RETENTION where
-    the default would meet the divergence in EXCLUDED: time and sliding windows. Sessions keep the
-    default (Kafka Streams reads the closed sessions from a time index no retention bounds)."""
+    the default would meet the divergence in EXCLUDED: time and sliding windows, and sessions in
+    an in-memory store. Sessions in a RocksDB store keep the default (Kafka Streams reads the
+    closed sessions from a time index no retention bounds)."""
     for pipeline in pipelines:
         window, emit_final = None, False
         for op in pipeline["ops"]:
@@ -247,7 +259,7 @@ def _emit_final_retention(draw: st.DrawFn, pipelines: list[dict[str, Any]]) -> N
             elif op["op"] in ("count", "reduce", "aggregate") and emit_final:
                 emit_final = False
                 if EMIT_FINAL_DEFAULT_RETENTION in EXCLUDED:
-                    if window != "session":
+                    if window != "session" or op.get("store") == "in_memory":
                         op["retention"] = EMIT_FINAL_RETENTION
                 elif draw(st.booleans()):
                     op["retention"] = EMIT_FINAL_RETENTION
@@ -309,7 +321,7 @@ def table_cases(draw: st.DrawFn) -> dict[str, Any]:
     else:
         source = _source("in", source_type)
         ops, value_type = draw(stateless_ops(source_type, 2))
-        ops.append({"op": "to_table"})
+        ops.append(draw(store_type({"op": "to_table"})))
     more, value_type = draw(table_ops(value_type))
     stage, value_type = draw(table_group_by(value_type))
     after, value_type = draw(table_ops(value_type))
@@ -331,7 +343,7 @@ def join_cases(draw: st.DrawFn) -> dict[str, Any]:
     else:
         right_ops, table_type = draw(stateless_ops(right_type, 2))
         if right_kind == "table":
-            right_ops.append({"op": "to_table"})
+            right_ops.append(draw(store_type({"op": "to_table"})))
             more, table_type = draw(table_ops(table_type))
             right_ops += more
         right = {"name": "right", "source": _source("in2", right_type), "ops": right_ops}
