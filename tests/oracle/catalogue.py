@@ -49,6 +49,17 @@ def _max(a: Any, b: Any) -> Any:
     return a if a >= b else b
 
 
+def _remove_first(whole: str | None, part: str | None) -> str:
+    """``whole`` without the first occurrence of ``part`` (None read as ""): concat's inverse."""
+    whole, part = whole or "", part or ""
+    at = whole.find(part)
+    return whole if not part or at < 0 else whole[:at] + whole[at + len(part) :]
+
+
+def _show(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
 def _swap(key: Any, value: Any) -> tuple[Any, Any]:
     return value, key
 
@@ -60,7 +71,10 @@ def _rekey(selector: Callable[[Any, Any], Any]) -> Callable[[Any, Any], tuple[An
 @dataclasses.dataclass(frozen=True)
 class Catalogue:
     """The functions by kind: value mappers, predicates, key selectors, key-value mappers (``map``),
-    flat value mappers, reducers, and aggregators as (initializer, aggregator) pairs."""
+    flat value mappers, reducers, and aggregators as (initializer, aggregator) pairs; then the
+    inverses a table aggregation needs (``table_subtractors`` of reducers, and
+    ``table_aggregate_subtractors`` of aggregators, by the same names), the session ``mergers`` of
+    aggregators (by the aggregator's name) and the ``value_joiners``."""
 
     value_mappers: dict[str, Fn]
     predicates: dict[str, Fn]
@@ -69,6 +83,10 @@ class Catalogue:
     flat_value_mappers: dict[str, Fn]
     reducers: dict[str, Fn]
     aggregators: dict[str, Fn]
+    table_subtractors: dict[str, Fn]
+    table_aggregate_subtractors: dict[str, Fn]
+    mergers: dict[str, Fn]
+    value_joiners: dict[str, Fn]
 
     def with_override(self, kind: str, name: str, fn: Callable[..., Any]) -> Catalogue:
         """A copy whose ``kind`` function ``name`` is ``fn`` (types kept): a deliberately wrong
@@ -118,4 +136,19 @@ CATALOGUE = Catalogue(
         "concat": Fn((lambda: "", lambda k, v, agg: agg if v is None else agg + v), (STRING,), STRING),
         "sum": Fn((lambda: 0, lambda k, v, agg: agg + (v or 0)), (LONG,), LONG),
     },
+    table_subtractors={
+        "concat": Fn(_remove_first, (STRING,)),
+        "sum": Fn(lambda agg, old: (agg or 0) - (old or 0), (LONG,)),
+    },
+    table_aggregate_subtractors={
+        "sum_len": Fn(lambda k, v, agg: agg - _str_len(v), (STRING,), LONG),
+        "concat": Fn(lambda k, v, agg: _remove_first(agg, v), (STRING,), STRING),
+        "sum": Fn(lambda k, v, agg: agg - (v or 0), (LONG,), LONG),
+    },
+    mergers={
+        "sum_len": Fn(lambda k, a, b: a + b, (STRING,), LONG),
+        "concat": Fn(lambda k, a, b: a + b, (STRING,), STRING),
+        "sum": Fn(lambda k, a, b: a + b, (LONG,), LONG),
+    },
+    value_joiners={"pair": Fn(lambda left, right: f"{_show(left)}|{_show(right)}", (STRING, LONG), STRING)},
 )

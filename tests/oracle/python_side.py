@@ -7,15 +7,26 @@ operation by operation with explicit serdes, the same steps, and the result in t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from streams_runtime import (
+    Branched,
+    BufferConfig,
     Consumed,
+    EmitStrategy,
     Grouped,
+    Joined,
+    JoinWindows,
     Materialized,
     Produced,
+    Repartitioned,
     Serdes,
+    SessionWindowedKStream,
+    SessionWindows,
+    SlidingWindows,
+    StreamJoined,
     StreamsBuilder,
+    Suppressed,
     TimeWindows,
     TopologyTestDriver,
 )
@@ -37,13 +48,16 @@ def run_case(case: dict[str, Any], catalogue: Catalogue = CATALOGUE) -> dict[str
         result["id"] = case["id"]
     try:
         builder = StreamsBuilder()
+        named: dict[str, _Chain] = {}
         for pipeline in case["topology"]["pipelines"]:
-            _add_pipeline(builder, pipeline, catalogue)
+            _add_pipeline(builder, pipeline, named, catalogue)
         config = {"application_id": APPLICATION_ID, **case.get("config", {})}
         with TopologyTestDriver(builder.build(), config) as driver:
             inputs = {}
             for pipeline in case["topology"]["pipelines"]:
                 source = pipeline["source"]
+                if "topic" not in source:
+                    continue  # starts from an earlier pipeline
                 inputs[source["topic"]] = driver.create_input_topic(
                     source["topic"], serde(source["key"]), serde(source["value"])
                 )
@@ -74,25 +88,109 @@ def run_case(case: dict[str, Any], catalogue: Catalogue = CATALOGUE) -> dict[str
     return result
 
 
-def _windows(window: dict[str, Any]) -> TimeWindows:
-    windows = TimeWindows.of_size_and_grace(window["size"], window["grace"])
-    if window["type"] == "hopping":
-        return windows.advance_by(window["advance"])
-    if window["type"] != "tumbling":
-        raise ValueError(f"unknown window type {window['type']}")
-    return windows
+def _windows(window: dict[str, Any]) -> Any:
+    grace = window["grace"]
+    match window["type"]:
+        case "tumbling":
+            return TimeWindows.of_size_and_grace(window["size"], grace)
+        case "hopping":
+            return TimeWindows.of_size_and_grace(window["size"], grace).advance_by(window["advance"])
+        case "session":
+            return SessionWindows.of_inactivity_gap_and_grace(window["gap"], grace)
+        case "sliding":
+            return SlidingWindows.of_time_difference_and_grace(window["difference"], grace)
+    raise ValueError(f"unknown window type {window['type']}")
+
+
+def _join_windows(window: dict[str, Any]) -> JoinWindows:
+    windows = JoinWindows.of_time_difference_and_grace(window["difference"], window["grace"])
+    return windows.after(window["after"]) if "after" in window else windows
+
+
+def _store(op: dict[str, Any], value_type: str, windowed: bool = False) -> Materialized:
+    """A store: explicit serdes, the op's ``store`` type (``rocksdb``, ``in_memory``) and a windowed
+    one's ``retention`` (ms) when the op has them (the Java side reads the retention for windowed
+    aggregations only, too)."""
+    materialized = Materialized.with_(serde(STRING), serde(value_type))
+    if "store" in op:
+        if op["store"] not in ("rocksdb", "in_memory"):
+            raise ValueError(f"unknown store type {op['store']}")
+        materialized = materialized.with_store_type(op["store"])
+    return materialized.with_retention(op["retention"]) if windowed and "retention" in op else materialized
 
 
 def _render_windowed_key(key: Any, value: Any) -> tuple[str, Any]:
     return f"{key.key}@{key.window.start}/{key.window.end}", value
 
 
-def _add_pipeline(builder: StreamsBuilder, pipeline: dict[str, Any], catalogue: Catalogue) -> None:
-    source = pipeline["source"]
+class _Chain(NamedTuple):
+    """What a chain holds: the DSL object, its kind (stream, table, grouped, ...) and value type."""
+
+    current: Any
+    kind: str
+    value_type: str
+
+
+def _source(builder: StreamsBuilder, source: dict[str, Any], named: dict[str, _Chain]) -> _Chain:
+    if "pipeline" in source:
+        if source["pipeline"] not in named:
+            raise ValueError(f"no earlier pipeline is named {source['pipeline']}")
+        return named[source["pipeline"]]
+    if source["key"] != STRING:
+        raise ValueError("keys are strings")
     value_type = source["value"]
+    consumed = Consumed.with_(serde(STRING), serde(value_type))
+    match source.get("kind", "stream"):
+        case "stream":
+            return _Chain(builder.stream(source["topic"], consumed=consumed), "stream", value_type)
+        case "table":
+            return _Chain(builder.table(source["topic"], consumed=consumed), "table", value_type)
+    raise ValueError(f"unknown source kind {source['kind']}")
+
+
+def _other(op: dict[str, Any], named: dict[str, _Chain]) -> _Chain:
+    if op["other"] not in named:
+        raise ValueError(f"no earlier pipeline is named {op['other']}")
+    return named[op["other"]]
+
+
+def _join(
+    left: Any, left_type: str, how: str, op: dict[str, Any], right: _Chain, catalogue: Catalogue
+) -> Any:
+    joiner = catalogue.value_joiners[op["fn"]].fn
     key = serde(STRING)
-    current: Any = builder.stream(source["topic"], Consumed.with_(key, serde(value_type)))
-    kind = "stream"
+    method = {"join": left.join, "left_join": left.left_join, "outer_join": left.outer_join}[how]
+    if right.kind == "table":
+        if how == "outer_join":
+            raise ValueError("outer_join does not join a stream with a table")
+        return method(right.current, joiner, Joined.with_(key, serde(left_type), serde(right.value_type)))
+    if right.kind != "stream":
+        raise ValueError("a stream joins a stream or a table")
+    joined = StreamJoined.with_(key, serde(left_type), serde(right.value_type))
+    return method(right.current, joiner, _join_windows(op["window"]), joined)
+
+
+def _split(
+    current: Any, op: dict[str, Any], value_type: str, named: dict[str, _Chain], catalogue: Catalogue
+) -> None:
+    def keep(name: str) -> Any:
+        return lambda stream: named.__setitem__(name, _Chain(stream, "stream", value_type))
+
+    split = current.split()
+    for branch in op["branches"]:
+        predicate = catalogue.predicates[branch["fn"]].fn
+        split = split.branch(predicate, Branched.with_consumer(keep(branch["name"]), branch["name"]))
+    if op.get("default") is None:
+        split.no_default_branch()
+    else:
+        split.default_branch(Branched.with_consumer(keep(op["default"]), op["default"]))
+
+
+def _add_pipeline(
+    builder: StreamsBuilder, pipeline: dict[str, Any], named: dict[str, _Chain], catalogue: Catalogue
+) -> None:
+    current, kind, value_type = _source(builder, pipeline["source"], named)
+    key = serde(STRING)
     for op in pipeline["ops"]:
         name, fn = op["op"], op.get("fn")
         match kind, name:
@@ -109,6 +207,21 @@ def _add_pipeline(builder: StreamsBuilder, pipeline: dict[str, Any], catalogue: 
                 current = current.select_key(catalogue.key_selectors[fn].fn)
             case "stream", "flat_map_values":
                 current = current.flat_map_values(catalogue.flat_value_mappers[fn].fn)
+            case "stream", "repartition":
+                current = current.repartition(Repartitioned.with_(key, serde(value_type)))
+            case "stream", "merge":
+                other = _other(op, named)
+                if other.kind != "stream" or other.value_type != value_type:
+                    raise ValueError("merge takes a stream of the same value type")
+                current = current.merge(other.current)
+            case "stream", "join" | "left_join" | "outer_join":
+                current = _join(current, value_type, name, op, _other(op, named), catalogue)
+                value_type = catalogue.value_joiners[fn].gives or value_type
+            case "stream", "split":
+                _split(current, op, value_type, named, catalogue)
+                kind = "done"
+            case "stream", "to_table":
+                current, kind = current.to_table(_store(op, value_type)), "table"
             case "stream", "group_by_key":
                 current, kind = current.group_by_key(Grouped.with_(key, serde(value_type))), "grouped"
             case "stream", "group_by":
@@ -119,28 +232,49 @@ def _add_pipeline(builder: StreamsBuilder, pipeline: dict[str, Any], catalogue: 
                 kind = "done"
             case "grouped", "windowed_by":
                 current, kind = current.windowed_by(_windows(op["window"])), "windowed"
-            case "grouped" | "windowed", "count":
+            case "windowed", "emit_on_window_close":
+                current = current.emit_strategy(EmitStrategy.on_window_close())
+            case "grouped" | "windowed" | "grouped_table", "count":
                 value_type = "long"
-                current = current.count(Materialized.with_(key, serde(value_type)))
-                kind = "table" if kind == "grouped" else "windowed_table"
+                current = current.count(_store(op, value_type, kind == "windowed"))
+                kind = "windowed_table" if kind == "windowed" else "table"
             case "grouped" | "windowed", "reduce":
                 current = current.reduce(
-                    catalogue.reducers[fn].fn, Materialized.with_(key, serde(value_type))
+                    catalogue.reducers[fn].fn, _store(op, value_type, kind == "windowed")
                 )
                 kind = "table" if kind == "grouped" else "windowed_table"
-            case "grouped" | "windowed", "aggregate":
+            case "grouped_table", "reduce":
+                adder, subtractor = catalogue.reducers[fn].fn, catalogue.table_subtractors[fn].fn
+                current = current.reduce(adder, subtractor, _store(op, value_type))
+                kind = "table"
+            case "grouped" | "windowed" | "grouped_table", "aggregate":
                 entry = catalogue.aggregators[fn]
                 initializer, aggregator = entry.fn
                 value_type = entry.gives or value_type
-                current = current.aggregate(
-                    initializer, aggregator, Materialized.with_(key, serde(value_type))
+                functions = [initializer, aggregator]
+                if kind == "grouped_table":
+                    functions.append(catalogue.table_aggregate_subtractors[fn].fn)
+                elif isinstance(current, SessionWindowedKStream):
+                    functions.append(catalogue.mergers[fn].fn)
+                current = current.aggregate(*functions, _store(op, value_type, kind == "windowed"))
+                kind = "windowed_table" if kind == "windowed" else "table"
+            case "table", "group_by":
+                mapper = catalogue.key_value_mappers[fn].fn
+                current, kind = (
+                    current.group_by(mapper, Grouped.with_(key, serde(value_type))),
+                    "grouped_table",
                 )
-                kind = "table" if kind == "grouped" else "windowed_table"
             case "table", "to_stream":
                 current, kind = current.to_stream(), "stream"
+            case "windowed_table", "suppress":
+                current = current.suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))
             case "windowed_table", "to_stream":
                 current, kind = current.to_stream().map(_render_windowed_key), "stream"
             case _:
                 raise ValueError(f"operation {name} does not apply to a {kind}")
-    if kind != "done":
-        raise ValueError("a pipeline ends with to")
+    if "name" in pipeline:
+        if kind not in ("stream", "table"):
+            raise ValueError("a named pipeline ends with a stream or a table")
+        named[pipeline["name"]] = _Chain(current, kind, value_type)
+    elif kind != "done":
+        raise ValueError("a pipeline ends with to or split, or has a name")

@@ -1,8 +1,9 @@
 """Differential tests: the same topology and records through Apache Kafka Streams 4.3.1's
 TopologyTestDriver and through this project's, every output record compared (docs/oracle.md).
 
-Hypothesis draws the cases (tests/oracle/cases.py) derandomized, so a run is the same run every
-time; a difference fails with the first differing record and the (shrunk) case as JSON.
+Hypothesis draws the cases (tests/oracle/cases.py, one test per family: chains, windows, tables,
+joins, branches) derandomized, so a run is the same run every time; a difference fails with the
+first differing record and the (shrunk) case as JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from tests.oracle import kafka_streams_side
-from tests.oracle.cases import CONFIG, cases
+from tests.oracle.cases import CONFIG, FAMILIES, cases
 from tests.oracle.catalogue import CATALOGUE, Catalogue
 from tests.oracle.compare import first_difference
 from tests.oracle.kafka_streams_side import KafkaStreamsOracle
@@ -35,9 +36,14 @@ def _check(oracle: KafkaStreamsOracle, case: dict[str, Any], catalogue: Catalogu
     assert difference is None, difference
 
 
-def test_python_dsl_should_emit_what_kafka_streams_emits(kafka_streams_oracle: KafkaStreamsOracle) -> None:
-    @ORACLE_SETTINGS
-    @given(case=cases())
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_python_dsl_should_emit_what_kafka_streams_emits(
+    kafka_streams_oracle: KafkaStreamsOracle, family: str
+) -> None:
+    strategy, examples = FAMILIES[family]
+
+    @settings(ORACLE_SETTINGS, max_examples=examples)
+    @given(case=strategy())
     def same_output(case: dict[str, Any]) -> None:
         _check(kafka_streams_oracle, case)
 

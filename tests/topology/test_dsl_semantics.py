@@ -6,6 +6,7 @@ from streams_runtime import (
     Branched,
     Consumed,
     Grouped,
+    Joined,
     Materialized,
     Produced,
     Repartitioned,
@@ -189,6 +190,39 @@ def test_split_sends_each_record_to_the_first_matching_branch_or_the_default():
         assert driver.create_output_topic("split-a", S, S).read_values_to_list() == ["abc", "a"]
         assert driver.create_output_topic("split-ab", S, S).is_empty()
         assert driver.create_output_topic("split-other", S, S).read_values_to_list() == ["b"]
+
+
+def test_a_null_key_does_not_cross_a_repartition_topic():
+    """Kafka Streams turns the filter before a repartition topic into a null-key filter at build
+    time: repartition() drops a null-key record (the plain sink next to it keeps it)."""
+    builder = StreamsBuilder()
+    stream = builder.stream("in", consumed=Consumed.with_(S, S))
+    stream.repartition(Repartitioned.with_(S, S)).to("out", Produced.with_(S, S))
+    stream.to("plain", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        source = driver.create_input_topic("in", S, S)
+        source.pipe_input(None, "lost", 1)
+        source.pipe_input("k", "kept", 2)
+        assert driver.create_output_topic("out", S, S).read_key_values_to_list() == [("k", "kept")]
+        assert driver.create_output_topic("plain", S, S).read_key_values_to_list() == [
+            (None, "lost"),
+            ("k", "kept"),
+        ]
+
+
+def test_a_null_key_crosses_a_repartition_topic_on_its_way_to_a_left_join():
+    """...unless a left or outer join lies downstream: it joins null keys (with null), so the
+    repartition before it keeps them."""
+    builder = StreamsBuilder()
+    table = builder.table("table", consumed=Consumed.with_(S, S))
+    rekeyed = builder.stream("in", consumed=Consumed.with_(S, S)).select_key(
+        lambda k, v: None if v == "-" else v
+    )
+    joined = Joined.with_(S, S, S)
+    rekeyed.left_join(table, lambda v, t: f"{v}|{t}", joined).to("left", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), CONFIG) as driver:
+        driver.create_input_topic("in", S, S).pipe_input("k", "-", 1)
+        assert driver.create_output_topic("left", S, S).read_key_values_to_list() == [(None, "-|None")]
 
 
 def test_merge_and_topic_chooser_route_records():

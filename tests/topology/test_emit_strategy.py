@@ -268,3 +268,18 @@ def test_should_emit_windowed_keys_with_their_time_window():
         inp.pipe_input("a", "v", 3)
         inp.pipe_input("a", "v", 10)
     assert seen == [(Windowed("a", TimeWindow(0, 10)), 1)]
+
+
+@pytest.mark.parametrize("store_type", ["rocksdb", "in_memory"])
+def test_a_session_ending_at_the_retention_edge_is_emitted_by_the_rocksdb_store_only(store_type):
+    """Gap 5, grace 2 (retention 7): b's session [5,5] comes at stream time 12. The aggregation
+    accepts it (5 is not before 12 - 5 - 2); the RocksDB store keeps the write (it drops writes by
+    whole segments, as Kafka Streams' does), so the record at 20 emits b's final count; the
+    in-memory store, as Kafka Streams' in-memory store, drops that write."""
+    windows = SessionWindows.of_inactivity_gap_and_grace(5, 2)
+    driver, inp, out = _driver(_count_on_close(windows, _materialized(False, store_type)))
+    with driver:
+        _pipe(inp, ("a", 0), ("a", 12), ("b", 5), ("a", 20))
+        emitted = [kv.key for kv in out.read_key_values_to_list()]
+    b_session = ["b@5/5"] if store_type == "rocksdb" else []
+    assert emitted == ["a@0/0", *b_session, "a@12/12"]

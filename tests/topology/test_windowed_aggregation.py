@@ -178,6 +178,32 @@ def test_should_merge_sessions_when_a_record_bridges_the_gap():
             assert [(kv.key.window.start, kv.key.window.end, kv.value) for kv in it] == [(0, 10, "123")]
 
 
+@pytest.mark.parametrize("store_type", ["rocksdb", "in_memory"])
+def test_a_cached_session_merges_a_record_after_it_left_the_stores_retention(store_type):
+    """Kafka Streams' caching session store bounds only the store below by retention: a session
+    still in the record cache is found and merged with. Gap 10, grace 0 (retention 10): [0,0] is
+    out of the store's retention at stream time 11, but a record at 8 still merges with it."""
+    builder = StreamsBuilder()
+    table = (
+        builder.stream("in", Consumed.with_(S, S))
+        .group_by_key()
+        .windowed_by(SessionWindows.of_inactivity_gap_and_grace(10, 0))
+        .count(Materialized.with_(S, L).with_caching_enabled())
+    )
+    _flatten(table).to("out", Produced.with_(S, L))
+    config = {"application_id": "sessions", "default_dsl_store": store_type}
+    with TopologyTestDriver(builder.build(), config) as driver:
+        inp, out = driver.create_input_topic("in", S, S), driver.create_output_topic("out", S, L)
+        inp.pipe_input("a", "x", 0)
+        inp.pipe_input("b", "x", 11)
+        inp.pipe_input("a", "x", 8)
+        assert out.read_key_values_to_list() == [
+            KeyValue("a@0/0", 1),
+            KeyValue("b@11/11", 1),
+            KeyValue("a@0/8", 2),
+        ]
+
+
 def test_should_drop_late_session_record_beyond_grace():
     """A session closes at end + inactivity gap + grace (Kafka Streams 3.0+): with gap 5 and grace 10,
     stream time 100 closes sessions ending before 85."""

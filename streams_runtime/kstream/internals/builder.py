@@ -19,6 +19,7 @@ from typing import Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamSourceNode
+from streams_runtime.kstream.internals.repartition import filter_null_keys_at_repartitions
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.state import Stores
@@ -164,6 +165,7 @@ class InternalStreamsBuilder:
     def build(self, topology_builder: InternalTopologyBuilder, config: Any) -> None:
         """Write every node (creation order) to ``topology_builder``."""
         self._merge_duplicate_sources()
+        filter_null_keys_at_repartitions(self.nodes)
         ctx = BuildContext(config, self)
         for node in self.nodes:
             if node.written or not node.parents:

@@ -37,6 +37,9 @@ class GraphNode:
         self.key_changing = False
         self.merge_node = False
         self.written = False
+        # a left or outer join, which passes null keys on: the repartitions upstream of it keep
+        # null-key records (Kafka Streams' NULL_KEY_RELAXED_JOIN label)
+        self.null_key_relaxed_join = False
 
     @property
     def output_name(self) -> str:

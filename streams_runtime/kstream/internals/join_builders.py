@@ -221,6 +221,9 @@ def stream_stream_join(
         [left._node, right._node],
     )
     internal.add_graph_node([this_node, other_node], node)
+    if left_outer or right_outer:
+        for join_node in (this_node, other_node, node):
+            join_node.null_key_relaxed_join = True
     return stream_type(internal, node, key_serde, None, False)
 
 
@@ -245,6 +248,7 @@ def stream_table_join(
             store_names=lambda: tuple(getter.store_names),
         )
     node.copartition_inputs = [stream._node, table._node]
+    node.null_key_relaxed_join = left
     internal.add_graph_node(stream._node, node)
     return type(stream)(internal, node, stream.key_serde, None, False)
 
@@ -264,6 +268,7 @@ def stream_global_table_join(
     store = global_table.store_name
     getter = tj.ValueGetterSupplier(lambda: tj.StoreValueGetter(store), [])
     node = ProcessorGraphNode(node_name, lambda: tj.KStreamKTableJoin(getter, joiner3, left, key_selector))
+    node.null_key_relaxed_join = left
     internal.add_graph_node(stream._node, node)
     return type(stream)(internal, node, stream.key_serde, None, stream.repartition_required)
 

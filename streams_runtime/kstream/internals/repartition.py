@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from streams_runtime.kstream.internals import stream_processors as sp
-from streams_runtime.kstream.internals.graph import RepartitionNode
+from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
 
 FILTER_NAME = "KSTREAM-FILTER-"
 SINK_NAME = "KSTREAM-SINK-"
@@ -51,3 +51,27 @@ def create_repartitioned_source(
         number_of_partitions=number_of_partitions,
         filter_supplier=sp.PassThrough,
     )
+
+
+def _null_key_filter() -> sp.KStreamFilter:
+    return sp.KStreamFilter(lambda key, value: key is not None, False)
+
+
+def filter_null_keys_at_repartitions(nodes: list[GraphNode]) -> None:
+    """Kafka Streams' rewrite of the repartition filters at build time: the filter before each
+    repartition topic passes everything when built, and becomes a null-key filter unless a left
+    or outer join (which passes null keys on) lies downstream. So a record with a null key does
+    not cross a repartition topic (``repartition()``, ``to_table``, a re-keyed aggregation or
+    inner join) but does reach a left or outer join."""
+    relaxed: dict[int, bool] = {}
+
+    def reaches_relaxed_join(node: GraphNode) -> bool:
+        if id(node) not in relaxed:
+            relaxed[id(node)] = any(
+                child.null_key_relaxed_join or reaches_relaxed_join(child) for child in node.children
+            )
+        return relaxed[id(node)]
+
+    for node in nodes:
+        if isinstance(node, RepartitionNode) and node.filter_name is not None:
+            node.filter_supplier = sp.PassThrough if reaches_relaxed_join(node) else _null_key_filter

@@ -72,8 +72,9 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
             self.observed_stream_time = timestamp
         close_time = self.observed_stream_time - self.grace_ms
         if timestamp + 1 + self.diff <= close_time:
-            # neither its left nor any right window can still be open
-            self._drop_expired(record, timestamp - self.diff, timestamp, close_time)
+            # neither its left nor any right window can still be open; logged with the window
+            # Kafka Streams checks here, [t, t + time difference]
+            self._drop_expired(record, timestamp, timestamp + self.diff, close_time)
             return
         self.maybe_emit_final(record, close_time)  # before the writes: see window_aggregate's docstring
         if timestamp < self.diff:

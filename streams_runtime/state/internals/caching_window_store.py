@@ -277,17 +277,19 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
     def _find(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
         self._open_cache()
         below = self.wrapped.backward_find_sessions(*args) if reverse else self.wrapped.find_sessions(*args)
+        # The cached sessions are not bounded by the store's retention (the store below is): a
+        # session still in the cache is found, and merged with, after it expired below -- as
+        # Kafka Streams' caching session store does.
         earliest_end, latest_start = args[-2], args[-1]
-        live_end = max(earliest_end, self.wrapped.inner().min_live_time())
         if len(args) == 3:
             key = check_key(args[0])
 
             def keep_one(w: Windowed) -> bool:
-                result: bool = w.window.end >= live_end and w.window.start <= latest_start
+                result: bool = w.window.end >= earliest_end and w.window.start <= latest_start
                 return result
 
             lower, upper = (
-                ordered_session_key(key, MIN_TIMESTAMP, live_end),
+                ordered_session_key(key, MIN_TIMESTAMP, max(earliest_end, MIN_TIMESTAMP)),
                 ordered_session_key(key, MAX_TIME, MAX_TIME),
             )
             cached = self._cached_range(lower, upper, keep_one, _end_start)
@@ -298,7 +300,7 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
             return bool(
                 (key_from is None or w.key >= key_from)
                 and (key_to is None or w.key <= key_to)
-                and w.window.end >= live_end
+                and w.window.end >= earliest_end
                 and w.window.start <= latest_start
             )
 

@@ -9,8 +9,10 @@ Retention (Kafka Streams' semantics):
 
 * The store's *observed stream time* is the largest segment time it was ever given (window
   start for window stores, session end for session stores), restored records included.
-* A time ``t`` is *live* while ``t > observed_stream_time - retention_period``. A put of an
-  expired time is dropped, logged and counted (:attr:`dropped_records`), never written.
+* A time ``t`` is *live* while ``t > observed_stream_time - retention_period``. An in-memory
+  store drops a put of an expired time; a persistent (RocksDB) store, as Kafka Streams' segmented
+  stores do, drops it only when its whole segment has expired (dropped: logged and counted,
+  :attr:`dropped_records`, never written).
 * Reads never return expired entries, even those still physically present in a segment that
   is not yet dropped; a segment is dropped as soon as all of its times are expired.
 
@@ -104,11 +106,19 @@ class AbstractSegmentedStore(AbstractInnerStore):
         return segment_id(time, self.segment_interval_ms)
 
     def _observe(self, time: int) -> bool:
-        """Advance stream time with ``time``; ``True`` when ``time`` is live (else count a drop)."""
+        """Advance stream time with ``time``; ``True`` when a write at ``time`` is kept (else count
+        a drop). An in-memory store keeps only live times; a persistent one, as Kafka Streams'
+        RocksDB segmented stores, drops a write only when its whole segment has expired (reads
+        still skip the expired entries)."""
         if time > self.observed_stream_time:
             self.observed_stream_time = time
             self._drop_expired_segments()
-        if time < self.min_live_time():
+        live = self.min_live_time()
+        if self.persistent and live != MIN_TIMESTAMP:
+            kept = self._segment_of(time) >= self._segment_of(live)
+        else:
+            kept = time >= live
+        if not kept:
             self.dropped_records += 1
             LOG.warning("Skipping record for expired segment (store %s, time %d).", self._name, time)
             return False

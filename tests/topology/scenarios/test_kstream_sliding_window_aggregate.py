@@ -17,7 +17,13 @@ from streams_runtime import (
     TopologyTestDriver,
 )
 
-from .windows_joins_support import string_init, string_reducer, to_string_adder, windowed_records_by_start
+from .windows_joins_support import (
+    string_init,
+    string_reducer,
+    to_string_adder,
+    warnings,
+    windowed_records_by_start,
+)
 
 
 def _sliding(builder):
@@ -84,3 +90,25 @@ def test_reduce_small_input(make_config, capture, with_cache):
         23: {("5", 26), ("5+6", 30)},
         27: {("6", 30)},
     }
+
+
+def test_should_log_and_count_a_late_record_and_a_null_value(make_config, capture, caplog):
+    """A record whose windows all closed is dropped, logged with the window Kafka Streams checks:
+    [t, t + time difference]; a null value is dropped too (sliding windows, unlike time and session
+    windows, do not aggregate it). Both count on dropped-records."""
+    builder = StreamsBuilder()
+    _sliding(builder).count(_materialized(False)).to_stream().process(capture)
+    caplog.set_level("WARNING")
+    with TopologyTestDriver(builder.build(), make_config(Serdes.String(), Serdes.String())) as driver:
+        topic = driver.create_input_topic("topic", Serdes.String(), Serdes.String())
+        topic.pipe_input("A", "on time", 100)
+        topic.pipe_input("A", "late", 0)
+        topic.pipe_input("A", None, 100)
+        assert driver.metrics.total("dropped-records") == 2
+    logged = warnings(caplog)
+    assert (
+        "Skipping record for expired window. topic=[topic] partition=[0] offset=[1] timestamp=[0] "
+        "window=[0,10] expiration=[95] streamTime=[100]"
+    ) in logged
+    assert "Skipping record due to null key or value. topic=[topic] partition=[0] offset=[2]" in logged
+    assert windowed_records_by_start(capture) == {90: {(1, 100)}}

@@ -9,8 +9,10 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Aggregator;
 import org.apache.kafka.streams.kstream.Initializer;
 import org.apache.kafka.streams.kstream.KeyValueMapper;
+import org.apache.kafka.streams.kstream.Merger;
 import org.apache.kafka.streams.kstream.Predicate;
 import org.apache.kafka.streams.kstream.Reducer;
+import org.apache.kafka.streams.kstream.ValueJoiner;
 import org.apache.kafka.streams.kstream.ValueMapper;
 
 /**
@@ -167,5 +169,71 @@ final class Catalogue {
     /** The aggregate's type of an aggregator. */
     static String aggregateType(final String name) {
         return name.equals("concat") ? "string" : "long";
+    }
+
+    /** Removes the first occurrence of part from whole (null read as ""): concat's inverse. */
+    private static String removeFirst(final Object whole, final Object part) {
+        final String w = whole == null ? "" : (String) whole;
+        final String p = part == null ? "" : (String) part;
+        final int at = w.indexOf(p);
+        return p.isEmpty() || at < 0 ? w : w.substring(0, at) + w.substring(at + p.length());
+    }
+
+    /** A table reduce's subtractor: the inverse of the reducer of the same name (max has none). */
+    static Reducer<Object> tableSubtractor(final String name) {
+        switch (name) {
+            case "concat":
+                return (agg, old) -> removeFirst(agg, old);
+            case "sum":
+                return (agg, old) -> (agg == null ? 0L : (Long) agg) - (old == null ? 0L : (Long) old);
+            default:
+                throw new IllegalArgumentException("no table subtractor for reducer " + name);
+        }
+    }
+
+    /** A table aggregate's subtractor: the inverse of the aggregator of the same name. */
+    static Aggregator<Object, Object, Object> tableAggregateSubtractor(final String name) {
+        switch (name) {
+            case "sum_len":
+                return (k, v, agg) -> (Long) agg - (v == null ? 0 : ((String) v).length());
+            case "sum":
+                return (k, v, agg) -> (Long) agg - (v == null ? 0L : (Long) v);
+            case "concat":
+                return (k, v, agg) -> removeFirst(agg, v);
+            default:
+                throw new IllegalArgumentException("unknown aggregator " + name);
+        }
+    }
+
+    /** A session aggregate's merger: the two sessions' aggregates added (numbers) or joined (strings), in order. */
+    static Merger<Object, Object> merger(final String name) {
+        switch (name) {
+            case "sum_len":
+            case "sum":
+                return (k, a, b) -> (Long) a + (Long) b;
+            case "concat":
+                return (k, a, b) -> (String) a + (String) b;
+            default:
+                throw new IllegalArgumentException("unknown aggregator " + name);
+        }
+    }
+
+    private static String show(final Object value) {
+        return value == null ? "-" : value.toString();
+    }
+
+    static ValueJoiner<Object, Object, Object> valueJoiner(final String name) {
+        switch (name) {
+            case "pair":
+                return (l, r) -> show(l) + "|" + show(r);
+            default:
+                throw new IllegalArgumentException("unknown value joiner " + name);
+        }
+    }
+
+    /** The result type of a value joiner. */
+    static String joinerType(final String name) {
+        valueJoiner(name);
+        return "string";
     }
 }
