@@ -78,12 +78,18 @@ fail_start() {
   exit 1
 }
 
+reported_running() { grep -q '"state": *"RUNNING"' "$(status_file "$1")" 2>/dev/null; }
+
 wait_running() {
   local i deadline
   for i in "$@"; do
     deadline=$((SECONDS + START_TIMEOUT))
-    until grep -q '"state": *"RUNNING"' "$(status_file "$i")" 2>/dev/null; do
-      alive "$i" || fail_start "$i" "exited before it was running"
+    until reported_running "$i"; do
+      if ! alive "$i"; then
+        # it may have reported RUNNING between the check above and its exit: look once more
+        reported_running "$i" && break
+        fail_start "$i" "exited before it was running"
+      fi
       [ "$SECONDS" -lt "$deadline" ] || fail_start "$i" "is not running after ${START_TIMEOUT}s"
       sleep 0.2
     done

@@ -30,7 +30,8 @@ printf '%s' "${{{token}:-}}" >"$out/token-$$"
 mv "$out/args-$$.tmp" "$out/args-$$"
 while [ $# -gt 0 ]; do [ "$1" = --state-dir ] && state="$2"; shift; done
 mkdir -p "$state/instance-0"
-echo '{{"pid": '$$', "state": "RUNNING", "threads": {{}}}}' >"$state/instance-0/status.json"
+echo '{{"pid": '$$', "state": "RUNNING", "threads": {{}}}}' >"$state/instance-0/status.tmp"
+mv "$state/instance-0/status.tmp" "$state/instance-0/status.json"  # atomic, as the worker's
 """
 
 #: a worker that fails at start (a bad --app, a missing topic): it logs why and exits
