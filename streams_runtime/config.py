@@ -14,6 +14,7 @@ Later issues add keys with :meth:`StreamsConfig.define`; nothing else has to cha
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -188,6 +189,31 @@ def _extractor(key: str, value: Any) -> Any:
     )
 
 
+ROCKSDB_CONFIG_SETTER_ALLOWED = (
+    "None, an object with set_config(store_name, options, configs) (and optionally "
+    "close(store_name, options)), a class of such objects (one is made per store), or "
+    "'module:attr' naming either"
+)
+
+
+def rocksdb_config_setter(key: str, value: Any) -> Any:
+    """Validator (and the one resolver) of ``rocksdb_config_setter``: ``None``, the object or class,
+    with a ``'module:attr'`` string imported first."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        module, sep, attr = value.partition(":")
+        if not (sep and module and attr):
+            raise _fail(key, value, ROCKSDB_CONFIG_SETTER_ALLOWED)
+        try:
+            value = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise _fail(key, value, f"{ROCKSDB_CONFIG_SETTER_ALLOWED} (importing it failed: {exc})") from exc
+    if callable(getattr(value, "set_config", None)):
+        return value
+    raise _fail(key, value, ROCKSDB_CONFIG_SETTER_ALLOWED)
+
+
 def _replication(key: str, value: Any) -> Any:
     number = int_at_least(-1)(key, value)
     if number == 0:
@@ -348,6 +374,30 @@ _define(
     "records of each input partition, then one in 1000. Not in Kafka Streams.",
 )
 _define("default_dsl_store", "rocksdb", one_of("rocksdb", "in_memory"))
+_define(
+    "rocksdb_config_setter",
+    None,
+    rocksdb_config_setter,
+    "Tunes every RocksDB database the instance opens (Kafka Streams' rocksdb.config.setter): "
+    "set_config(store_name, options, configs) gets the store's name, its rocksdict Options "
+    "(already set to the runtime's defaults: the shared block cache, bloom filters, the memtable "
+    "size) and this config, before the database opens; close(store_name, options), if defined, "
+    "runs when the store closes. A class is instantiated once per store.",
+)
+_define(
+    "rocksdb_block_cache_bytes",
+    64 * 1024 * 1024,
+    int_at_least(1),
+    "The block cache every RocksDB store of the process shares; memtables are charged to it "
+    "too. Each open database adds 8 MiB to it and to the memtable budget. Process-wide: set "
+    "as each store opens, so with several applications in one process give them the same.",
+)
+_define(
+    "rocksdb_write_buffer_bytes",
+    32 * 1024 * 1024,
+    int_at_least(1),
+    "The part of rocksdb_block_cache_bytes that memtables may use (at most the cache).",
+)
 _define("topology_optimization", "none", one_of("none"))
 _define("metrics_recording_level", "info", one_of("info", "debug", "trace"))
 
@@ -403,6 +453,12 @@ class StreamsConfig(Mapping[str, Any]):
             raise StreamsConfigError(
                 "config 'dead_letter_topic' must be set (a non-empty topic name) when "
                 "'default_deserialization_exception_handler' is 'dead_letter'"
+            )
+        if values["rocksdb_write_buffer_bytes"] > values["rocksdb_block_cache_bytes"]:
+            raise StreamsConfigError(
+                f"config 'rocksdb_write_buffer_bytes' ({values['rocksdb_write_buffer_bytes']}) must not "
+                f"exceed 'rocksdb_block_cache_bytes' ({values['rocksdb_block_cache_bytes']}): memtables "
+                "are charged to the block cache"
             )
         self._values = values
         self._originals = given

@@ -23,6 +23,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from streams_runtime.processor.task_id import TaskId
+from streams_runtime.state.internals.rocksdb_store import shared_memory_figures
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LOCK_TIMEOUT_S = 0.25
@@ -50,6 +51,15 @@ _THREAD_METRICS = {
     "commit-total": ("stream_thread_commit", "Commits of the thread.", True),
     "commit-latency-avg": ("stream_thread_commit_latency_avg", "Average commit time (ms).", False),
     "commit-latency-max": ("stream_thread_commit_latency_max", "Longest commit (ms).", False),
+}
+
+#: shared_memory_figures() key -> help (gauges kafka_streams_rocksdb_<key>[_bytes])
+_ROCKSDB_METRICS = {
+    "block_cache_capacity": "Capacity of the block cache all RocksDB stores of the process share.",
+    "block_cache_usage": "Bytes in the shared block cache (memtables charged to it included).",
+    "block_cache_pinned_usage": "Bytes of the shared block cache pinned (in use, not evictable).",
+    "memtable_budget": "The part of the shared block cache memtables may use.",
+    "open_databases": "RocksDB databases open in the process (one per persistent store of a task).",
 }
 
 
@@ -82,6 +92,7 @@ class StreamsCollector(Collector):
         yield from self._task_sensors(threads)
         yield from self._restore(streams)
         yield from self._under_locks(threads)
+        yield from self._rocksdb()
 
     @staticmethod
     def _client(streams: Any, threads: list[Any]) -> Iterator[Metric]:
@@ -163,6 +174,18 @@ class StreamsCollector(Collector):
                 restored.add_metric(values, entry.restored)
         yield remaining
         yield restored
+
+    @staticmethod
+    def _rocksdb() -> Iterator[Metric]:
+        """The process's RocksDB memory (one budget for every store: rocksdb_block_cache_bytes);
+        nothing before the first RocksDB store opened."""
+        figures = shared_memory_figures()
+        if figures is None:
+            return
+        for key, help_text in _ROCKSDB_METRICS.items():
+            family = _gauge(f"rocksdb_{key}" + ("" if key == "open_databases" else "_bytes"), help_text)
+            family.add_metric([], figures[key])
+            yield family
 
     @staticmethod
     def _under_locks(threads: list[Any]) -> Iterator[Metric]:

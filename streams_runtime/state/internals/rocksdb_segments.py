@@ -25,11 +25,11 @@ from rocksdict import Options, Rdict, WriteBatch
 
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
 from streams_runtime.state.internals.rocksdb_store import (
+    StoreOptions,
     count_open_database,
     decode_offset,
     encode_offset,
     scan_raw_iterator,
-    shared_db_options,
     verify_readable,
 )
 
@@ -54,6 +54,7 @@ class RocksDBSegments:
         self._path: pathlib.Path | None = None
         self._views: dict[int, Any] = {}
         self._offsets: Any = None
+        self._options: StoreOptions | None = None
 
     @property
     def path(self) -> pathlib.Path | None:
@@ -63,13 +64,21 @@ class RocksDBSegments:
     def open(self, context: Any, store_name: str) -> None:
         """Open (or create) the database and every segment column family it already has."""
         self._path = pathlib.Path(context.state_dir) / store_name
+        # outside the try: a failing setter is the application's error, not a damaged store
+        self._options = StoreOptions(store_name, getattr(context, "app_configs", None))
+        options = self._options.options
         try:
             self._path.mkdir(parents=True, exist_ok=True)
-            options = shared_db_options()
             existing = (
                 [] if not (self._path / "CURRENT").exists() else Rdict.list_cf(str(self._path), options)
             )
-            families = {name: Options(raw_mode=True) for name in existing if name != "default"}
+            # the segments hold the data: they get the store's options (the shared block cache,
+            # bloom filters, the setter's tuning); the offsets family is one key
+            families = {
+                name: options if name.startswith(_PREFIX) else Options(raw_mode=True)
+                for name in existing
+                if name != "default"
+            }
             families.setdefault(OFFSETS_COLUMN_FAMILY, Options(raw_mode=True))
             self._db = Rdict(str(self._path), options, column_families=families)
             self._offsets = self._db.get_column_family(OFFSETS_COLUMN_FAMILY)
@@ -100,6 +109,9 @@ class RocksDBSegments:
         if db is not None:
             db.close()
             count_open_database(-1)
+        if self._options is not None:
+            options, self._options = self._options, None
+            options.close()
 
     def flush(self) -> None:
         """Hand the WAL to the OS at commit; see RocksDBStore.flush for why memtables stay."""
@@ -114,8 +126,9 @@ class RocksDBSegments:
     def _segment(self, segment: int) -> Any:
         view = self._views.get(segment)
         if view is None:
+            assert self._options is not None  # open
             view = self._views[segment] = self._db.create_column_family(
-                _cf_name(segment), Options(raw_mode=True)
+                _cf_name(segment), self._options.options
             )
         return view
 

@@ -5,15 +5,18 @@ database lives in ``<context.state_dir>/<store name>``; the task directory is lo
 runtime's state directory, so no two processes open the same database.
 
 Memory is bounded per process, not per store: every store shares one block cache, and the
-memtables of every store are charged to that same cache through one write-buffer manager
-(:func:`configure_shared_memory` sets both budgets; defaults 64 MiB cache, 32 MiB of it for
-memtables). The budget grows with the number of databases open in the process: each open
-database adds :data:`WRITE_BUFFER_BYTES_PER_STORE` to the memtable budget (and as much to the
-cache) beyond the configured figures. A fixed budget shared by many stores gives each only a
-sliver, and RocksDB then flushes tiny memtables continuously (with 64 stores on 32 MiB that cost
-several times the rest of the per-record work). Each database's memtable is capped at the same
-figure, so a store flushes when its own memtable fills, not because others are busy. Memtables
-hold only what was written, so the extra budget is a ceiling, not memory taken up front.
+memtables of every store are charged to that same cache through one write-buffer manager (the
+config's ``rocksdb_block_cache_bytes`` and ``rocksdb_write_buffer_bytes``, applied by
+:class:`StoreOptions` as each store opens, or :func:`configure_shared_memory`; defaults 64 MiB
+cache, 32 MiB of it for memtables). Per store, the application's ``rocksdb_config_setter`` tunes
+the options before the database opens (:class:`StoreOptions`). The budget grows with the number of
+databases open in the process: each open database adds :data:`WRITE_BUFFER_BYTES_PER_STORE` to the
+memtable budget (and as much to the cache) beyond the configured figures. A fixed budget shared by
+many stores gives each only a sliver, and RocksDB then flushes tiny memtables continuously (with
+64 stores on 32 MiB that cost several times the rest of the per-record work). Each database's
+memtable is capped at the same figure, so a store flushes when its own memtable fills, not because
+others are busy. Memtables hold only what was written, so the extra budget is a ceiling, not
+memory taken up front.
 
 Data and changelog offset
 -------------------------
@@ -56,6 +59,7 @@ from rocksdict import (
     WriteBufferManager,
 )
 
+from streams_runtime.config import rocksdb_config_setter
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
 from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 
@@ -64,11 +68,13 @@ __all__ = [
     "configure_shared_memory",
     "verify_readable",
     "count_open_database",
+    "StoreOptions",
     "decode_offset",
     "encode_offset",
     "scan_raw_iterator",
     "shared_block_cache",
     "shared_db_options",
+    "shared_memory_figures",
     "shared_memory_usage",
 ]
 
@@ -110,6 +116,13 @@ class _SharedMemory:
         """(cache, memtable) bytes for the databases open now: the configured ones plus a share each."""
         extra = self.open_databases * WRITE_BUFFER_BYTES_PER_STORE
         return self.block_cache_bytes + extra, self.write_buffer_bytes + extra
+
+    def budget(self, block_cache_bytes: int, write_buffer_bytes: int) -> None:
+        """Set the configured budget when it differs (see :func:`configure_shared_memory`)."""
+        if (block_cache_bytes, write_buffer_bytes) != (self.block_cache_bytes, self.write_buffer_bytes):
+            configure_shared_memory(
+                block_cache_bytes=block_cache_bytes, write_buffer_bytes=write_buffer_bytes
+            )
 
     def resize(self, opened: int) -> None:
         """Count ``opened`` (+1 or -1) databases and resize the shared budget; holds the lock."""
@@ -160,6 +173,22 @@ def shared_memory_usage() -> int:
     return int(cache.get_usage())
 
 
+def shared_memory_figures() -> dict[str, int] | None:
+    """The process-wide budget and its use, in bytes (``open_databases`` a count); ``None`` while no
+    RocksDB store has opened in this process (nothing is created to answer)."""
+    with _SHARED.lock:
+        if _SHARED.cache is None:
+            return None
+        cache_bytes, buffer_bytes = _SHARED._budget()
+        return {
+            "block_cache_capacity": cache_bytes,
+            "block_cache_usage": int(_SHARED.cache.get_usage()),
+            "block_cache_pinned_usage": int(_SHARED.cache.get_pinned_usage()),
+            "memtable_budget": buffer_bytes,
+            "open_databases": _SHARED.open_databases,
+        }
+
+
 def shared_db_options() -> Any:
     """Database options using the process-wide block cache and write-buffer manager.
 
@@ -187,6 +216,37 @@ def _options(cache: Any, write_buffer_manager: Any) -> Any:
     options.set_write_buffer_manager(write_buffer_manager)
     options.set_write_buffer_size(WRITE_BUFFER_BYTES_PER_STORE)
     return options
+
+
+class StoreOptions:
+    """The options of one store's database: the runtime's defaults (:func:`shared_db_options`),
+    then the application's ``rocksdb_config_setter``, if any, which sees them before the open;
+    :meth:`close` gives the setter its ``close(store_name, options)`` after the database closed.
+
+    :param store_name: the store (Kafka Streams' setters are told which store they tune).
+    :param configs: the application's config (``context.app_configs``); ``None`` for none.
+    """
+
+    def __init__(self, store_name: str, configs: Any) -> None:
+        self.store_name = store_name
+        if configs is not None and "rocksdb_block_cache_bytes" in configs:
+            _SHARED.budget(configs["rocksdb_block_cache_bytes"], configs["rocksdb_write_buffer_bytes"])
+        self.options = shared_db_options()
+        chosen = None if configs is None else configs.get("rocksdb_config_setter")
+        setter = rocksdb_config_setter("rocksdb_config_setter", chosen)
+        self._setter = setter() if isinstance(setter, type) else setter
+        if self._setter is not None:
+            try:
+                self._setter.set_config(store_name, self.options, configs)
+            except Exception as exc:
+                raise ProcessorStateError(
+                    f"rocksdb_config_setter {self._setter!r} failed for store {store_name}: {exc}"
+                ) from exc
+
+    def close(self) -> None:
+        closer = getattr(self._setter, "close", None)
+        if callable(closer):
+            closer(self.store_name, self.options)
 
 
 def verify_readable(db: Any, what: str) -> None:
@@ -232,6 +292,7 @@ class RocksDBStore(AbstractBytesStore):
         self._offsets: Any = None
         self._offsets_view: Any = None
         self._path: pathlib.Path | None = None
+        self._options: StoreOptions | None = None
         #: key -> value (``None``: delete) put since the last write to RocksDB.
         self.pending: dict[bytes, bytes | None] = {}
 
@@ -242,12 +303,12 @@ class RocksDBStore(AbstractBytesStore):
 
     def _open_store(self, context: Any) -> None:
         self._path = pathlib.Path(context.state_dir) / self.name
+        self._options = StoreOptions(self.name, getattr(context, "app_configs", None))
         try:
             self._path.mkdir(parents=True, exist_ok=True)
-            options = _options(*_SHARED.get())
             self._db = Rdict(
                 str(self._path),
-                options,
+                self._options.options,
                 column_families={OFFSETS_COLUMN_FAMILY: Options(raw_mode=True)},
             )
             count_open_database(+1)  # paired with the -1 of _close_store, whatever fails next
@@ -275,6 +336,9 @@ class RocksDBStore(AbstractBytesStore):
         if db is not None:
             db.close()
             count_open_database(-1)
+        if self._options is not None:
+            options, self._options = self._options, None
+            options.close()
 
     def flush(self) -> None:
         """Hand the write-ahead log to the OS; called at every commit.

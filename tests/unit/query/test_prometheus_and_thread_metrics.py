@@ -113,3 +113,29 @@ def test_should_render_thread_task_store_restore_and_standby_metrics_as_promethe
         ({**label, "task_id": "0_3", "topic": "app-counts-changelog", "partition": "3"}, 7.0)
     ]
     assert samples["kafka_streams_client_state"] == [({"state": "RUNNING"}, 1.0)]
+
+
+def test_should_report_the_process_rocksdb_memory_once_a_store_opened(tmp_path, monkeypatch):
+    from streams_runtime.state.internals import rocksdb_store
+
+    monkeypatch.setattr(rocksdb_store, "_SHARED", rocksdb_store._SharedMemory())  # noqa: SLF001
+    client = FakeClient([FakeThread("app-StreamThread-1")])
+    assert not [name for name in _samples(render(client)) if "rocksdb" in name]  # none opened yet
+    store = rocksdb_store.RocksDBStore("counts")
+    store.init(SimpleNamespace(state_dir=tmp_path, app_configs=None, register=lambda *a, **k: None))
+    store.put(b"k", b"v" * 100_000)
+    store.flush()
+    try:
+        samples = _samples(render(client))
+    finally:
+        store.close()
+    per_store = rocksdb_store.WRITE_BUFFER_BYTES_PER_STORE
+    capacity = rocksdb_store.DEFAULT_BLOCK_CACHE_BYTES + per_store
+    assert samples["kafka_streams_rocksdb_block_cache_capacity_bytes"] == [({}, float(capacity))]
+    assert samples["kafka_streams_rocksdb_memtable_budget_bytes"] == [
+        ({}, float(rocksdb_store.DEFAULT_WRITE_BUFFER_BYTES + per_store))
+    ]
+    assert samples["kafka_streams_rocksdb_open_databases"] == [({}, 1.0)]
+    [(_, usage)] = samples["kafka_streams_rocksdb_block_cache_usage_bytes"]
+    assert 100_000 <= usage <= capacity  # the memtable holding the value is charged to the cache
+    assert "kafka_streams_rocksdb_block_cache_pinned_usage_bytes" in samples
