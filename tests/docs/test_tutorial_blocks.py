@@ -113,13 +113,23 @@ def check_more_dsl() -> None:
     assert "[orders]: o1, book" in printed.getvalue()
 
 
-def _greetings_module(tmp_path: Path) -> Any:
+def _tutorial_module(tmp_path: Path, name: str, block: str) -> Any:
+    """The marked ``block`` saved as ``<name>.py`` and imported, as the tutorial tells its reader."""
     import importlib
 
-    (tmp_path / "greetings.py").write_text(MARKED["greetings-module"][1])
+    (tmp_path / f"{name}.py").write_text(MARKED[block][1])
     sys.path.insert(0, str(tmp_path))
-    sys.modules.pop("greetings", None)
-    return importlib.import_module("greetings")
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def _greetings_module(tmp_path: Path) -> Any:
+    return _tutorial_module(tmp_path, "greetings", "greetings-module")
+
+
+def _described_on(page_name: str, command: str) -> str:
+    page = (TUTORIALS / page_name).read_text()
+    return re.search(rf"\$ {re.escape(command)}\n(.*?)```", page, re.S).group(1).strip()
 
 
 def check_greetings_module(tmp_path: Path) -> None:
@@ -127,15 +137,29 @@ def check_greetings_module(tmp_path: Path) -> None:
     topology, config = greetings.app()
     assert config == {"application_id": "greetings-app"}
     # the page prints what `streams-runtime describe --app greetings:app` shows
-    page = (TUTORIALS / "first-application.md").read_text()
-    shown = re.search(r"\$ streams-runtime describe --app greetings:app\n(.*?)```", page, re.S).group(1)
-    assert str(topology.describe()).strip() == shown.strip()
+    shown = _described_on("first-application.md", "streams-runtime describe --app greetings:app")
+    assert str(topology.describe()).strip() == shown
 
 
 def check_greetings_test(tmp_path: Path) -> None:
     _greetings_module(tmp_path)
     scope, _ = _run("greetings-test")
     scope["test_greets_each_name"]()  # its own assertion: ada is greeted
+
+
+def check_spend_module(tmp_path: Path) -> None:
+    spend = _tutorial_module(tmp_path, "spend", "spend-module")
+    topology, config = spend.app()
+    assert config == {"application_id": "card-spend"}
+    assert str(topology.describe()).strip() == _described_on(
+        "processor-api.md", "streams-runtime describe --app spend:app"
+    )
+
+
+def check_spend_test(tmp_path: Path) -> None:
+    _tutorial_module(tmp_path, "spend", "spend-module")
+    scope, _ = _run("spend-test")
+    scope["test_alerts_on_an_outlier_and_summarises_every_minute"]()  # its own assertions
 
 
 CHECKS: dict[str, Callable[..., None]] = {
@@ -145,6 +169,8 @@ CHECKS: dict[str, Callable[..., None]] = {
     "more-dsl": check_more_dsl,
     "greetings-module": check_greetings_module,
     "greetings-test": check_greetings_test,
+    "spend-module": check_spend_module,
+    "spend-test": check_spend_test,
 }
 
 

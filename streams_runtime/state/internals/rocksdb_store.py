@@ -117,6 +117,20 @@ class _SharedMemory:
         extra = self.open_databases * WRITE_BUFFER_BYTES_PER_STORE
         return self.block_cache_bytes + extra, self.write_buffer_bytes + extra
 
+    def figures(self) -> dict[str, int] | None:
+        """See :func:`shared_memory_figures`."""
+        with self.lock:
+            if self.cache is None:
+                return None
+            cache_bytes, buffer_bytes = self._budget()
+            return {
+                "block_cache_capacity": cache_bytes,
+                "block_cache_usage": int(self.cache.get_usage()),
+                "block_cache_pinned_usage": int(self.cache.get_pinned_usage()),
+                "memtable_budget": buffer_bytes,
+                "open_databases": self.open_databases,
+            }
+
     def budget(self, block_cache_bytes: int, write_buffer_bytes: int) -> None:
         """Set the configured budget when it differs (see :func:`configure_shared_memory`)."""
         if (block_cache_bytes, write_buffer_bytes) != (self.block_cache_bytes, self.write_buffer_bytes):
@@ -176,17 +190,7 @@ def shared_memory_usage() -> int:
 def shared_memory_figures() -> dict[str, int] | None:
     """The process-wide budget and its use, in bytes (``open_databases`` a count); ``None`` while no
     RocksDB store has opened in this process (nothing is created to answer)."""
-    with _SHARED.lock:
-        if _SHARED.cache is None:
-            return None
-        cache_bytes, buffer_bytes = _SHARED._budget()
-        return {
-            "block_cache_capacity": cache_bytes,
-            "block_cache_usage": int(_SHARED.cache.get_usage()),
-            "block_cache_pinned_usage": int(_SHARED.cache.get_pinned_usage()),
-            "memtable_budget": buffer_bytes,
-            "open_databases": _SHARED.open_databases,
-        }
+    return _SHARED.figures()
 
 
 def shared_db_options() -> Any:
