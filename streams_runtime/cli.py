@@ -13,6 +13,8 @@
     streams-runtime produce TOPIC [--file PATH|-] [--key-serde S] [--value-serde S]
                                                send JSON lines {"key", "value", "timestamp",
                                                "headers"}, placed by murmur2 as Kafka Streams expects
+    streams-runtime consume TOPIC [--follow] [--max-records N] [--read-uncommitted]
+                                               print records as JSON lines (committed only by default)
     streams-runtime worker --app module:attr [--instances N] [--threads M]
                                                run a topology as N processes x M stream threads
     streams-runtime describe --app module:attr [--format text|svg|dot|mermaid]
@@ -26,14 +28,15 @@ Getting started, with nothing but this package::
     streams-runtime broker start
     streams-runtime topics create orders --partitions 3
     echo '{"key": "user-1", "value": {"amount": 12.5}}' | streams-runtime produce orders
+    streams-runtime consume orders
 
 Kafka, for every command that needs it (:mod:`streams_runtime.brokers.bootstrap`):
 ``--bootstrap-servers``, else ``$BOOTSTRAP_SERVERS``, else the broker ``broker start`` recorded in
 the project's home (``$STREAMS_RUNTIME_HOME``, else the nearest ``.streams-runtime/`` above the
 current directory, else the checkout the package runs from). With none, ``worker`` and ``demo``
-warn and start a throwaway broker for their own lifetime; ``topics``, ``produce``, ``status`` and
-``reset`` stop and say how to give one (what they write would vanish with a throwaway broker, and
-it holds no application to look at).
+warn and start a throwaway broker for their own lifetime; ``topics``, ``produce``, ``consume``,
+``status`` and ``reset`` stop and say how to give one (what they write would vanish with a
+throwaway broker, and it holds no application to look at).
 
 Exit codes: 0 success, 1 a clear error was printed, 2 bad usage. A Kafka that does not answer
 within ``--connect-timeout`` seconds ends the command with one line, "cannot reach Kafka at
@@ -59,7 +62,7 @@ from streams_runtime.brokers import (
 from streams_runtime.brokers.apache_kafka import stop_recorded
 from streams_runtime.brokers.bootstrap import FLAG_DEFAULT
 from streams_runtime.errors import StreamsError
-from streams_runtime.tools import describe, produce, reset, status, topics
+from streams_runtime.tools import consume, describe, produce, reset, status, topics
 
 
 def _broker_start(args: argparse.Namespace) -> int:
@@ -257,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         "in a container (default: the app's, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
-    for tool in (topics, produce, describe, status, reset):
+    for tool in (topics, produce, consume, describe, status, reset):
         tool.add_parser(commands)
     return parser
 
