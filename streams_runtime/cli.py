@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from streams_runtime.brokers import (
@@ -276,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     except StreamsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader of our output went away (`... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
 
 
 if __name__ == "__main__":

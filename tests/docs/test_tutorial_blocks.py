@@ -9,10 +9,12 @@ same name below asserts what the tutorial says it gives: the outputs in its comm
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -162,6 +164,71 @@ def check_spend_test(tmp_path: Path) -> None:
     scope["test_alerts_on_an_outlier_and_summarises_every_minute"]()  # its own assertions
 
 
+def check_counts_module(tmp_path: Path) -> None:
+    from streams_runtime import Serdes, StreamsConfig, TopologyTestDriver
+
+    counts = _tutorial_module(tmp_path, "counts", "counts-module")
+    topology, config = counts.app()
+    resolved = StreamsConfig(config)
+    assert (resolved["processing_guarantee"], resolved["commit_interval_ms"]) == ("exactly_once_v2", 100)
+    with TopologyTestDriver(topology, {**config, "statestore_cache_max_bytes": 0}) as driver:
+        payments = driver.create_input_topic("payments", Serdes.String(), Serdes.Json())
+        out = driver.create_output_topic("payment-counts", Serdes.String(), Serdes.Long())
+        for card in ("card-1", "card-2", "card-1"):
+            payments.pipe_input(card, {"amount": 5})
+        assert out.read_key_values_to_list() == [("card-1", 1), ("card-2", 1), ("card-1", 2)]
+
+
+def _script(tmp_path: Path, block: str, *args: str, stdin: str = "") -> str:
+    script = tmp_path / f"{block}.py"
+    script.write_text(MARKED[block][1])
+    run = subprocess.run(
+        [sys.executable, str(script), *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+@functools.cache
+def _payments_lines() -> list[str]:
+    """What the tutorial's payments.py prints (run once for both checks that need it)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return _script(Path(scratch), "payments-script").splitlines()
+
+
+def check_payments_script() -> None:
+    import collections
+    import json
+
+    lines = _payments_lines()
+    keys = collections.Counter(json.loads(line)["key"] for line in lines)
+    assert len(lines) == 200_000 and len(keys) == 50 and set(keys.values()) == {4000}  # as the page says
+
+
+def check_check_script(tmp_path: Path) -> None:
+    import json
+
+    from streams_runtime import Serdes, TopologyTestDriver
+
+    # the tutorial's pipeline on a slice of its input, without a broker: the app's counts as
+    # `consume` prints them, then check.py over them
+    sent = _payments_lines()[:2_000]
+    (tmp_path / "payments.jsonl").write_text("\n".join(sent) + "\n")
+    counts = _tutorial_module(tmp_path, "counts", "counts-module")
+    with TopologyTestDriver(counts.topology(), counts.CONFIG) as driver:
+        payments = driver.create_input_topic("payments", Serdes.String(), Serdes.Json())
+        for line in sent:
+            record = json.loads(line)
+            payments.pipe_input(record["key"], record["value"])
+        out = driver.create_output_topic("payment-counts", Serdes.String(), Serdes.Long())
+        consumed = [json.dumps({"key": kv.key, "value": kv.value}) for kv in out.read_key_values_to_list()]
+    sent_file = str(tmp_path / "payments.jsonl")
+    checked = _script(tmp_path, "check-script", sent_file, stdin="\n".join(consumed))
+    assert checked.splitlines() == ["50 cards, 2000 payments sent, 2000 counted", "every count exact"]
+    short = _script(tmp_path, "check-script", sent_file, stdin="\n".join(consumed[:-1]))
+    assert "1 cards differ (counted, sent)" in short  # a lost update is caught
+
+
 CHECKS: dict[str, Callable[..., None]] = {
     "word-count": check_word_count,
     "in-memory-runtime": check_in_memory_runtime,
@@ -171,6 +238,9 @@ CHECKS: dict[str, Callable[..., None]] = {
     "greetings-test": check_greetings_test,
     "spend-module": check_spend_module,
     "spend-test": check_spend_test,
+    "counts-module": check_counts_module,
+    "payments-script": check_payments_script,
+    "check-script": check_check_script,
 }
 
 

@@ -85,3 +85,27 @@ def test_should_refuse_an_unknown_format_and_a_bad_app(capsys):
         main(["describe", "--app", "streams_runtime.examples.word_count:app", "--format", "png"])
     assert main(["describe", "--app", "streams_runtime.examples.nope:app"]) == 1
     assert "cannot import module 'streams_runtime.examples.nope'" in capsys.readouterr().err
+
+
+def test_should_stop_quietly_when_the_reader_of_its_output_goes_away():
+    import os
+    import subprocess
+    import sys
+
+    # `streams-runtime describe ... | head -0`: the reader is gone before the first write
+    command = [
+        sys.executable,
+        "-m",
+        "streams_runtime.cli",
+        "describe",
+        "--app",
+        "streams_runtime.examples.word_count:app",
+    ]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        described = subprocess.run(command, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert described.returncode == 0
+    assert "Traceback" not in described.stderr and "BrokenPipe" not in described.stderr, described.stderr
