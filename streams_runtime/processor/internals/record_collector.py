@@ -61,12 +61,13 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 from streams_runtime.kafka.outage import broker_outage
-from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
@@ -250,7 +251,7 @@ class StreamsProducer:
     def end_txn_gate(self) -> EndTxnGate:
         if self._end_txn_gate is None:
             identity = identify_broker(self.producer)
-            self._end_txn_gate = end_txn_gate(self._bootstrap_servers, enabled=identity.is_tansu)
+            self._end_txn_gate = shared_end_txn_gate(self._bootstrap_servers, enabled=identity.is_tansu)
         return self._end_txn_gate
 
     def init_transactions(self, timeout_s: float) -> None:

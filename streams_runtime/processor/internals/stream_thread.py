@@ -59,8 +59,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from streams_runtime.brokers.tansu import RepartitionGapGuard
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
-from streams_runtime.kafka.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.partitioning_check import SourcePartitioningCheck
