@@ -113,7 +113,7 @@ def _general_only(self: RecordForwarding, node: Any) -> NodeForwarders:
 
 
 @pytest.mark.parametrize("handler", ["log_and_continue", "log_and_fail"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=TOPOLOGIES, records=RECORDS)
 def test_the_fast_path_and_the_general_path_give_the_same_outputs_and_errors(
     handler: str, shape: dict[str, Any], records: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
