@@ -7,7 +7,7 @@ Starts its own embedded broker (warnings logged) and measures:
   committing once: a round counts as pending when the seventh's input offset does not show as
   committed within 8 s. Run both ways, interleaved: ``ungated`` (confluent-kafka producers ending
   transactions freely) and ``gated`` (the runtime's ``StreamsProducer``, whose transaction ends
-  take :mod:`streams_runtime.kafka.tansu.end_txn_gate`). Also the broker's WARN lines of each way (Tansu
+  take :mod:`streams_runtime.brokers.tansu.end_txn_gate`). Also the broker's WARN lines of each way (Tansu
   logs ``otherwise=Some(Committed)`` when an EndTxn completes a transaction still writing markers);
 * ``init_transactions`` round trips (20 new transactional ids), which the gate makes sequential
   when a rebalance creates several tasks;
@@ -32,8 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from streams_runtime.brokers import EmbeddedBroker  # noqa: E402
+from streams_runtime.brokers.tansu.end_txn_gate import EndTxnGate  # noqa: E402
 from streams_runtime.kafka.clients import Producer, TopicPartition, create_consumer  # noqa: E402
-from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate  # noqa: E402
 from streams_runtime.processor.internals.record_collector import StreamsProducer  # noqa: E402
 from tests.integration.streams_support import make_topics  # noqa: E402
 

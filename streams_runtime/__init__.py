@@ -203,8 +203,12 @@ def __getattr__(name: str):
         from streams_runtime import kafka_streams
 
         return getattr(kafka_streams, _RUNTIME_NAMES[name])
-    if name in ("KafkaClientSupplier", "DefaultKafkaClientSupplier"):
+    if name == "KafkaClientSupplier":
         from streams_runtime.kafka import client_supplier
 
-        return getattr(client_supplier, name)
+        return client_supplier.KafkaClientSupplier
+    if name == "DefaultKafkaClientSupplier":
+        from streams_runtime.processor.internals import default_client_supplier
+
+        return default_client_supplier.DefaultKafkaClientSupplier
     raise AttributeError(f"module 'streams_runtime' has no attribute {name!r}")

@@ -68,7 +68,8 @@ from typing import Any
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread

@@ -24,6 +24,7 @@ from streams_runtime.brokers.bootstrap import (
     running_broker,
 )
 from streams_runtime.brokers.local import BROKER_KINDS, LocalBroker, local_broker
+from streams_runtime.brokers.tansu import EmbeddedBroker
 from streams_runtime.kafka.local_processes import (
     BrokerInfo,
     default_state_file,
@@ -33,7 +34,6 @@ from streams_runtime.kafka.local_processes import (
     runtime_home,
     stop_pid,
 )
-from streams_runtime.kafka.tansu.launcher import EmbeddedBroker
 
 __all__ = [
     "BOOTSTRAP_SERVERS_ENV",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from streams_runtime.brokers.apache_kafka import ApacheKafkaCluster
+from streams_runtime.brokers.tansu import EmbeddedBroker
 from streams_runtime.errors import BrokerError
-from streams_runtime.kafka.tansu.launcher import EmbeddedBroker
 
 #: the ``--kind`` values of ``streams-runtime broker start`` and of the test suite's ``--broker``
 BROKER_KINDS = ("tansu", "kafka")

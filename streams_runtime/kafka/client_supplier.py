@@ -9,9 +9,10 @@ hand the runtime clients that keep their topics in memory and drive a stream thr
 broker (:class:`streams_runtime.testing.InMemoryClientSupplier`), as Kafka Streams'
 ``StreamThreadTest`` does with its ``MockClientSupplier``.
 
-:class:`DefaultKafkaClientSupplier` creates the clients exactly as the runtime always has:
-confluent-kafka consumers, producers and admin clients from the shared profile, and the
-kafka-python coordination consumer of :mod:`.membership`.
+:class:`~streams_runtime.processor.internals.default_client_supplier.DefaultKafkaClientSupplier`
+creates the clients exactly as the runtime always has: confluent-kafka consumers, producers and
+admin clients from the shared profile, and the kafka-python coordination consumer of
+:mod:`.membership`.
 
 What a supplied client must offer is what the runtime calls on it; the confluent-kafka classes
 are the reference (a consumer: ``assign``/``incremental_assign``/``incremental_unassign``,
@@ -20,7 +21,7 @@ are the reference (a consumer: ``assign``/``incremental_assign``/``incremental_u
 ``produce``, ``poll``, ``flush``, ``purge``, the transaction calls, ``close``; an admin client:
 ``list_topics``, ``create_topics``, ``describe_configs``). One more reader of the log is
 supplied: the filter that drops aborted transactions' records under exactly-once
-(:mod:`.transaction_markers`, a workaround for the embedded broker). Messages and errors are confluent's
+(:class:`AbortedRecordsFilter`, a workaround for the embedded broker). Messages and errors are confluent's
 shapes too: ``Message``-like records with ``error()``, ``topic()``, ``partition()``,
 ``offset()``, ``timestamp()``, ``key()``, ``value()``, ``headers()``, and ``KafkaException``
 carrying a ``KafkaError`` (both re-exported by :mod:`.clients`, so a fake raises the real types).
@@ -31,15 +32,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeAlias
 
-from streams_runtime.kafka import clients
-from streams_runtime.kafka.membership import GroupAssignor, create_coordination_consumer
-from streams_runtime.kafka.tansu.transaction_markers import AbortedFilter
+from streams_runtime.kafka.membership import GroupAssignor
 
 __all__ = [
+    "AbortedRecordsFilter",
     "AdminClientLike",
     "ConsumerClient",
     "CoordinationClient",
-    "DefaultKafkaClientSupplier",
     "KafkaClientSupplier",
     "ProducerClient",
 ]
@@ -55,6 +54,24 @@ AdminClientLike: TypeAlias = Any
 #: ``group_metadata``, ``close``, ``close_without_leaving``; it runs the group protocol with
 #: the :class:`~.membership.GroupAssignor` it was created with
 CoordinationClient: TypeAlias = Any
+
+
+class AbortedRecordsFilter(Protocol):
+    """Drops the records of aborted transactions that a read_committed consumer still delivered
+    (the embedded broker's :class:`~streams_runtime.brokers.tansu.AbortedFilter`)."""
+
+    #: records dropped so far because their transaction was aborted
+    dropped: int
+
+    def committed(self, tp: tuple[str, int], messages: list[Any], *, drop_open: bool = False) -> list[Any]:
+        """``messages`` (one partition's, in offset order) without those of aborted transactions."""
+        ...
+
+    def reset(self, tp: tuple[str, int]) -> None:
+        """Forget ``tp`` (its reader seeks elsewhere, or it was unassigned)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class KafkaClientSupplier(Protocol):
@@ -116,30 +133,9 @@ class KafkaClientSupplier(Protocol):
         """The group member's consumer of the coordination group, running ``assignor``."""
         ...
 
-    def get_aborted_filter(self, bootstrap_servers: str) -> AbortedFilter | None:
+    def get_aborted_filter(self, bootstrap_servers: str) -> AbortedRecordsFilter | None:
         """What drops the records of aborted transactions that a read_committed restore consumer
         still delivered (the embedded broker sends no aborted-transaction list; see
-        :mod:`.transaction_markers`), or None when this supplier's read_committed consumers never
+        :mod:`streams_runtime.brokers.tansu`), or None when this supplier's read_committed consumers never
         deliver them (as on Apache Kafka)."""
         ...
-
-
-class DefaultKafkaClientSupplier:
-    """The real clients: confluent-kafka from :mod:`.clients`, kafka-python from :mod:`.membership`.
-
-    Each getter is the runtime's own factory (same parameters as the Protocol's)."""
-
-    get_consumer = staticmethod(clients.create_consumer)
-    get_restore_consumer = staticmethod(clients.create_restore_consumer)
-    #: the global consumer reads as a restore consumer does (assign, EOF events)
-    get_global_consumer = staticmethod(clients.create_restore_consumer)
-    get_producer = staticmethod(clients.create_producer)
-    get_admin = staticmethod(clients.create_admin)
-    get_coordination_consumer = staticmethod(create_coordination_consumer)
-
-    def get_aborted_filter(self, bootstrap_servers: str) -> AbortedFilter | None:
-        return AbortedFilter(bootstrap_servers)
-
-
-#: the supplier every component uses when it is given none
-DEFAULT_CLIENT_SUPPLIER = DefaultKafkaClientSupplier()

@@ -30,7 +30,7 @@ from streams_runtime.processor.internals.topology_builder import InternalTopolog
 from streams_runtime.processor.topology import Topology
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext
 
 
 class _StateStoreNode(GraphNode):

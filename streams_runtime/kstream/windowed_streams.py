@@ -39,7 +39,7 @@ from streams_runtime.state.internals.window_builders import SessionStoreBuilder,
 from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 REDUCE_NAME = "KSTREAM-REDUCE-"

@@ -6,7 +6,7 @@ Apache Kafka does (its fetch responses list the aborted transactions); the embed
 duplicates. This reader consumes with ``isolation.level=read_committed`` and then drops every
 record whose transaction the log's own COMMIT/ABORT markers say was aborted, or that has no
 marker at all once the topic is read to its end (a fenced writer's abandoned transaction)
-(:class:`~streams_runtime.kafka.tansu.transaction_markers.AbortedFilter`), so it returns exactly the
+(:class:`~streams_runtime.brokers.tansu.transaction_markers.AbortedFilter`), so it returns exactly the
 committed records on both brokers. For tests, the demo and tools; not a hot path.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from streams_runtime.brokers.tansu import AbortedFilter
 from streams_runtime.kafka.clients import TopicPartition, create_consumer
 from streams_runtime.kafka.offsets import is_partition_eof
-from streams_runtime.kafka.tansu.transaction_markers import AbortedFilter
 
 __all__ = ["read_committed_topic"]
 

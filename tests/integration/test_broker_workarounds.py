@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from streams_runtime import Consumed, Grouped, Produced, Serdes, StreamsBuilder, StreamsConfig
+from streams_runtime.brokers.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.kafka import offsets
 from streams_runtime.kafka.broker_identity import identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.kafka.clients import create_admin, create_producer
-from streams_runtime.kafka.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals import changelog_ends
 from streams_runtime.processor.internals.changelog_ends import ChangelogEndOffsets
 from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import StreamsProducer
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.task_id import TaskId

@@ -3,7 +3,7 @@
 On the embedded broker an EndTxn that runs while another producer's EndTxn is still writing its
 markers can leave those markers attached to an already completed transaction, and every later
 transaction on those partitions then stays pending for good: its input offsets never show as
-committed (see ``streams_runtime/kafka/tansu/end_txn_gate.py``). Run against the runtime as it was
+committed (see ``streams_runtime/brokers/tansu/end_txn_gate.py``). Run against the runtime as it was
 before the gate, this test failed 4 runs of 4 (a late transaction pending in round 1, 3 or 4);
 through the runtime's producer, which takes the gate for every transaction end, the late
 transaction must complete in every round.

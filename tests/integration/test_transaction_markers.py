@@ -3,8 +3,8 @@ returns to read_committed readers (Tansu returns aborted records; Apache Kafka d
 
 from __future__ import annotations
 
+from streams_runtime.brokers.tansu.transaction_markers import scan_markers
 from streams_runtime.kafka.clients import create_producer
-from streams_runtime.kafka.tansu.transaction_markers import scan_markers
 from streams_runtime.testing import read_committed_topic
 from tests.integration.streams_support import make_topics
 

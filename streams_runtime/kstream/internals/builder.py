@@ -14,76 +14,18 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from streams_runtime.errors import TopologyError
+from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
 from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamSourceNode
 from streams_runtime.kstream.internals.repartition import filter_null_keys_at_repartitions
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
-from streams_runtime.state import Stores
 
 log = logging.getLogger("streams_runtime.kstream")
 
 GENERATED = re.compile(r".*-\d{10}(-repartition|-changelog)?$")
-
-
-@dataclass
-class MaterializedInternal:
-    """A Materialized with its store name resolved (generated when the user gave none)."""
-
-    materialized: Materialized
-    store_name: str
-    queryable: bool
-    key_serde: Any = None
-    value_serde: Any = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def queryable_store_name(self) -> str | None:
-        return self.store_name if self.queryable else None
-
-
-class BuildContext:
-    """What graph nodes need while writing: the config and the store-builder factory."""
-
-    def __init__(self, config: Any, internal: InternalStreamsBuilder) -> None:
-        self.config = config
-        self.internal = internal
-
-    def store_builder(self, m: MaterializedInternal) -> Any:
-        mat = m.materialized
-        supplier = mat.store_supplier
-        if getattr(supplier, "history_retention_ms", None) is not None:  # a versioned store
-            return versioned_store_builder(supplier, m)
-        if supplier is None:
-            store_type = (
-                mat.store_type or (self.config.get("default_dsl_store") if self.config else None) or "rocksdb"
-            )
-            if store_type == "in_memory":
-                supplier = Stores.in_memory_key_value_store(m.store_name)
-            else:
-                supplier = Stores.persistent_timestamped_key_value_store(m.store_name)
-        builder = Stores.timestamped_key_value_store_builder(supplier, m.key_serde, m.value_serde)
-        if mat.logging_enabled:
-            builder.with_logging_enabled(mat.logging_config or {})
-        else:
-            builder.with_logging_disabled()
-        if mat.caching_enabled:
-            builder.with_caching_enabled()
-        else:
-            builder.with_caching_disabled()
-        return builder
-
-
-def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
-    """A table's store on a versioned supplier (``Materialized.as_(Stores.*_versioned_...)``)."""
-    builder = Stores.versioned_key_value_store_builder(supplier, m.key_serde, m.value_serde)
-    mat = m.materialized
-    if mat.logging_enabled:
-        return builder.with_logging_enabled(mat.logging_config or {})
-    return builder.with_logging_disabled()
 
 
 class InternalStreamsBuilder:

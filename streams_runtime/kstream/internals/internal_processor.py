@@ -8,16 +8,14 @@ the ``context`` attribute's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from streams_runtime.errors import StreamsError
-from streams_runtime.processor.api import Processor, ProcessorContext, Record
+from streams_runtime.processor.api import Processor, ProcessorContext
 from streams_runtime.processor.internals.context import (
     InternalProcessorContext,
     RecordContext,
     internal_context,
 )
+from streams_runtime.processor.internals.forwarders import NodeForwarders, raise_again
 
 __all__ = [
     "InternalProcessor",
@@ -26,8 +24,7 @@ __all__ = [
     "current_node_name",
     "flushed_timestamp",
     "internal_context",
-    "node_child",
-    "node_forward",
+    "node_forwarders",
 ]
 
 
@@ -46,35 +43,17 @@ def flushed_timestamp(record_context: RecordContext | None) -> int:
     return record_context.timestamp
 
 
-def node_forward(context: InternalProcessorContext) -> Callable[..., None]:
-    """The ``forward`` a processor binds in ``init`` (its node is current): the runtime's
-    context gives one bound to the node's children; any other context its own ``forward``."""
-    forward_of = getattr(context, "forward_of", None)
-    if forward_of is None:
-        return context.forward
-    forward: Callable[..., Any] = forward_of(context.current_node)
-    return forward
-
-
-def node_child(
-    context: InternalProcessorContext,
-) -> tuple[Callable[[Record], None], Callable[[Exception, Record], None]]:
-    """``(child, failed)`` for a processor with one forward per record (its node is current):
-    it calls ``child(record)`` inside ``try`` and ``failed(exc, record)`` in ``except Exception``.
-    On the runtime's context with a light edge to the only child that is the child's own
-    ``process`` and the edge's error handling (``ProcessorContextImpl.direct_child_of``);
-    otherwise the bound ``forward`` (which handles its children's errors) and a re-raise."""
-    direct_child_of = getattr(context, "direct_child_of", None)
-    if direct_child_of is not None:
-        direct = direct_child_of(context.current_node)
-        if direct is not None:
-            child: tuple[Callable[[Record], None], Callable[[Exception, Record], None]] = direct
-            return child
-    return node_forward(context), _raise_again
-
-
-def _raise_again(exc: Exception, record: Record) -> None:
-    raise exc
+def node_forwarders(context: InternalProcessorContext) -> NodeForwarders:
+    """``(forward, child, child_failed)`` a processor binds in ``init`` (its node is current):
+    the runtime's context makes them once per node (:mod:`streams_runtime.processor.internals.forwarders`);
+    any other context gives its own ``forward`` for both, with a re-raise. A processor with one
+    forward per record calls ``child(record)`` inside ``try`` and ``child_failed(exc, record)``
+    in ``except Exception``."""
+    forwarders_of = getattr(context, "forwarders_of", None)
+    if forwarders_of is None:
+        return NodeForwarders(context.forward, context.forward, raise_again)
+    forwarders: NodeForwarders = forwarders_of(context.current_node)
+    return forwarders
 
 
 class InternalProcessor(Processor):
@@ -83,7 +62,7 @@ class InternalProcessor(Processor):
     ``context_free``: ``process`` reads nothing of the context (not the node being executed, not
     the record context) and forwards only through the forward bound in ``init``; the runtime may
     then call it from its parent without making its node and record current (one edge of a DSL
-    chain costs a call, see ``ProcessorContextImpl.forward_of``).
+    chain costs a call, see :mod:`streams_runtime.processor.internals.forwarders`).
     """
 
     context_free = False

@@ -37,7 +37,7 @@ from streams_runtime.processor.api import ProcessorContext
 from streams_runtime.state import Stores
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
 

@@ -23,7 +23,7 @@ from streams_runtime.kstream.internals.graph import (
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext
 
 
 class StatefulProcessorNode(ProcessorGraphNode):

@@ -4,7 +4,7 @@ foreach, the split (branch) router and pass-through nodes.
 User functions are already adapted to ``(key, value)`` (see functions.with_key). Each
 processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward; the
 ones that forward at most once per record (and the flat maps, once per element) call their only
-child themselves when the edge is light (``node_child``: the child's ``process`` in ``try``, the
+child themselves when the edge is light (``node_forwarders``: the child's ``process`` in ``try``, the
 edge's error handling in ``except``).
 The ones whose ``process`` uses nothing of the context but that bound forward say so with
 ``context_free`` (see :class:`InternalProcessor`).
@@ -20,8 +20,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
-    node_child,
-    node_forward,
+    node_forwarders,
 )
 from streams_runtime.processor.api import FixedKeyRecord, Record
 from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
@@ -31,9 +30,8 @@ class _Forwarding(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
-        self.forward = node_forward(context)
-        # one forward per record: the child called here (see node_child)
-        self.child, self.child_failed = node_child(context)
+        # one forward per record: the child called here (see node_forwarders)
+        self.forward, self.child, self.child_failed = node_forwarders(context)
 
 
 class PassThrough(_Forwarding):

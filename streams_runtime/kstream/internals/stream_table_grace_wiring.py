@@ -11,7 +11,7 @@ from typing import Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals import table_joins as tj
-from streams_runtime.kstream.internals.builder import BuildContext
+from streams_runtime.kstream.internals.build_context import BuildContext
 from streams_runtime.kstream.internals.graph import TableSourceNode
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.stream_table_grace import (

@@ -39,7 +39,7 @@ from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyVa
 from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.builder import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext
 
 SUPPRESS_NAME = "KTABLE-SUPPRESS-"
 NO_TIMESTAMP = -1

@@ -22,8 +22,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     flushed_timestamp,
     internal_context,
-    node_child,
-    node_forward,
+    node_forwarders,
 )
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -42,9 +41,8 @@ class TupleForwarder:
     def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
-        self.forward = node_forward(context)
-        # the only child called directly by the aggregations' uncached path (see node_child)
-        self.child, self.child_failed = node_child(context)
+        # the only child called directly by the aggregations' uncached path (see node_forwarders)
+        self.forward, self.child, self.child_failed = node_forwarders(context)
         self.send_old_values = send_old_values
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
@@ -291,8 +289,7 @@ class KTableToStream(InternalProcessor):
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward = node_forward(context)
-        self.child, self.child_failed = node_child(context)
+        self.forward, self.child, self.child_failed = node_forwarders(context)
 
     def process(self, record: Record) -> None:
         if type(record) is Record:  # the copy with_value makes, without its call
@@ -328,7 +325,7 @@ class KTableRepartitionMap(InternalProcessor):
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward = node_forward(context)
+        self.forward = node_forwarders(context).forward
 
     def process(self, record: Record) -> None:
         if record.key is None:

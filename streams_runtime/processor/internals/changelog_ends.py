@@ -37,8 +37,9 @@ from typing import Any
 
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 __all__ = ["ChangelogEndOffsets"]
 

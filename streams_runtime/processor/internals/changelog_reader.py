@@ -39,7 +39,7 @@ records only, but a broker that sends no aborted-transaction list (Tansu) hands 
 aborted transactions too, for example the changelog writes of a fenced zombie. Applied, they
 would put increments into the state that the committed input offsets do not cover, and the input
 would be counted again. So every batch, active restore and standby replay alike, first goes
-through an :class:`~streams_runtime.kafka.tansu.transaction_markers.AbortedFilter`, which reads the
+through an :class:`~streams_runtime.brokers.tansu.transaction_markers.AbortedFilter`, which reads the
 COMMIT/ABORT markers of the changelog partition from the log and drops the records of aborted
 transactions; the batch's last offset still moves the store's offset (the dropped records are
 skipped, not lost). On Apache Kafka the consumer leaves them out itself: no filter is made.
@@ -68,17 +68,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from streams_runtime.brokers.tansu import MarkerScanError
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.offsets import (
     LIST_OFFSETS_RETRY_S,
     is_partition_eof,
     is_retriable_listing_error,
     probe_offset,
 )
-from streams_runtime.kafka.tansu.transaction_markers import MarkerScanError
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.restore_listener import StateRestoreListener
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]

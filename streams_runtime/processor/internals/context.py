@@ -2,26 +2,21 @@
 
 Created and owned by a StreamTask; implements the public ProcessorContext and the contract's
 StateStoreContext. It tracks the node being executed and the record being processed (so that
-``forward`` knows the children and stores know the record's timestamp and headers), and routes
-exceptions raised by a processor to the task's processing exception handler, at the node that
-raised (as Kafka Streams' ProcessorNode does).
-
-Hot path: ``forward`` walks a precomputed child list; no allocation besides what processors do.
+``forward`` knows the children and stores know the record's timestamp and headers). Forwarding,
+and the one rule for an exception a child raises (the task's processing exception handler
+decides, at the node that raised, as in Kafka Streams' ProcessorNode), are its base
+:class:`~.forwarders.RecordForwarding`'s.
 """
 
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol, cast
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
-    ProductionError,
     StreamsError,
-    StreamsProcessingError,
-    TaskMigratedError,
-    TransactionError,
 )
 from streams_runtime.processor.api import (
     Cancellable,
@@ -29,8 +24,8 @@ from streams_runtime.processor.api import (
     ProcessorContext,
     PunctuationType,
     Record,
-    RecordMetadata,
 )
+from streams_runtime.processor.internals.forwarders import NodeForwarders, RecordForwarding
 from streams_runtime.processor.internals.handlers import ProcessingHandler
 from streams_runtime.processor.internals.internal_topics import changelog_topic_name
 from streams_runtime.processor.internals.metrics import StreamsMetrics
@@ -38,18 +33,6 @@ from streams_runtime.processor.internals.nodes import ProcessorNode
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.state.interfaces import RecordContext as StoreRecordContext
 from streams_runtime.state.interfaces import StateStore
-
-# errors that pass a processor's forward untouched: not the record's fault
-_NOT_THE_RECORDS_FAULT = (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError)
-
-
-def _runs_without_context(node: ProcessorNode) -> bool:
-    """The node reads nothing of the context when it processes a record: a sink with a fixed
-    topic, or a processor that says it is ``context_free`` and has exactly one child (its
-    forward is then bound to that child, never the generic one that reads the current node)."""
-    if node.processor is None:
-        return getattr(node, "topic_extractor", True) is None  # a sink with a fixed topic
-    return bool(getattr(node.processor, "context_free", False)) and len(node.children) == 1
 
 
 class RecordContext(NamedTuple):
@@ -132,7 +115,7 @@ def internal_context(context: ProcessorContext) -> InternalProcessorContext:
     return cast(InternalProcessorContext, context)
 
 
-class ProcessorContextImpl(ProcessorContext):
+class ProcessorContextImpl(RecordForwarding, ProcessorContext):
     """One per task; see the module docstring."""
 
     def __init__(
@@ -172,188 +155,9 @@ class ProcessorContextImpl(ProcessorContext):
         self._changelog_topics: dict[str, str] = {}
         #: changelog topic -> [records sent to it by this task since reset_changelog_counts()]
         self._changelog_counts: dict[str, list[int]] = {}
-
-    # ------------------------------------------------------------------ forwarding (hot path)
-    def forward(self, record: Record, child_name: str | None = None) -> None:
-        node = self._node
-        if child_name is None and node is not None:
-            child = node.only_child
-            if child is not None:  # one child (a source's, a chain's): the loop below, unrolled
-                previous_record = self._record
-                self._record = record
-                self._node = child
-                try:
-                    child.process(record)
-                except _NOT_THE_RECORDS_FAULT:
-                    raise
-                except Exception as exc:  # the processing exception handler decides
-                    if self._handler is None:  # a standby task runs no processor
-                        raise
-                    self._handler.handle(exc, child.name, record, self.record_metadata())
-                self._node = node
-                self._record = previous_record
-                return
-        if node is None:
-            raise StreamsError("forward() was called outside of a processor (no node is being executed)")
-        children: Sequence[ProcessorNode]
-        if child_name is None:
-            children = node.children
-        else:
-            child = node.child_by_name.get(child_name)
-            if child is None:
-                raise StreamsError(
-                    f"unknown downstream node {child_name!r}: it does not exist or is "
-                    f"not a child of processor {node.name}"
-                )
-            children = (child,)
-        previous_record = self._record
-        self._record = record
-        for child in children:
-            self._node = child
-            try:
-                child.process(record)
-            except _NOT_THE_RECORDS_FAULT:
-                raise
-            except Exception as exc:  # the processing exception handler decides
-                if self._handler is None:  # a standby task runs no processor
-                    raise
-                self._handler.handle(exc, child.name, record, self.record_metadata())
-        self._node = node
-        self._record = previous_record
-
-    def forward_of(self, node: ProcessorNode | None) -> Callable[..., None]:
-        """``forward`` for the processor of ``node`` (the node being initialized): the same
-        behaviour as :meth:`forward` while ``node`` is current, with its single child bound
-        (the DSL's chains: one lookup less and no loop per record). A node with several or no
-        children, or no node, gets :meth:`forward` itself."""
-        if node is None or len(node.children) != 1:
-            return self.forward
-        child = node.children[0]
-        generic = self.forward
-        if _runs_without_context(child):
-            return self._light_forward(child)
-
-        def forward(record: Record, child_name: str | None = None) -> None:
-            if child_name is not None:
-                generic(record, child_name)
-                return
-            previous_node = self._node
-            if previous_node is None:
-                generic(record)  # raises: no node is being executed
-            previous_record = self._record
-            self._record = record
-            self._node = child
-            try:
-                child.process(record)
-            except _NOT_THE_RECORDS_FAULT:
-                raise
-            except Exception as exc:  # the processing exception handler decides
-                if self._handler is None:  # a standby task runs no processor
-                    raise
-                self._handler.handle(exc, child.name, record, self.record_metadata())
-            self._node = previous_node
-            self._record = previous_record
-
-        return forward
-
-    def _light_forward(self, child: ProcessorNode) -> Callable[..., None]:
-        """:meth:`forward_of` for an edge into a child that reads nothing of the context (a sink
-        with a fixed topic, a context-free DSL processor with one child): the child is called
-        without making it and its record current (the parent's stay current, which nothing
-        below reads before the next full edge sets its own); errors go to the processing handler
-        as on any edge."""
-        process, name, handler, generic = child.process, child.name, self._handler, self.forward
-
-        def forward(record: Record, child_name: str | None = None) -> None:
-            if child_name is not None:
-                generic(record, child_name)
-                return
-            try:
-                process(record)
-            except _NOT_THE_RECORDS_FAULT:
-                raise
-            except Exception as exc:  # the processing exception handler decides
-                if handler is None:  # a standby task runs no processor
-                    raise
-                handler.handle(exc, name, record, self.record_metadata())
-
-        return forward
-
-    def direct_child_of(
-        self, node: ProcessorNode | None
-    ) -> tuple[Callable[[Record], None], Callable[[Exception, Record], None]] | None:
-        """``(process, failed)`` of ``node``'s only child when :meth:`forward_of` would give the
-        light edge into it (see :meth:`_light_forward`), else None. A DSL processor calls
-        ``process(record)`` itself and, when it raises, ``failed(exc, record)``: the processing
-        handler decides as on any edge (the child named), or the error is raised again (it is
-        not the record's fault, or a standby task runs no processor). One call less per edge."""
-        if node is None or len(node.children) != 1:
-            return None
-        child = node.children[0]
-        if not _runs_without_context(child):
-            return None
-        name, handler = child.name, self._handler
-
-        def failed(exc: Exception, record: Record) -> None:
-            if handler is None or isinstance(exc, _NOT_THE_RECORDS_FAULT):
-                raise exc
-            handler.handle(exc, name, record, self.record_metadata())
-
-        return child.process, failed
-
-    def source_forwarder(self, source: ProcessorNode) -> Callable[[str, int, int, Record], None]:
-        """``forward(topic, partition, offset, record)``: one source record into the topology
-        from ``source``, the same steps as :meth:`set_source`, making ``source`` current and
-        :meth:`forward` (its only child called directly when it has one), in one frame: the
-        processing loop of a task calls it per input record."""
-        child = source.only_child
-        if child is None:
-            set_source, forward = self.set_source, self.forward
-
-            def forward_from_source(topic: str, partition: int, offset: int, record: Record) -> None:
-                set_source(topic, partition, offset, record)
-                self._node = source
-                try:
-                    forward(record)
-                finally:
-                    self._node = None
-
-            return forward_from_source
-        process, name, handler = child.process, child.name, self._handler
-
-        def forward_to_child(topic: str, partition: int, offset: int, record: Record) -> None:
-            self._record_context_memo = None
-            self._topic = topic
-            self._partition = partition
-            self._offset = offset
-            self._record = record
-            self._node = child
-            try:
-                process(record)
-            except _NOT_THE_RECORDS_FAULT:
-                raise
-            except Exception as exc:  # the processing exception handler decides
-                if handler is None:  # a standby task runs no processor
-                    raise
-                handler.handle(exc, name, record, self.record_metadata())
-            finally:
-                self._node = None
-
-        return forward_to_child
+        self._forwarders: dict[str, NodeForwarders] = {}
 
     # ------------------------------------------------------------------ record metadata
-    def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
-        self._record_context_memo = None
-        self._topic = topic
-        self._partition = partition
-        self._offset = offset
-        self._record = record
-
-    def record_metadata(self) -> RecordMetadata | None:
-        if self._topic is None:
-            return None
-        return RecordMetadata(self._topic, self._partition, self._offset)
-
     @property
     def topic(self) -> str | None:
         return self._topic

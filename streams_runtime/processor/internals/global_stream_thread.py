@@ -65,13 +65,14 @@ from typing import Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.offsets import (
     LIST_OFFSETS_RETRY_S,
     is_partition_eof,
     is_retriable_listing_error,
     probe_offset,
 )
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology

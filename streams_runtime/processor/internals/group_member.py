@@ -59,11 +59,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.client_supplier import (
-    DEFAULT_CLIENT_SUPPLIER,
-    CoordinationClient,
-    KafkaClientSupplier,
-)
+from streams_runtime.kafka.client_supplier import CoordinationClient, KafkaClientSupplier
 from streams_runtime.kafka.membership import (
     coordination_group_id,
     describe_coordination_group,
@@ -87,6 +83,7 @@ from streams_runtime.processor.internals.assignment import (
     compute_task_lags,
 )
 from streams_runtime.processor.internals.assignment.partition_grouper import partition_groups, stateful_tasks
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Two implementations: :class:`~.shared_record_collectors.SharedRecordCollectors` 
 one producer per thread shared by the tasks) and
 :class:`~.transactional_record_collector.TaskRecordCollectors` (exactly-once, one transactional
 producer per task). The processing guarantee lives inside them; the callers see only this
-interface.
+interface. :func:`create_record_collector` makes the one a thread's configuration asks for.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from streams_runtime.kafka.client_supplier import ConsumerClient
+from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
+from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
+from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
 
-__all__ = ["ProducerSide", "TaskCollector"]
+__all__ = ["ProducerSide", "TaskCollector", "create_record_collector"]
 
 
 class TaskCollector(Protocol):
@@ -65,3 +69,34 @@ class ProducerSide(Protocol):
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Flush and close the producers."""
+
+
+def create_record_collector(
+    config: Any,
+    bootstrap_servers: str,
+    client_id: str,
+    changelog_topics: Iterable[str],
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
+) -> SharedRecordCollectors | TaskRecordCollectors:
+    """The producer side of one StreamThread: one shared producer under at-least-once
+    (:class:`~.shared_record_collectors.SharedRecordCollectors`), one transactional producer
+    per task under exactly_once_v2
+    (:class:`~.transactional_record_collector.TaskRecordCollectors`); either gives each task
+    its own collector."""
+    overrides = config.client_configs("producer.")
+    continue_on_error = config["default_production_exception_handler"] == "continue"
+    if config["processing_guarantee"] == "exactly_once_v2":
+        return TaskRecordCollectors(
+            bootstrap_servers,
+            client_id,
+            overrides,
+            changelog_topics,
+            config["application_id"],
+            continue_on_error,
+            client_supplier,
+        )
+    return SharedRecordCollectors(
+        RecordCollector(
+            bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
+        )
+    )

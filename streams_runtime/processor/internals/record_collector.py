@@ -1,7 +1,7 @@
 """StreamsProducer and RecordCollector: the producer side of one StreamThread.
 
-Created and owned by a StreamThread (:func:`create_record_collector`); each task borrows its own
-collector (its sinks and change-logging stores call ``send``), the TaskManager calls
+Created and owned by a StreamThread (:func:`~.producer_side.create_record_collector`); each task
+borrows its own collector (its sinks and change-logging stores call ``send``), the TaskManager calls
 ``commit_tasks`` for commit steps 2-3.
 
 ``StreamsProducer`` is the one seam around the confluent producer: produce, poll, flush, close.
@@ -59,24 +59,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 from streams_runtime.kafka.outage import broker_outage
-from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
-
-if TYPE_CHECKING:
-    from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
-    from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 __all__ = [
     "ProductionError",
     "RecordCollector",
     "StreamsProducer",
-    "create_record_collector",
 ]
 
 log = logging.getLogger("streams_runtime.processor")
@@ -250,7 +246,7 @@ class StreamsProducer:
     def end_txn_gate(self) -> EndTxnGate:
         if self._end_txn_gate is None:
             identity = identify_broker(self.producer)
-            self._end_txn_gate = end_txn_gate(self._bootstrap_servers, enabled=identity.is_tansu)
+            self._end_txn_gate = shared_end_txn_gate(self._bootstrap_servers, enabled=identity.is_tansu)
         return self._end_txn_gate
 
     def init_transactions(self, timeout_s: float) -> None:
@@ -481,37 +477,3 @@ def _kafka_error(exc: BaseException) -> Any:
     if isinstance(exc, KafkaException):
         return exc.args[0]
     return KafkaError(_FATAL, f"fatal producer error ({exc})", fatal=True)
-
-
-def create_record_collector(
-    config: Any,
-    bootstrap_servers: str,
-    client_id: str,
-    changelog_topics: Iterable[str],
-    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-) -> SharedRecordCollectors | TaskRecordCollectors:
-    """The producer side of one StreamThread: one shared producer under at-least-once
-    (:class:`~.shared_record_collectors.SharedRecordCollectors`), one transactional producer
-    per task under exactly_once_v2
-    (:class:`~.transactional_record_collector.TaskRecordCollectors`); either gives each task
-    its own collector."""
-    from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
-    from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
-
-    overrides = config.client_configs("producer.")
-    continue_on_error = config["default_production_exception_handler"] == "continue"
-    if config["processing_guarantee"] == "exactly_once_v2":
-        return TaskRecordCollectors(
-            bootstrap_servers,
-            client_id,
-            overrides,
-            changelog_topics,
-            config["application_id"],
-            continue_on_error,
-            client_supplier,
-        )
-    return SharedRecordCollectors(
-        RecordCollector(
-            bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
-        )
-    )

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.broker_identity import STANDARD_BROKER, BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.membership import security_settings
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.assignment import SubtopologySources
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.internal_topic_manager import prepare_topics
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder

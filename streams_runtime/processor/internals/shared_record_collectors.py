@@ -1,6 +1,6 @@
 """The at-least-once producer side of a StreamThread: the tasks share the thread's producer.
 
-Created by :func:`~.record_collector.create_record_collector` when ``processing_guarantee`` is
+Created by :func:`~.producer_side.create_record_collector` when ``processing_guarantee`` is
 ``at_least_once``: one :class:`~.record_collector.RecordCollector` (one plain producer) for the
 thread, one :class:`SharedProducerCollector` per active task. Offers the TaskManager the same
 interface as the exactly-once :class:`~.transactional_record_collector.TaskRecordCollectors`, so

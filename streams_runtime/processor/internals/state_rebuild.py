@@ -40,7 +40,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.task_id import TaskId
 
 __all__ = [

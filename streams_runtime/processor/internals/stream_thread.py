@@ -59,12 +59,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from streams_runtime.brokers.tansu import RepartitionGapGuard
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
-from streams_runtime.kafka.tansu.gap_guard import RepartitionGapGuard
 from streams_runtime.processor.internals.group_member import GroupMember, TaskChange
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.partitioning_check import SourcePartitioningCheck
-from streams_runtime.processor.internals.record_collector import create_record_collector
+from streams_runtime.processor.internals.producer_side import create_record_collector
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
 

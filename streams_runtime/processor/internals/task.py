@@ -55,6 +55,9 @@ from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 log = logging.getLogger("streams_runtime.processor")
 
 _new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
+#: what follows a batch's last message in the drain loop, so the record read ahead of it goes in
+#: by the same lines as every other one
+_END_OF_BATCH = (None,)
 
 
 def resolve_serde(serde: Any, config: Any, side: str) -> Any:
@@ -327,34 +330,35 @@ class StreamTask(Task):
         fast_time = queue.fast_extraction
         taken = 0
         try:
-            for msg in raw:
+            for msg in itertools.chain(raw, _END_OF_BATCH):
                 taken += 1
-                try:
-                    key = msg.key()
-                    if key_decode is None or key is None:
-                        key = key_deserialize(topic, key)
-                    else:
-                        key = key_decode(key)
-                    value = msg.value()
-                    if value_decode is None or value is None:
-                        value = value_deserialize(topic, value)
-                    else:
-                        value = value_decode(value)
-                except Exception:  # the queue's path: the error named, the handler decides
-                    consumed = queue.deserialize(msg)
-                    if consumed is None:
-                        continue
-                    key, value = consumed.key, consumed.value
-                time = msg.timestamp()[1]
-                if not (fast_time and time >= 0):
-                    time = queue.extract_time(
-                        _new_tuple(
-                            ConsumerRecord,
-                            (topic, partition, msg.offset(), time, key, value, msg.headers() or ()),
+                if msg is not None:
+                    try:
+                        key = msg.key()
+                        if key_decode is None or key is None:
+                            key = key_deserialize(topic, key)
+                        else:
+                            key = key_decode(key)
+                        value = msg.value()
+                        if value_decode is None or value is None:
+                            value = value_deserialize(topic, value)
+                        else:
+                            value = value_decode(value)
+                    except Exception:  # the queue's path: the error named, the handler decides
+                        consumed = queue.deserialize(msg)
+                        if consumed is None:
+                            continue
+                        key, value = consumed.key, consumed.value
+                    time = msg.timestamp()[1]
+                    if not (fast_time and time >= 0):
+                        time = queue.extract_time(
+                            _new_tuple(
+                                ConsumerRecord,
+                                (topic, partition, msg.offset(), time, key, value, msg.headers() or ()),
+                            )
                         )
-                    )
-                    if time < 0:
-                        continue
+                        if time < 0:
+                            continue
                 if ahead is not None:
                     # the record read ahead into the topology (stream time first, as process())
                     ahead_time = ahead.timestamp
@@ -369,16 +373,9 @@ class StreamTask(Task):
                         raise
                     offset = ahead_offset
                     n += 1
+                if msg is None:  # the end of the batch: the last record read ahead went in
+                    break
                 ahead, ahead_offset = Record(key, value, time, msg.headers() or ()), msg.offset()
-            if ahead is not None:
-                ahead_time = ahead.timestamp
-                if ahead_time > queue.partition_time:
-                    queue.partition_time = ahead_time
-                if ahead_time > self.stream_time:
-                    self.stream_time = ahead_time
-                forward(topic, partition, ahead_offset, ahead)
-                offset = ahead_offset
-                n += 1
         finally:
             if taken < len(raw):  # one raised: what it did not reach stays queued
                 queue.give_back(list(itertools.islice(raw, taken, None)))

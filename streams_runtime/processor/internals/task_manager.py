@@ -17,7 +17,7 @@ Closing a task cleanly commits it first; closing dirty (error, lost membership) 
 uncommitted input is processed again by its next owner.
 
 The processing guarantee is the producer side's business: the thread's producer side
-(:func:`~.record_collector.create_record_collector`) gives each task its collector, says whether
+(:func:`~.producer_side.create_record_collector`) gives each task its collector, says whether
 it is transactional (``eos_enabled``) and whether a task is inside an open transaction. Under
 exactly-once (one transactional producer per task) a stateful task's directory carries the
 dirty marker from before its stores open until a clean close (see :mod:`.task_creators`), and

@@ -7,7 +7,8 @@ stream thread (``StreamThread.submit``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import TopicPartition
@@ -19,9 +20,24 @@ if TYPE_CHECKING:  # types only
     from streams_runtime.kafka.client_supplier import ConsumerClient
     from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
     from streams_runtime.processor.internals.state_directory import StateDirectory
-    from streams_runtime.processor.internals.task_manager import TaskManager
 
-__all__ = ["TaskRebuilder"]
+__all__ = ["RebuiltTasks", "TaskRebuilder"]
+
+
+class RebuiltTasks(Protocol):
+    """What a rebuild asks of the TaskManager that owns it (the manager implements it; the
+    rebuilder never imports the manager's module)."""
+
+    @property
+    def tasks(self) -> Mapping[TaskId, Any]: ...
+
+    def owns(self, task_id: TaskId) -> bool: ...
+
+    def partitions_of(self, task_id: TaskId) -> list[tuple[str, int]]: ...
+
+    def handle_assignment(
+        self, revoked: Iterable[TaskId], assigned: Iterable[TaskId], *, clean: bool
+    ) -> None: ...
 
 
 class TaskRebuilder:
@@ -35,7 +51,7 @@ class TaskRebuilder:
 
     def __init__(
         self,
-        manager: TaskManager,
+        manager: RebuiltTasks,
         consumer: ConsumerClient,
         state_directory: StateDirectory,
         changelog_reader: StoreChangelogReader,

@@ -34,8 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER, KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, TopicPartition
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
     CLUSTER_ERROR_CODES,
@@ -59,7 +60,7 @@ log = logging.getLogger("streams_runtime.processor")
 #: partitions now and then leaves a committed transaction "open" for read_committed readers (the
 #: last stable offset stops moving; 5 failures in ~20 runs of the exactly-once tests with it on,
 #: none in 14 runs with it off). The cause, and the gate that now serializes transaction ends of
-#: every producer on the host, are in :mod:`streams_runtime.kafka.tansu.end_txn_gate`: on the embedded
+#: every producer on the host, are in :mod:`streams_runtime.brokers.tansu.end_txn_gate`: on the embedded
 #: broker the pool's commits would queue on that gate anyway. Apache Kafka has no such race;
 #: measure before turning it on there.
 PARALLEL_COMMITS = False

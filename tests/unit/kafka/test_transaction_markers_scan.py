@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_runtime.kafka.tansu import transaction_markers
-from streams_runtime.kafka.tansu.transaction_markers import AbortedFilter, _PartitionScan
+from streams_runtime.brokers.tansu import transaction_markers
+from streams_runtime.brokers.tansu.transaction_markers import AbortedFilter, _PartitionScan
 from tests.fakes import FakeMessage
 
 COMMIT, ABORT = 1, 0
@@ -68,3 +68,42 @@ def test_the_filter_reads_on_until_the_marker_of_every_record_it_was_handed(monk
     handed = [FakeMessage(o, topic="out", partition=0) for o in range(3)]
     kept = AbortedFilter("unused:9092").committed(("out", 0), handed)
     assert [m.offset() for m in kept] == [2]
+
+
+def _batch(base: int, count: int, pid: int, transactional: bool, control: int | None = None) -> bytes:
+    """One v2 record batch as a broker writes it; a control batch holds one COMMIT/ABORT record."""
+    import struct
+
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(
+        2, 0, transactional, pid, 0 if pid >= 0 else -1, 0 if pid >= 0 else -1, 1 << 20
+    )
+    for i in range(count):
+        key = struct.pack(">hh", 0, control) if control is not None else b"k%d" % i
+        builder.append(
+            i, timestamp=1000 + i, key=key, value=None if control is not None else b"v", headers=[]
+        )
+    raw = bytearray(builder.build())
+    struct.pack_into(">q", raw, 0, base)
+    if control is not None:  # the attributes' control bit (kafka-python's builder writes data batches only)
+        struct.pack_into(">h", raw, 21, struct.unpack_from(">h", raw, 21)[0] | 0x20)
+    return bytes(raw)
+
+
+def test_the_batches_of_a_fetch_are_decoded_and_a_partial_last_batch_is_left_out():
+    log = (
+        _batch(0, 2, A, True)
+        + _batch(2, 1, -1, False)
+        + _batch(3, 1, A, True, control=ABORT)
+        + _batch(4, 3, B, True)
+        + _batch(7, 1, B, True, control=COMMIT)
+    )
+    partial = _batch(8, 2, C, True)[:-5]
+    assert list(transaction_markers.batches(memoryview(log + partial))) == [
+        (0, 1, A, True, None),
+        (2, 2, -1, False, None),
+        (3, 3, A, True, ABORT),
+        (4, 6, B, True, None),
+        (7, 7, B, True, COMMIT),
+    ]

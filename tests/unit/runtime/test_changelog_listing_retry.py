@@ -16,10 +16,10 @@ from streams_runtime import Consumed, Materialized, Serdes, StreamsBuilder
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import ProcessorStateError, StreamsError
 from streams_runtime.kafka.broker_identity import BrokerIdentity
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.kafka.clients import KafkaError, KafkaException
 from streams_runtime.processor.internals import changelog_reader, global_stream_thread
 from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader, _Changelog
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.global_stream_thread import GlobalStreamThread
 from streams_runtime.processor.internals.state_directory import StateDirectory
 

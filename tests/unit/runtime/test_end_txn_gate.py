@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from streams_runtime.kafka.tansu.end_txn_gate import EndTxnGate, end_txn_gate
+from streams_runtime.brokers.tansu.end_txn_gate import EndTxnGate, shared_end_txn_gate
 from streams_runtime.processor.internals.record_collector import StreamsProducer
 
 
@@ -31,7 +31,7 @@ from streams_runtime.processor.internals.record_collector import StreamsProducer
 def test_the_gate_is_on_only_when_the_broker_says_it_is_tansu(
     servers: str, cluster_id: str, enabled: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from streams_runtime.kafka.tansu import end_txn_gate as gates
+    from streams_runtime.brokers.tansu import end_txn_gate as gates
 
     monkeypatch.setattr(gates, "_GATES", {})
     client = _TransactionalClient(tmp_path / "unused.lock", cluster_id=cluster_id)
@@ -111,9 +111,9 @@ def test_a_disabled_gate_never_waits_and_makes_no_file(tmp_path: Path) -> None:
 
 
 def test_producers_of_one_broker_share_one_gate() -> None:
-    first = end_txn_gate("127.0.0.1:40001", enabled=True)
-    assert end_txn_gate("127.0.0.1:40001", enabled=True) is first
-    assert end_txn_gate("127.0.0.1:40002", enabled=True) is not first
+    first = shared_end_txn_gate("127.0.0.1:40001", enabled=True)
+    assert shared_end_txn_gate("127.0.0.1:40001", enabled=True) is first
+    assert shared_end_txn_gate("127.0.0.1:40002", enabled=True) is not first
 
 
 class _TransactionalClient:
@@ -156,7 +156,7 @@ class _TransactionalClient:
 
 def test_init_commit_and_abort_run_inside_the_gate_and_begin_does_not() -> None:
     servers = "127.0.0.1:40003"
-    client = _TransactionalClient(end_txn_gate(servers, enabled=True).path)
+    client = _TransactionalClient(shared_end_txn_gate(servers, enabled=True).path)
 
     class Supplier:
         def get_producer(self, bootstrap_servers: str, overrides: Any = None) -> _TransactionalClient:

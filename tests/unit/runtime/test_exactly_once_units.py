@@ -15,7 +15,8 @@ from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.clients import TopicPartition, isolation_level
 from streams_runtime.processor.internals import record_collector, transactional_record_collector
-from streams_runtime.processor.internals.record_collector import RecordCollector, create_record_collector
+from streams_runtime.processor.internals.producer_side import create_record_collector
+from streams_runtime.processor.internals.record_collector import RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.state_directory import (
     CHECKPOINT_FILE,

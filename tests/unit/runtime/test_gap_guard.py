@@ -9,9 +9,7 @@ import logging
 import uuid
 from typing import Any
 
-from streams_runtime.config import StreamsConfig
-from streams_runtime.kafka.clients import OFFSET_END, KafkaError, KafkaException, TopicPartition
-from streams_runtime.kafka.tansu.gap_guard import (
+from streams_runtime.brokers.tansu.gap_guard import (
     ACCEPTED_SENSOR,
     MAX_SEEK_BACKS,
     METRICS_GROUP,
@@ -20,6 +18,8 @@ from streams_runtime.kafka.tansu.gap_guard import (
     RepartitionGapGuard,
     guarded_topics,
 )
+from streams_runtime.config import StreamsConfig
+from streams_runtime.kafka.clients import OFFSET_END, KafkaError, KafkaException, TopicPartition
 from streams_runtime.kstream import Consumed, Grouped, Produced, StreamsBuilder
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.runtime_setup import RuntimeSetup

@@ -15,8 +15,8 @@ import pytest
 from streams_runtime import Consumed, Materialized, Serdes, StreamsBuilder
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import DeserializationFailedError
-from streams_runtime.kafka.client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals import record_collector
+from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR, GlobalStreamThread
 from streams_runtime.processor.internals.record_collector import ProductionError
 from streams_runtime.processor.internals.state_directory import StateDirectory

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from streams_runtime.kafka.tansu.gap_guard import METRICS_GROUP, SEEKS_SENSOR
+from streams_runtime.brokers.tansu.gap_guard import METRICS_GROUP, SEEKS_SENSOR
 from streams_runtime.kstream import Consumed, Grouped, Produced, StreamsBuilder
 from streams_runtime.processor.internals import stream_thread
 from streams_runtime.processor.internals.stream_thread import RUNNING

