@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
         "on port HTTP_PORT+i (sets application_server; binds "
-        "application_server_bind, loopback by default; the bearer token "
+        "application_server_bind, --http-host or loopback by default; the bearer token "
         "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set, and the secret signing lookups "
         "forwarded between instances from $STREAMS_RUNTIME_FORWARDING_SECRET: without it, "
         "a key another instance owns is answered 409 naming that instance)",
@@ -262,13 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--http-host",
         default=None,
         help="host advertised in application_server, which other instances forward "
-        "to (default: the app's, else 127.0.0.1)",
+        "to (default: the app's, else 127.0.0.1); also bound when neither --http-bind nor the app "
+        "names a bind address",
     )
     worker.add_argument(
         "--http-bind",
         default=None,
         help="address the HTTP API binds (application_server_bind), e.g. 0.0.0.0 "
-        "in a container (default: the app's, else 127.0.0.1)",
+        "in a container (default: the app's, else --http-host when given, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
     for tool in (topics, produce, describe, status, reset):

@@ -4,7 +4,10 @@ Every other test runs every instance on 127.0.0.1; here each runs in its own net
 ``tests/integration/netns.py`` with its own address, so interactive-query forwarding, the
 assignment's host map and the console cross a real hop (two veth pairs and a bridge). The broker
 listens on and advertises its host's address (``broker start --kind kafka --host``); each worker
-advertises and binds its host's address (``--http-host``, ``--http-bind``), both on port 7070.
+advertises and binds its host's address, both on port 7070: A with ``--http-host`` and
+``--http-bind``, B with ``--http-host`` alone (which it binds when no bind address is given; bound
+to loopback, as it was before, B was reachable by no other host and every lookup A forwarded to it
+failed ``owner_unreachable``).
 
 One scenario (a per-key count of ``tests/integration/ha_app.py``, 4 partitions, one stream thread
 per host, 2 s sessions):
@@ -221,7 +224,9 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
             tmp_path / f"host-{i}",
             env=env,
             command_prefix=host.command(),
-            extra_args=["--http-port", str(PORT), "--http-host", host.address, "--http-bind", host.address],
+            # A names its bind address; B only the address it advertises, which it then binds
+            extra_args=["--http-port", str(PORT), "--http-host", host.address]
+            + (["--http-bind", host.address] if host is host_a else []),
         )
         for i, host in enumerate((host_a, host_b))
     }
