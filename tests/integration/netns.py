@@ -100,6 +100,14 @@ class HostNetwork:
         hosts = list(subnet.hosts())
         self.gateway = str(hosts[-1])
         _ip("link", "add", self.bridge, "type", "bridge")
+        # frames between the hosts are bridged, not routed: where br_netfilter is loaded they would
+        # also cross the root namespace's iptables (a FORWARD policy of DROP, as Docker sets, would
+        # drop them); this bridge's frames skip it (older kernels lack the option: best effort)
+        _ip(
+            "link", "set", self.bridge, "type", "bridge",
+            "nf_call_iptables", "0", "nf_call_ip6tables", "0", "nf_call_arptables", "0",
+            check=False,
+        )  # fmt: skip
         _ip("addr", "add", f"{self.gateway}/{subnet.prefixlen}", "dev", self.bridge)
         _ip("link", "set", self.bridge, "up")
         for i in range(self.count):

@@ -241,6 +241,7 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         spread = _host_map(http, host)
         return set(spread) == both and all(len(p) == PARTITIONS // 2 for p in spread.values())
 
+    began = time.monotonic()
     try:
         # 1. both hosts up, two tasks each, as either host's host map says
         wait_until(
@@ -248,6 +249,7 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
             60,
             lambda: f"both hosts in the host map with 2 partitions each: {_host_map(http, host_a)}\n{logs()}",
         )
+        up_s = time.monotonic() - began
         feeder.burst(per_key=3)
         expected = dict(feeder.acked)
         for host in (host_a, host_b):
@@ -310,12 +312,14 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         # 3. the link returns with input coming: B rejoins, the tasks are spread again
         feeder.start()
         network.restore(host_b)
+        restored_at = time.monotonic()
         wait_until(
             lambda: balanced(host_a) and balanced(host_b),
             45,
             lambda: f"B back with 2 partitions: {_host_map(http, host_a)} / {_host_map(http, host_b)}\n"
             + logs(),
         )
+        rejoined_s = time.monotonic() - restored_at
         expected = feeder.stop()
         for host in (host_a, host_b):
             wait_until(
@@ -336,9 +340,16 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
             assert all(a < b for a, b in zip(counts, counts[1:], strict=False)), (key, counts)
         for address, worker in workers.items():
             assert worker.process.poll() is None, f"the worker on {address} exited:\n{logs()}"
-        print(f"\ntasks moved to host A {took_over:.1f} s after the cut; {sum(expected.values())} records")
+        print(
+            f"\nboth hosts running {up_s:.1f} s after the start; tasks moved to host A {took_over:.1f} s "
+            f"after the cut, back on both {rejoined_s:.1f} s after the link returned; "
+            f"{sum(expected.values())} records"
+        )
     finally:
         feeder.stop(check=False)
         http.close()
+        for worker in workers.values():  # all at once: each closes cleanly, in parallel
+            if worker.process.poll() is None:
+                worker.process.terminate()
         for worker in workers.values():
             worker.stop()
