@@ -36,7 +36,9 @@ right to create them (not root).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -95,7 +97,8 @@ def _cli(host: Host | None, home: Path, *args: str) -> subprocess.CompletedProce
 
 @pytest.fixture
 def broker(network: HostNetwork, tmp_path: Path) -> Iterator[str]:
-    """Apache Kafka on the first host, on its address; yields its bootstrap servers."""
+    """Apache Kafka on the first host, on its address; yields its bootstrap servers. Its log is
+    kept as ``broker-server.log`` in the test's directory (``broker stop`` removes its data)."""
     host, home = network.hosts[0], tmp_path / "broker-home"
     started = _cli(host, home, "broker", "start", "--kind", "kafka", "--host", host.address)
     try:
@@ -104,6 +107,8 @@ def broker(network: HostNetwork, tmp_path: Path) -> Iterator[str]:
         assert bootstrap.startswith(f"{host.address}:"), started.stdout
         yield bootstrap
     finally:
+        with contextlib.suppress(OSError):
+            shutil.copy(home / "kafka" / "node-1" / "server.log", tmp_path / "broker-server.log")
         _cli(None, home, "broker", "stop")
 
 
