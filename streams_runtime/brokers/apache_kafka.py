@@ -2,7 +2,7 @@
 
 On loopback by default; ``host`` puts every listener (clients, brokers among themselves,
 controllers) on another address of this machine and advertises it, for clients on other hosts
-(``streams-runtime broker start --kind kafka --host ADDRESS``; docs/how-to/scale-out.md).
+(``streams-runtime broker start --kind kafka --host ADDRESS``; docs/how-to/several-hosts.md).
 
 The reference broker of the test suite and the ``--kind kafka`` of ``streams-runtime broker
 start``. It runs ``kafka.Kafka`` from the classpath that ``scripts/setup_kafka.sh`` resolved from
