@@ -1,6 +1,6 @@
 """The ``streams-runtime`` command.
 
-    streams-runtime broker start [--kind tansu|kafka] [--nodes 1|3] | stop | status
+    streams-runtime broker start [--kind tansu|kafka] [--nodes 1|3] [--host ADDRESS] | stop | status
                                                a local broker: embedded Tansu, or Apache Kafka
                                                (state in .streams-runtime/)
     streams-runtime demo [--broker tansu|kafka] [--keep-running] [--with-airflow [--airflow-port P]]
@@ -79,8 +79,16 @@ def _broker_start(args: argparse.Namespace) -> int:
         )
         return 1
     options: dict[str, object] = {"state_file": state_file}
+    if args.host is not None and args.kind != "kafka":
+        print(
+            "error: --host is for --kind kafka (the embedded broker listens on loopback only)",
+            file=sys.stderr,
+        )
+        return 2
     if args.kind == "kafka":
         options["data_dir"] = runtime_home() / "kafka"
+        if args.host is not None:
+            options["host"] = args.host
     else:
         options["port"] = args.port
     broker = local_broker(args.kind, nodes=args.nodes, **options)
@@ -180,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     broker = commands.add_parser("broker", help="manage a local broker (embedded Tansu or Apache Kafka)")
     actions = broker.add_subparsers(dest="action", required=True)
-    start = actions.add_parser("start", help="start it in the background on loopback ports")
+    start = actions.add_parser("start", help="start it in the background (on loopback ports unless --host)")
     start.add_argument(
         "--kind",
         choices=BROKER_KINDS,
@@ -195,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="kafka only: 1 combined broker+controller, or 3 (replication factor 3, min ISR 2)",
     )
     start.add_argument("--port", type=int, default=None, help="tansu only: fixed port (default: a free one)")
+    start.add_argument(
+        "--host",
+        default=None,
+        help="kafka only: listen on and advertise this address of the machine instead of 127.0.0.1, "
+        "for clients and workers on other hosts (an address they reach, not 0.0.0.0)",
+    )
     start.set_defaults(func=_broker_start)
     actions.add_parser("stop", help="stop it by PID").set_defaults(func=_broker_stop)
     actions.add_parser("status", help="is it running and answering?").set_defaults(func=_broker_status)
@@ -243,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="serve the HTTP API (interactive queries, /metrics, /health): instance i "
         "on port HTTP_PORT+i (sets application_server; binds "
-        "application_server_bind, loopback by default; the bearer token "
+        "application_server_bind, --http-host or loopback by default; the bearer token "
         "comes from $STREAMS_RUNTIME_HTTP_TOKEN when set, and the secret signing lookups "
         "forwarded between instances from $STREAMS_RUNTIME_FORWARDING_SECRET: without it, "
         "a key another instance owns is answered 409 naming that instance)",
@@ -252,13 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--http-host",
         default=None,
         help="host advertised in application_server, which other instances forward "
-        "to (default: the app's, else 127.0.0.1)",
+        "to (default: the app's, else 127.0.0.1); also bound when neither --http-bind nor the app "
+        "names a bind address",
     )
     worker.add_argument(
         "--http-bind",
         default=None,
         help="address the HTTP API binds (application_server_bind), e.g. 0.0.0.0 "
-        "in a container (default: the app's, else 127.0.0.1)",
+        "in a container (default: the app's, else --http-host when given, else 127.0.0.1)",
     )
     worker.set_defaults(func=_worker)
     for tool in (topics, produce, consume, describe, status, reset):

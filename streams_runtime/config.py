@@ -280,7 +280,9 @@ _define(
     "application_server_bind",
     "127.0.0.1",
     string(allow_empty=False),
-    "Address the worker's HTTP server (interactive queries, metrics, health) binds to.",
+    "Address the worker's HTTP server (interactive queries, metrics, health) binds to. Left at "
+    "loopback while application_server advertises another address, the instance is reachable by "
+    "no other host (lookups forwarded to it fail): logged as a warning at start.",
 )
 _define(
     "application_server_token",

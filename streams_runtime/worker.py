@@ -201,7 +201,8 @@ class WorkerLauncher:
         self.http_port = http_port
         #: advertised host of application_server (default: the app's, else loopback)
         self.http_host = http_host
-        #: address the HTTP servers bind (application_server_bind; default: the app's, else loopback)
+        #: address the HTTP servers bind (application_server_bind; default: the app's, else
+        #: http_host, else loopback)
         self.http_bind = http_bind
         #: given to the instances in $STREAMS_RUNTIME_FORWARDING_SECRET (else they inherit the launcher's)
         self.forwarding_secret = forwarding_secret

@@ -9,7 +9,8 @@ Steps of :func:`run_instance`:
   1. load the app (same convention as the launcher) and override ``bootstrap_servers``,
      ``num_stream_threads`` and ``state_dir`` with what the launcher decided (and, with
      ``--http-port``, ``application_server``: ``--http-host`` or the app's advertised host,
-     loopback by default; ``--http-bind`` sets ``application_server_bind`` and
+     loopback by default; ``--http-bind`` sets ``application_server_bind``, which is
+     ``--http-host`` when neither the command nor the app sets it (:func:`http_settings`); and
      ``$STREAMS_RUNTIME_HTTP_TOKEN``, when set, ``application_server_token``;
      ``$STREAMS_RUNTIME_FORWARDING_SECRET``, when set, ``application_server_forwarding_secret``);
   2. create the KafkaStreams client (the ``--runtime`` class), start; print every state
@@ -92,6 +93,32 @@ def write_status(state_dir: str, state: str, threads: dict[str, list[str]]) -> N
     os.replace(tmp, directory / STATUS_FILE)
 
 
+def http_settings(
+    app_config: dict[str, Any], http_port: int | None, http_host: str | None, http_bind: str | None
+) -> dict[str, str]:
+    """``application_server`` and ``application_server_bind`` of an instance from its command line.
+
+    With ``http_port``: advertise ``http_host``, else the app's host, else loopback, with that port.
+    The bind: ``http_bind``, else the app's ``application_server_bind``, else ``http_host`` when it
+    was given, else loopback (the config's default). An address given with ``--http-host`` is
+    the one other instances forward lookups to and the console reads: bound to loopback, as
+    before, the instance advertised an endpoint nothing on another host could reach (every lookup
+    forwarded to it failed ``owner_unreachable``, seen on two hosts by
+    ``tests/integration/test_multi_host.py``). Binding exactly that address exposes the API on
+    that one interface, no wider than the advertisement already does.
+    """
+    out: dict[str, str] = {}
+    if http_port is not None:
+        app_host = str(app_config.get("application_server") or "127.0.0.1:0").rpartition(":")[0]
+        host = http_host or app_host or "127.0.0.1"
+        out["application_server"] = f"{host}:{http_port}"
+    if http_bind:
+        out["application_server_bind"] = http_bind
+    elif http_host and http_port is not None and not app_config.get("application_server_bind"):
+        out["application_server_bind"] = http_host.strip("[]")
+    return out
+
+
 def run_instance(
     app_spec: str,
     *,
@@ -124,12 +151,7 @@ def run_instance(
         "num_stream_threads": threads,
         "state_dir": state_dir,
     }
-    if http_port is not None:  # advertise --http-host or the app's host (loopback by default) with this port
-        app_host = str(config.get("application_server") or "127.0.0.1:0").rpartition(":")[0]
-        host = http_host or app_host or "127.0.0.1"
-        config["application_server"] = f"{host}:{http_port}"
-    if http_bind:
-        config["application_server_bind"] = http_bind
+    config.update(http_settings(app.config, http_port, http_host, http_bind))
     if os.environ.get(HTTP_TOKEN_ENV):
         config["application_server_token"] = os.environ[HTTP_TOKEN_ENV]
     if os.environ.get(FORWARDING_SECRET_ENV):

@@ -1,5 +1,9 @@
 """Apache Kafka (KRaft) on loopback: one combined broker+controller, or a 3-node cluster.
 
+On loopback by default; ``host`` puts every listener (clients, brokers among themselves,
+controllers) on another address of this machine and advertises it, for clients on other hosts
+(``streams-runtime broker start --kind kafka --host ADDRESS``; docs/how-to/several-hosts.md).
+
 The reference broker of the test suite and the ``--kind kafka`` of ``streams-runtime broker
 start``. It runs ``kafka.Kafka`` from the classpath that ``scripts/setup_kafka.sh`` resolved from
 Maven Central (``jvm/apache-kafka/pom.xml``); nothing is downloaded here.
@@ -12,11 +16,11 @@ Lifecycle of :class:`ApacheKafkaCluster`::
 
 Steps of :meth:`ApacheKafkaCluster.start`:
   1. find ``java`` and the classpath (``$STREAMS_RUNTIME_KAFKA_LIBS``, else the setup cache);
-  2. pick three loopback ports per node (clients, brokers among themselves, controllers) and
-     write each node's
-     ``server.properties``: every node is broker and controller, the controllers form the quorum
-     (``controller.quorum.voters``); with 3 nodes, replication factor 3 and
-     ``min.insync.replicas=2`` are the defaults of every topic, internal ones included;
+  2. pick three ports per node on its address, loopback or ``host`` (clients, brokers among
+     themselves, controllers), and write each node's ``server.properties``: every node is
+     broker and controller, the controllers form the quorum (``controller.quorum.voters``);
+     with 3 nodes, replication factor 3 and ``min.insync.replicas=2`` are the defaults of
+     every topic, internal ones included;
   3. format each node's log directory with one cluster id (``kafka.tools.StorageTool``);
   4. start every node in its own session, output appended to its log;
   5. wait until each node logs "Kafka Server started" and the cluster's metadata lists them all
@@ -72,6 +76,8 @@ STARTED_LINE = "Kafka Server started"
 #: JVM options of each node: a small heap that can grow, G1 with short pauses
 log = logging.getLogger(__name__)
 
+#: addresses a node cannot advertise (see ``host`` of :class:`ApacheKafkaCluster`)
+WILDCARDS = frozenset({"0.0.0.0", "::", "[::]"})
 #: starts tried when a node finds a port picked for it taken (each on new ports)
 PORT_ATTEMPTS = 3
 #: time retention runs once a day: longer than any test session (see the module docstring)
@@ -140,6 +146,8 @@ class KafkaNode:
     process: subprocess.Popen[bytes] | None = None
     #: size of the log when the current process started (its start line is looked for after it)
     log_offset: int = 0
+    #: the address every listener of the node binds and advertises
+    host: str = HOST
 
     @property
     def log_file(self) -> Path:
@@ -151,7 +159,7 @@ class KafkaNode:
 
     @property
     def address(self) -> str:
-        return f"{HOST}:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def pid(self) -> int | None:
@@ -162,7 +170,7 @@ class KafkaNode:
 
 
 class ApacheKafkaCluster:
-    """Apache Kafka on loopback ports it picks, owned by whoever calls :meth:`start`.
+    """Apache Kafka on ports it picks (on loopback, or on ``host``), owned by whoever calls :meth:`start`.
 
     :param nodes: 1 (one combined broker+controller) or 3 (three, all in the controller quorum).
     :param data_dir: where node directories go (logs, data, properties); default a new temp dir
@@ -174,6 +182,10 @@ class ApacheKafkaCluster:
     :param sasl_users: when given, the clients' listener is SASL_PLAINTEXT with the PLAIN
         mechanism and these ``{user: password}`` accounts (brokers and controllers talk among
         themselves on listeners of their own, unauthenticated); see :meth:`client_settings`.
+    :param host: the address every node listens on and advertises (default ``127.0.0.1``): one
+        of this machine's addresses that the clients reach, so that clients on other hosts can
+        use the cluster. Not a wildcard (``0.0.0.0``, ``::``): a broker tells its clients the
+        address to connect to, and a wildcard is no such address.
     """
 
     kind = "kafka"
@@ -187,11 +199,18 @@ class ApacheKafkaCluster:
         startup_timeout: float = 90.0,
         advertised_port: int | None = None,
         sasl_users: dict[str, str] | None = None,
+        host: str = HOST,
     ) -> None:
         if nodes not in (1, 3):
             raise BrokerError(f"nodes must be 1 or 3 (got {nodes})")
         if advertised_port is not None and nodes != 1:
             raise BrokerError("advertised_port needs a 1-node cluster")
+        if not host or host in WILDCARDS:
+            raise BrokerError(
+                f"host {host!r}: give the address the clients connect to (a broker advertises it), "
+                "not a wildcard"
+            )
+        self.host = host
         self.node_count = nodes
         self._owns_data_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else None
@@ -211,7 +230,7 @@ class ApacheKafkaCluster:
         if not self.nodes:
             raise BrokerError("the Apache Kafka cluster is not started")
         if self._advertised_port is not None:
-            return f"{HOST}:{self._advertised_port}"
+            return f"{self.host}:{self._advertised_port}"
         return ",".join(node.address for node in self.nodes)
 
     def client_settings(self, user: str | None = None, password: str | None = None) -> dict[str, str]:
@@ -287,11 +306,19 @@ class ApacheKafkaCluster:
         """Steps 2-5 of the module docstring."""
         assert self.data_dir is not None
         # Step 2: ports and properties
+        host = self.host
         self.nodes = [
-            KafkaNode(i + 1, free_port(), free_port(), free_port(), self.data_dir / f"node-{i + 1}")
+            KafkaNode(
+                node_id=i + 1,
+                port=free_port(host),
+                controller_port=free_port(host),
+                internal_port=free_port(host),
+                directory=self.data_dir / f"node-{i + 1}",
+                host=host,
+            )
             for i in range(self.node_count)
         ]
-        voters = ",".join(f"{n.node_id}@{HOST}:{n.controller_port}" for n in self.nodes)
+        voters = ",".join(f"{n.node_id}@{host}:{n.controller_port}" for n in self.nodes)
         for node in self.nodes:
             shutil.rmtree(node.directory, ignore_errors=True)  # a start is a new cluster, as Tansu's is
             node.directory.mkdir(parents=True)
@@ -398,15 +425,16 @@ class ApacheKafkaCluster:
         advertised = self._advertised_port or node.port
         replicas, min_isr = (3, 2) if self.node_count == 3 else (1, 1)
         client = "SASL_PLAINTEXT" if self._sasl_users else "PLAINTEXT"
+        host = node.host
         settings = {
             "process.roles": "broker,controller",
             "node.id": node.node_id,
             "controller.quorum.voters": voters,
             "listeners": (
-                f"{client}://{HOST}:{node.port},INTERNAL://{HOST}:{node.internal_port},"
-                f"CONTROLLER://{HOST}:{node.controller_port}"
+                f"{client}://{host}:{node.port},INTERNAL://{host}:{node.internal_port},"
+                f"CONTROLLER://{host}:{node.controller_port}"
             ),
-            "advertised.listeners": f"{client}://{HOST}:{advertised},INTERNAL://{HOST}:{node.internal_port}",
+            "advertised.listeners": f"{client}://{host}:{advertised},INTERNAL://{host}:{node.internal_port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "INTERNAL",
             "listener.security.protocol.map": f"CONTROLLER:PLAINTEXT,{client}:{client},INTERNAL:PLAINTEXT",

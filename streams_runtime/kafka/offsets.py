@@ -41,6 +41,7 @@ __all__ = [
     "EOF_OVERRIDES",
     "LIST_OFFSETS_RETRY_S",
     "committed_offsets_of",
+    "is_transient_offsets_error",
     "EofConsumer",
     "PartitionReadError",
     "TopicPartitionKey",
@@ -97,6 +98,15 @@ def is_retriable_listing_error(exc: KafkaException) -> bool:
     if error.code() in TRANSIENT_CLIENT_ERRORS or error.code() in _LEADER_MOVING:
         return True
     return bool(hasattr(error, "retriable") and error.retriable())
+
+
+def is_transient_offsets_error(exc: KafkaException) -> bool:
+    """Whether a failed ``committed`` (OffsetFetch) may pass: the cluster unreachable or timing
+    out, or the group coordinator moving (what :func:`committed_offsets_of` asks again for)."""
+    error: Any = exc.args[0] if exc.args else None
+    if error is None or not hasattr(error, "code"):
+        return False
+    return error.code() in _COORDINATOR_MOVING or error.code() in TRANSIENT_CLIENT_ERRORS
 
 
 def committed_offsets_of(consumer: Any, partitions: list[Any], timeout_s: float = 30.0) -> list[Any]:

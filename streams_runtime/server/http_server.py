@@ -10,10 +10,15 @@ stopped by ``close()``. Steps of :meth:`HttpServer.start_for`:
      handling);
   3. wait until uvicorn listens; if it cannot bind (port taken) raise a StreamsError naming the
      key, the address and the port.
+
+Before step 1, an endpoint advertised on another address than loopback while the server binds
+loopback is logged at WARNING (:func:`unreachable_advertisement`): other instances forward lookups
+to the advertised endpoint, where nothing listens for them.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 import time
@@ -29,6 +34,31 @@ log = logging.getLogger("streams_runtime.server")
 
 START_TIMEOUT_S = 15.0
 STOP_TIMEOUT_S = 5.0
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: resolved by the other instances, to their idea of this host
+
+
+def unreachable_advertisement(endpoint: str, bind: str) -> str | None:
+    """Why ``endpoint`` (``application_server``) cannot be reached from another host while the
+    server binds ``bind``; None when it can be (or when this cannot tell: a bind to another
+    address than loopback, say behind a proxy, is the operator's choice)."""
+    host = endpoint.rpartition(":")[0]
+    if not _loopback(bind) or _loopback(host):
+        return None
+    return (
+        f"application_server advertises {endpoint} to the other instances, but the HTTP server binds "
+        f"{bind} (application_server_bind), a loopback address: from other hosts nothing answers "
+        f"there, and every lookup forwarded to this instance fails (owner_unreachable). Bind "
+        f"{host.strip('[]')} or 0.0.0.0 (application_server_bind; the worker's --http-bind)"
+    )
 
 
 class HttpServer:
@@ -58,6 +88,9 @@ class HttpServer:
     def start_for(cls, streams: Any) -> HttpServer:
         endpoint = streams.config["application_server"]
         port = int(endpoint.rpartition(":")[2])
+        unreachable = unreachable_advertisement(endpoint, streams.config["application_server_bind"])
+        if unreachable:
+            log.warning(unreachable)
         server = cls(create_app(streams), streams.config["application_server_bind"], port)  # Step 1
         server.start()
         return server

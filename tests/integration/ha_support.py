@@ -25,8 +25,19 @@ RESTORED = re.compile(r"task (\d+_\d+): restoration complete, (\d+) records rest
 class Instance(WorkerProcess):
     """One ``worker_instance`` process of the HA app, configured with ``settings``."""
 
-    def __init__(self, index: int, bootstrap: str, settings: dict[str, Any], state_dir: Path) -> None:
-        super().__init__(APP, index, bootstrap, state_dir, env={"HA_TEST_CONFIG": json.dumps(settings)})
+    def __init__(
+        self,
+        index: int,
+        bootstrap: str,
+        settings: dict[str, Any],
+        state_dir: Path,
+        env: dict[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        """``env`` is added to the instance's environment; ``options`` are
+        :class:`WorkerProcess`' (``command_prefix``, ``extra_args``)."""
+        env = {**(env or {}), "HA_TEST_CONFIG": json.dumps(settings)}
+        super().__init__(APP, index, bootstrap, state_dir, env=env, **options)
         self.settings = settings
 
     def reports(self, role: str) -> list[tuple[float, set[str]]]:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -191,15 +191,27 @@ class WorkerProcess:
 
     Its output lines are read on a daemon thread and kept with their arrival times; ``env`` is added
     to the test's environment (the test apps read their topics or settings from there).
+    ``command_prefix`` runs the process through another command (``ip netns exec NAME``: on
+    another host of ``tests/integration/netns.py``), ``extra_args`` are more arguments of
+    ``worker_instance`` (``--http-port``...).
     """
 
     def __init__(
-        self, app: str, index: int, bootstrap: str, state_dir: Path, env: Mapping[str, str] | None = None
+        self,
+        app: str,
+        index: int,
+        bootstrap: str,
+        state_dir: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        command_prefix: Sequence[str] = (),
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.index = index
         self.state_dir = state_dir
         self.process = subprocess.Popen(
             [
+                *command_prefix,
                 sys.executable,
                 "-m",
                 "streams_runtime.worker_instance",
@@ -213,6 +225,7 @@ class WorkerProcess:
                 bootstrap,
                 "--state-dir",
                 str(state_dir),
+                *extra_args,
             ],
             cwd=ROOT,
             env={**os.environ, **(env or {})},

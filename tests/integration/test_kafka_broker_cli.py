@@ -102,7 +102,7 @@ def test_should_start_again_on_new_ports_when_a_picked_port_was_taken(tmp_path: 
 
     taken = socket.create_server(("127.0.0.1", 0))
     picks = iter([taken.getsockname()[1]])
-    monkeypatch.setattr(apache_kafka, "free_port", lambda: next(picks, None) or free_port())
+    monkeypatch.setattr(apache_kafka, "free_port", lambda *host: next(picks, None) or free_port(*host))
     try:
         with apache_kafka.ApacheKafkaCluster(data_dir=tmp_path / "kafka") as cluster:
             assert taken.getsockname()[1] not in (cluster.nodes[0].port, cluster.nodes[0].controller_port)

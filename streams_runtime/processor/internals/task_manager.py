@@ -8,7 +8,9 @@ The thread's tasks live in a :class:`~.tasks.Tasks` registry; each task's state 
 (:class:`~.abstract_task.State`): created by the :class:`~.task_creators.ActiveTaskCreator` and
 RESTORING until the changelog reader reports its stores current (a stateless task: at once), then
 RUNNING; only then are its input partitions assigned to the consumer, at the committed offsets
-(none committed: ``auto.offset.reset``). Closing suspends it (input unassigned) and closes it.
+(none committed: ``auto.offset.reset``; a broker that does not answer for them keeps the task
+RESTORING, asked again every restore step for up to ``task_timeout_ms``). Closing suspends it
+(input unassigned) and closes it.
 
 Processing, punctuation and the commit protocol (one path for both processing guarantees) are
 the :class:`~.task_executor.TaskExecutor`'s; see there.
@@ -44,8 +46,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.clients import TopicPartition
-from streams_runtime.kafka.offsets import committed_offsets_of
+from streams_runtime.kafka.clients import KafkaException, TopicPartition
+from streams_runtime.kafka.offsets import committed_offsets_of, is_transient_offsets_error
 from streams_runtime.processor.internals.abstract_task import State
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.internals.task_creators import ActiveTaskCreator, StandbyTaskCreator
@@ -65,6 +67,9 @@ log = logging.getLogger("streams_runtime.processor")
 
 #: how long a task waits for its state directory lock (held by a previous owner still closing it)
 LOCK_WAIT_MS = 60_000
+#: one attempt at a restored task's committed offsets; a task the broker does not answer in time
+#: stays RESTORING and is asked again every restore step, for up to ``task_timeout_ms`` in all
+COMMITTED_ATTEMPT_S = 5.0
 
 
 class TaskManager:
@@ -126,6 +131,9 @@ class TaskManager:
         )
         #: exactly-once: called when a task was found fenced (the thread asks its member to rejoin)
         self.on_task_migrated: Callable[[], None] = lambda: None
+        self._task_timeout_ms = int(config["task_timeout_ms"])
+        #: restored tasks whose committed offsets the broker has not answered yet -> first failure (ms)
+        self._awaiting_offsets: dict[TaskId, int] = {}
 
     # ------------------------------------------------------------------ the registry
     @property
@@ -232,17 +240,47 @@ class TaskManager:
             self._start_running(task)
 
     def _start_running(self, task: StreamTask) -> None:
-        """RESTORING -> RUNNING: assign the task's input partitions at their committed offsets."""
+        """RESTORING -> RUNNING: assign the task's input partitions at their committed offsets.
+
+        A broker that does not answer for the offsets (unreachable, overloaded, its group
+        coordinator moving) leaves the task RESTORING, asked again every restore step, as Kafka
+        Streams retries a task's initialization within ``task.timeout.ms``: only past
+        ``task_timeout_ms`` since the first failure does the error reach the thread. (It used to
+        reach it after one 30 s attempt, which a stalled broker outlasted: the thread died.)"""
+        partitions = [TopicPartition(t, p) for t, p in task.input_partitions]
+        try:
+            offsets = committed_offsets_of(self._consumer, partitions, COMMITTED_ATTEMPT_S)
+        except KafkaException as exc:
+            if not is_transient_offsets_error(exc):
+                raise
+            now = self._wall_clock()
+            first = self._awaiting_offsets.setdefault(task.id, now)
+            if now - first >= self._task_timeout_ms:
+                raise StreamsError(
+                    f"task {task.id}: the broker did not answer for the committed offsets of "
+                    f"{sorted(task.input_partitions)} within task_timeout_ms ({self._task_timeout_ms} "
+                    f"ms): {exc}"
+                ) from exc
+            if first == now:
+                log.warning(
+                    "task %s: no committed offsets from the broker yet (%s); asked again for up to "
+                    "task_timeout_ms (%d ms)",
+                    task.id,
+                    exc,
+                    self._task_timeout_ms,
+                )
+            return
+        self._awaiting_offsets.pop(task.id, None)
         task.complete_restoration()
         self._registry.add_input_partitions(task)
-        partitions = [TopicPartition(t, p) for t, p in task.input_partitions]
-        self._consumer.incremental_assign(committed_offsets_of(self._consumer, partitions, 30.0))
+        self._consumer.incremental_assign(offsets)
 
     def _close_task(self, task_id: TaskId, clean: bool) -> None:
         """Suspend the task (its input leaves the consumer) and close it. A clean close outside
         an open transaction writes the checkpoint and removes the exactly-once dirty mark; a
         dirty close leaves both (and the producer side aborts the task's transaction)."""
         task = self._registry.remove_active(task_id)
+        self._awaiting_offsets.pop(task_id, None)
         if task.state is State.RUNNING:
             self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in task.input_partitions])
         task.suspend()
@@ -376,10 +414,17 @@ class TaskManager:
                 created = self._create_standby(task_id) or created
             else:
                 registry.pending_standby.discard(task_id)
+        for task_id in list(self._awaiting_offsets):  # restored, waiting for their offsets
+            task = registry.active_tasks.get(task_id)
+            if task is None or task.state is not State.RESTORING:
+                self._awaiting_offsets.pop(task_id, None)
+            else:
+                self._start_running(task)
         if registry.has_restoring() or registry.standby_tasks:  # standbys replay after active restoration
             for task_id in self._reader.restore(timeout_s=timeout_s):
                 task = registry.active_tasks.get(task_id)
-                if task is not None and task.state is State.RESTORING:
+                awaiting = task_id in self._awaiting_offsets  # asked again above
+                if task is not None and task.state is State.RESTORING and not awaiting:
                     self._rebuilder.on_restored(task)
                     self._start_running(task)
         return created
