@@ -122,6 +122,21 @@ class TopologyGraph:
     def nodes(self) -> list[GraphNode]:
         return [n for g in self.groups for n in g.nodes] + list(self.outside.values())
 
+    def panels(self) -> list[tuple[str, TopologyGraph]]:
+        """One graph per group (sub-topology): its nodes, the topics and changelogs they touch,
+        and the edges between those (a large application drawn one readable panel at a time)."""
+        out = []
+        for group in self.groups:
+            own = {n.id for n in group.nodes}
+            edges = [e for e in self.edges if e[0] in own or e[1] in own]
+            touched = {e[0] for e in edges} | {e[1] for e in edges}
+            outside = {k: v for k, v in self.outside.items() if k in touched}
+            kept = own | set(outside)
+            out.append(
+                (group.label, TopologyGraph([group], outside, [e for e in edges if {e[0], e[1]} <= kept]))
+            )
+        return out
+
     # ------------------------------------------------------------------ DOT and SVG
     def digraph(self) -> graphviz.Digraph:
         dot = graphviz.Digraph("topology", graph_attr={"rankdir": "LR", "fontname": "Helvetica"})

@@ -128,6 +128,7 @@ class StreamTask(Task):
             self.dropped,
             collector,
             task_id,
+            lambda: metrics.dead_letter_records(task_id),
         )
         self.context = ProcessorContextImpl(
             self,

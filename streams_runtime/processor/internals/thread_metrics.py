@@ -108,6 +108,8 @@ class ThreadMetrics:
         self.commit_rate = _Rate(clock)
         #: ``(topic, partition) -> records lag`` of the thread's input partitions (replaced whole)
         self.records_lag: dict[tuple[str, int], int] = {}
+        #: ``(topic, partition) -> (position, high watermark)`` of the same refresh (replaced whole)
+        self.records_offsets: dict[tuple[str, int], tuple[int, int]] = {}
         self._next_lag_refresh = 0.0
 
     # ------------------------------------------------------------------ recording (stream thread)
@@ -132,9 +134,11 @@ class ThreadMetrics:
         assigned = partitions()
         if not assigned:  # nothing to measure yet: look again next iteration
             self.records_lag = {}
+            self.records_offsets = {}
             return
         self._next_lag_refresh = now_ms + LAG_REFRESH_MS
         lags: dict[tuple[str, int], int] = {}
+        offsets: dict[tuple[str, int], tuple[int, int]] = {}
         if assigned:
             for tp in consumer.position(assigned):
                 try:
@@ -144,7 +148,9 @@ class ThreadMetrics:
                 if high is None or high < 0 or tp.offset < 0:
                     continue
                 lags[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+                offsets[(tp.topic, tp.partition)] = (tp.offset, high)
         self.records_lag = lags
+        self.records_offsets = offsets
 
     # ------------------------------------------------------------------ reading (any thread)
     def snapshot(self) -> dict[str, float]:
