@@ -138,8 +138,9 @@ class TopologyGraph:
         return out
 
     # ------------------------------------------------------------------ DOT and SVG
-    def digraph(self) -> graphviz.Digraph:
-        dot = graphviz.Digraph("topology", graph_attr={"rankdir": "LR", "fontname": "Helvetica"})
+    def digraph(self, rankdir: str = "LR") -> graphviz.Digraph:
+        """The graph for Graphviz, laid out left to right (``rankdir="TB"``: top to bottom)."""
+        dot = graphviz.Digraph("topology", graph_attr={"rankdir": rankdir, "fontname": "Helvetica"})
         dot.attr("node", fontname="Helvetica", fontsize="10")
         dot.attr("edge", color="#555555")
         for group in self.groups:
@@ -156,13 +157,13 @@ class TopologyGraph:
     def to_dot(self) -> str:
         return self.digraph().source
 
-    def to_svg(self) -> str:
+    def to_svg(self, rankdir: str = "LR") -> str:
         if shutil.which("dot") is None:
             raise GraphvizMissingError(
                 "the topology picture needs Graphviz's 'dot' program: install the graphviz package "
                 "(apt-get install graphviz); --format dot or mermaid need nothing"
             )
-        return self.digraph().pipe(format="svg", encoding="utf-8")
+        return self.digraph(rankdir).pipe(format="svg", encoding="utf-8")
 
     # ------------------------------------------------------------------ Mermaid
     def to_mermaid(self) -> str:

@@ -85,7 +85,7 @@ def topology_panels(request: Request) -> dict[str, Any]:
         if panels is None:
             try:
                 graph = TopologyGraph.of(state.streams.topology)
-                panels = [{"label": label, "svg": g.to_svg()} for label, g in graph.panels()]
+                panels = [{"label": label, "svg": g.to_svg("TB")} for label, g in graph.panels()]
             except StreamsError as exc:  # Graphviz missing: say so in the pictures' place
                 raise HTTPException(503, {"error": "no_picture", "message": str(exc)}) from exc
             state.topology_panels = panels

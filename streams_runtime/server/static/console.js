@@ -7,7 +7,8 @@
   var KEY = "streams-runtime-token";
   var REFRESH_MS = 2000;
   var byInstance = {};  // endpoint -> {samples: [...], error}: the charts' history
-  var spanMs = 900000;
+  var spanMs = 900000;  // the workers' span (span_s of their answers)
+  var MIN_AXIS_MS = 60000;
   var topologyShown = false;
 
   function $(id) { return document.getElementById(id); }
@@ -37,11 +38,22 @@
         $("topology").replaceChildren.apply($("topology"), rb[1].panels.map(function (p, i) {
           var panel = el("div", { "class": "panel", "data-panel": String(i) }, [el("h3", {}, [p.label])]);
           panel.insertAdjacentHTML("beforeend", p.svg);
-          panel.addEventListener("click", function () { panel.classList.toggle("full"); });
+          panel.addEventListener("click", function () { zoom(panel); });
           return panel;
         }));
         topologyShown = true;
       }).catch(function () {});
+  }
+
+  // a click shows a panel at twice its size (scrolled inside it), another click as before
+  function zoom(panel) {
+    var svg = panel.querySelector("svg");
+    if (!svg) return;
+    if (panel.classList.toggle("full")) {
+      svg.style.width = 2 * svg.viewBox.baseVal.width * 4 / 3 + "px";  // Graphviz draws in pt
+    } else {
+      svg.style.width = "";
+    }
   }
 
   function cells(values) {
@@ -148,10 +160,16 @@
       return { name: tp, points: byPartition[tp].sort(function (a, b) { return a[0] - b[0]; }) };
     });
   }
+  // the time axis: from the oldest sample kept (at least the last minute) to now, 15 minutes at most
   function chart(id, series, unit) {
-    var box = $(id), now = Date.now();
+    var box = $(id), now = Date.now(), oldest = now - MIN_AXIS_MS;
+    Object.keys(byInstance).forEach(function (e) {
+      var s = byInstance[e].samples;
+      if (s.length) oldest = Math.min(oldest, s[0].t);
+    });
+    var t0 = Math.max(now - spanMs, oldest);
     ConsoleCharts.legend(box.querySelector(".legend"),
-      ConsoleCharts.draw(box.querySelector("svg"), series, { t0: now - spanMs, t1: now, unit: unit }));
+      ConsoleCharts.draw(box.querySelector("svg"), series, { t0: t0, t1: now, unit: unit }));
   }
   function showConsumerLag() {
     var rows = [];
