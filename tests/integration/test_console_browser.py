@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +27,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from streams_runtime.cli import main
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC
+from streams_runtime.processor.internals.assignment.assignment_info import AssignmentInfo
+from streams_runtime.processor.internals.assignment.partition_grouper import SourcePartition
 from streams_runtime.server.app import create_app
 from streams_runtime.server.http_server import HttpServer
 from tests.deploy.test_dashboards import metric_names_used
@@ -71,7 +74,10 @@ def workers(kafka_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         produce(kafka_broker, PAYMENTS_TOPIC, payments)
 
         def answered() -> bool:
-            r = httpx.get(f"http://127.0.0.1:{port}/stores/payment-totals/keys/{USERS[-1]}", headers=AUTH)
+            try:  # (a lookup forwarded while the machine is busy may take a while: ask again)
+                r = httpx.get(f"http://127.0.0.1:{port}/stores/payment-totals/keys/{USERS[-1]}", headers=AUTH)
+            except httpx.TimeoutException:
+                return False
             return r.status_code == 200 and r.json()["value"]["value"]["count"] == len(USERS)
 
         wait_until(answered, 60, "the last user's total is queryable")
@@ -179,7 +185,7 @@ def test_should_show_topology_instances_tasks_and_answer_a_key_lookup_offline(wo
 
 def _expect_store_sizes_and_charts_of_both_instances(page, endpoints: tuple, opened_ms: float) -> None:
     sizes = page.locator("#stores tr", has_text="payment-totals")
-    expect(sizes).to_have_count(1)
+    expect(sizes).to_have_count(1, timeout=15_000)
     for endpoint in endpoints:
         expect(page.locator("#stores th", has_text=endpoint)).to_have_count(1)
     # every instance's numbers (RocksDB's estimates: each holds some users) and their sum
@@ -193,7 +199,7 @@ def _expect_store_sizes_and_charts_of_both_instances(page, endpoints: tuple, ope
         ("dropped", "records"),
     ]:
         svg = page.locator(f"#chart-{chart} svg")
-        expect(svg.locator(".y-axis .unit")).to_have_text(unit)
+        expect(svg.locator(".y-axis .unit")).to_have_text(unit, timeout=15_000)
         assert svg.locator(".x-axis text").count() >= 2  # time ticks (HH:MM)
         assert svg.locator(".y-axis text").count() >= 5  # value ticks and the unit
         expect(svg.locator("polyline.series").first).to_be_attached()
@@ -206,7 +212,7 @@ def _expect_store_sizes_and_charts_of_both_instances(page, endpoints: tuple, ope
     lag_series = page.locator("#chart-lag .legend-item").evaluate_all(series)
     assert set(lag_series) == {f"{PAYMENTS_TOPIC}/{p}" for p in range(PARTITIONS)}
     rows = page.locator("#consumer-lag tr", has_text=PAYMENTS_TOPIC)
-    expect(rows).to_have_count(PARTITIONS)
+    expect(rows).to_have_count(PARTITIONS, timeout=15_000)
     shown = [rows.nth(i).locator("td").all_inner_texts() for i in range(PARTITIONS)]
     assert sorted(int(r[1]) for r in shown) == list(range(PARTITIONS))
     assert {r[2] for r in shown} == set(endpoints)  # each partition with the instance reading it
@@ -216,24 +222,38 @@ def _expect_store_sizes_and_charts_of_both_instances(page, endpoints: tuple, ope
 
 
 @pytest.fixture
-def four_subtopology_console() -> Iterator[str]:
-    """The console of an instance (a fake client, no broker) of a 4 sub-topology application."""
-    client = FakeClient([FakeThread("four-1")], endpoint=f"127.0.0.1:{_two_free_ports()}")
+def four_subtopology_console() -> Iterator[tuple[str, str]]:
+    """The console of an instance (a fake client, no broker) of a 4 sub-topology application,
+    and the endpoint of a second instance in its assignment that accepts connections and never
+    answers."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel accepts the connections; nobody ever reads them
+    me, other = f"127.0.0.1:{_two_free_ports()}", f"127.0.0.1:{silent.getsockname()[1]}"
+    hosts = AssignmentInfo(
+        partitions_by_host={
+            me: frozenset(SourcePartition("input", p) for p in (0, 1)),
+            other: frozenset(SourcePartition("input", p) for p in (2, 3)),
+        }
+    )
+    client = FakeClient([FakeThread("four-1", hosts)], endpoint=me, forwarding_secret=SECRET)
     client.topology = four_subtopologies()
-    host, _, port = client.config["application_server"].rpartition(":")
-    server = HttpServer(create_app(client), host, int(port))
+    client.metadata_for_local_threads = lambda: []
+    server = HttpServer(create_app(client), "127.0.0.1", int(me.rpartition(":")[2]))
     server.start()
     try:
-        yield client.config["application_server"]
+        yield me, other
     finally:
         server.stop()
+        silent.close()
 
 
 def test_should_draw_a_four_sub_topology_application_one_readable_panel_each(
     four_subtopology_console, browser_page
 ):
     page, offline, errors = browser_page
-    page.goto(f"http://{four_subtopology_console}/ui")
+    me, silent = four_subtopology_console
+    page.goto(f"http://{me}/ui")
     panels = page.locator("#topology .panel")
     expect(panels).to_have_count(4, timeout=15_000)
     width = page.viewport_size["width"]
@@ -257,6 +277,15 @@ def test_should_draw_a_four_sub_topology_application_one_readable_panel_each(
     expect(panels.nth(2)).to_have_class("panel")
     assert panels.nth(2).locator("svg").evaluate(scale) == pytest.approx(before, abs=0.01)
     _screenshot(page, "topology-panels.png", "#topology")
+    # an instance that never answers is shown as unreachable; the page goes on refreshing
+    expect(page.locator(f'.instance.unreachable[data-endpoint="{silent}"]')).to_contain_text(
+        "unreachable", timeout=15_000
+    )
+    expect(page.locator(f'.instance[data-endpoint="{me}"] .error')).to_have_count(0)
+    note = page.locator("#history-note")
+    expect(note).to_contain_text(f"not answering: {silent}: unreachable", timeout=15_000)
+    updated = page.locator("#status").inner_text()
+    expect(page.locator("#status")).not_to_have_text(updated, timeout=15_000)
     assert offline.blocked == []
     assert errors == []
 

@@ -9,6 +9,7 @@
   var byInstance = {};  // endpoint -> {samples: [...], error}: the charts' history
   var spanMs = 900000;  // the workers' span (span_s of their answers)
   var MIN_AXIS_MS = 60000;
+  var wholeNext = false;  // ask for the whole history next time (an instance appeared)
   var topologyShown = false;
 
   function $(id) { return document.getElementById(id); }
@@ -120,8 +121,9 @@
   }
 
   // ------------------------------------------------------------------ history charts
-  function mergeHistory(body) {
+  function mergeHistory(body, asked) {
     body.instances.forEach(function (inst) {
+      if (asked && !byInstance[inst.endpoint]) wholeNext = true;  // a new instance: all its history
       var h = byInstance[inst.endpoint] = byInstance[inst.endpoint] || { samples: [] };
       h.error = inst.error || null;
       if (inst.span_s) spanMs = inst.span_s * 1000;
@@ -134,6 +136,7 @@
     });
   }
   function since() {
+    if (wholeNext) { wholeNext = false; return ""; }
     var lasts = Object.keys(byInstance).map(function (e) {
       var s = byInstance[e].samples;
       return s.length && !byInstance[e].error ? s[s.length - 1].t : null;
@@ -186,8 +189,8 @@
     $("consumer-lag").replaceChildren(table(["topic", "partition", "instance", "committed", "position",
       "end", "lag"], rows));
   }
-  function showHistory(body) {
-    mergeHistory(body);
+  function showHistory(body, asked) {
+    mergeHistory(body, asked);
     var unreachable = Object.keys(byInstance).filter(function (e) { return byInstance[e].error; });
     $("history-note").textContent = unreachable.length ? "(not answering: " + unreachable.map(function (e) {
       return e + ": " + byInstance[e].error;
@@ -209,12 +212,17 @@
     if (names.indexOf(current) >= 0) select.value = current;
   }
 
+  function historyCall(query) {
+    return api("/ui/api/history/all" + query).then(function (r) { return r.json(); })
+      .then(function (body) { showHistory(body, query !== ""); });
+  }
+
   function refresh() {
     showTopology();
-    Promise.all([
+    return Promise.all([
       api("/ui/api/instances").then(function (r) { return r.json(); }).then(showInstances),
       api("/stores").then(function (r) { return r.json(); }).then(showStores),
-      api("/ui/api/history/all" + since()).then(function (r) { return r.json(); }).then(showHistory),
+      historyCall(since()),
     ]).then(function () { $("status").textContent = "updated " + new Date().toLocaleTimeString(); })
       .catch(function (e) { $("status").textContent = String(e.message || e); });
   }
@@ -238,6 +246,6 @@
           : sb[0] + " " + (b.error || "") + ": " + (b.message || JSON.stringify(b));
       }).catch(function (e) { $("lookup-result").textContent = String(e.message || e); });
   });
-  refresh();
-  setInterval(refresh, REFRESH_MS);
+  // the next refresh REFRESH_MS after the last one ended (a slow instance never piles calls up)
+  (function loop() { refresh().then(function () { setTimeout(loop, REFRESH_MS); }); })();
 })();
