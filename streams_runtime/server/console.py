@@ -6,9 +6,10 @@ API client. The page shows the topology (one panel per sub-topology), every inst
 application with its threads and tasks, per-partition store lag and restore progress, store sizes
 per instance, charts of the last 15 minutes of every instance (:mod:`.console_history`) and a key
 lookup through the routed query API (``/stores/{store}/keys/{key}``). It refreshes every few
-seconds from:
+seconds from the routes below (all but the first):
 
-* ``GET /ui/api/topology.svg``: the topology as one SVG (:mod:`streams_runtime.processor.topology_graph`);
+* ``GET /ui/api/topology.svg``: the whole topology as one SVG
+  (:mod:`streams_runtime.processor.topology_graph`);
 * ``GET /ui/api/topology/panels``: ``{"panels": [{"label", "svg"}]}``, one picture per sub-topology
   (its topics and changelogs included), each readable at the page's width;
 * ``GET /ui/api/local``: this instance's process id, its threads with their tasks (kind: active,
