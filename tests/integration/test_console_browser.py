@@ -34,6 +34,7 @@ from streams_runtime.server.http_server import HttpServer
 from tests.deploy.test_dashboards import metric_names_used
 from tests.integration.streams_support import make_topics, produce, wait_until
 from tests.integration.test_worker_http import _status, _two_free_ports
+from tests.partitioning import partition_for
 from tests.tools.test_describe_graph import four_subtopologies
 from tests.unit.query.fakes import FakeClient, FakeThread
 
@@ -41,7 +42,18 @@ ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "console-" + uuid.uuid4().hex[:8]
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SECRET = "console-forwarding-" + uuid.uuid4().hex
-USERS = [f"console-user-{uuid.uuid4().hex[:6]}-{i}" for i in range(12)]
+
+
+def _users_on_every_partition(count: int) -> list[str]:
+    """``count`` user names, as many on each input partition as can be (none left empty)."""
+    run, by_partition = uuid.uuid4().hex[:6], {p: [] for p in range(PARTITIONS)}
+    for i in range(100 * count):
+        user = f"console-user-{run}-{i}"
+        by_partition[partition_for(user.encode(), PARTITIONS)].append(user)
+    return [u for turn in zip(*by_partition.values(), strict=False) for u in turn][:count]
+
+
+USERS = _users_on_every_partition(12)
 
 
 @pytest.fixture(scope="module")
@@ -121,15 +133,26 @@ def _screenshot(page, name: str, selector: str | None = None) -> None:
         (page.locator(selector) if selector else page).screenshot(path=str(Path(target) / name))
 
 
-def _history_with_every_input_partition(me: str) -> dict | None:
-    """``/ui/api/history/all`` once every instance kept two samples and, between them, the latest
-    samples name every input partition; else None."""
-    body = httpx.get(f"http://{me}/ui/api/history/all", headers=AUTH).json()
-    samples = [i["samples"] for i in body["instances"]]
-    if len(samples) != 2 or any(len(s) < 2 for s in samples):
-        return None
-    named = {tp for s in samples for tp in s[-1]["offsets"]}
-    return body if named == {f"{PAYMENTS_TOPIC}/{p}" for p in range(PARTITIONS)} else None
+class HistoryOfEveryPartition:
+    """True once ``/ui/api/history/all`` holds two samples of every instance and, between them,
+    the latest samples name every input partition (``last``: the body last seen)."""
+
+    def __init__(self, me: str) -> None:
+        self.me = me
+        self.last: dict = {}
+
+    def __call__(self) -> bool:
+        self.last = httpx.get(f"http://{self.me}/ui/api/history/all", headers=AUTH, timeout=10).json()
+        samples = [i["samples"] for i in self.last["instances"]]
+        if len(samples) != 2 or any(len(s) < 2 for s in samples):
+            return False
+        named = {tp for s in samples for tp in s[-1]["offsets"]}
+        return named == {f"{PAYMENTS_TOPIC}/{p}" for p in range(PARTITIONS)}
+
+    def __str__(self) -> str:
+        return "two samples of each instance naming every input partition, last: " + json.dumps(
+            [(i["endpoint"], i.get("error"), i["samples"][-2:]) for i in self.last.get("instances", [])]
+        )
 
 
 def test_should_show_topology_instances_tasks_and_answer_a_key_lookup_offline(workers, browser_page):
@@ -138,7 +161,8 @@ def test_should_show_topology_instances_tasks_and_answer_a_key_lookup_offline(wo
     me, other = f"127.0.0.1:{port}", f"127.0.0.1:{port + 1}"
     assert httpx.get(f"http://{me}/ui/api/instances").status_code == 401  # data stays behind the token
     assert httpx.get(f"http://{me}/ui/api/history/all").status_code == 401
-    wait_until(lambda: _history_with_every_input_partition(me) is not None, 30, "two samples of each")
+    history = HistoryOfEveryPartition(me)
+    wait_until(history, 60, lambda: str(history), interval=0.5)
     opened_ms = time.time() * 1000
     page.goto(f"http://{me}/ui")
     expect(page.locator("#token-form")).to_be_visible()  # the worker answered 401: the page asks
