@@ -13,7 +13,8 @@ high watermark as the stream loop last refreshed them (at most once a second). O
   over the changelog partitions;
 * ``offsets``: ``"<topic>/<partition>" -> [committed, position, end]`` of every input partition
   of this instance: the next offset to read as last committed by its task (None before the
-  task's first commit since it was assigned), the consumer's position and the high watermark.
+  task's first commit since it was assigned), the consumer's position (None before it read
+  anything of the partition) and the high watermark.
 
 The committed offsets are read under each thread's ``query_lock`` (skipped for a thread that
 holds it longer than ``LOCK_TIMEOUT_S``); everything else is read without a lock.

@@ -149,13 +149,18 @@
       return { name: e + (label ? " " + label : ""), points: byInstance[e].samples.map(function (s) { return [s.t, s[field]]; }) };
     });
   }
+  // [committed, position, end] -> end - committed (the position before a first commit; null
+  // while the consumer has read nothing of the partition)
+  function lagOf(o) {
+    var base = o[0] !== null ? o[0] : o[1];
+    return base === null ? null : Math.max(0, o[2] - base);
+  }
   function lagSeries() {
     var byPartition = {};
     Object.keys(byInstance).forEach(function (e) {
       byInstance[e].samples.forEach(function (s) {
         Object.keys(s.offsets || {}).forEach(function (tp) {
-          var o = s.offsets[tp], base = o[0] === null ? o[1] : o[0];
-          (byPartition[tp] = byPartition[tp] || []).push([s.t, Math.max(0, o[2] - base)]);
+          (byPartition[tp] = byPartition[tp] || []).push([s.t, lagOf(s.offsets[tp])]);
         });
       });
     });
@@ -180,10 +185,8 @@
       var s = byInstance[e].samples, last = s[s.length - 1];
       if (!last || byInstance[e].error) return;
       Object.keys(last.offsets || {}).sort().forEach(function (tp) {
-        var o = last.offsets[tp], base = o[0] === null ? o[1] : o[0];
-        var cut = tp.lastIndexOf("/");
-        var tr = cells([tp.slice(0, cut), Number(tp.slice(cut + 1)), e, o[0], o[1], o[2], Math.max(0, o[2] - base)]);
-        rows.push(tr);
+        var o = last.offsets[tp], cut = tp.lastIndexOf("/");
+        rows.push(cells([tp.slice(0, cut), Number(tp.slice(cut + 1)), e, o[0], o[1], o[2], lagOf(o)]));
       });
     });
     $("consumer-lag").replaceChildren(table(["topic", "partition", "instance", "committed", "position",

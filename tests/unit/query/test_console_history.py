@@ -86,7 +86,11 @@ class _Clock:
 def test_should_read_rates_latency_lags_restores_and_dropped_records():
     clock = _Clock()
     thread = FakeThread("t-1")
-    thread.metrics.records_offsets = {("input", 0): (120, 150), ("input", 1): (40, 40)}
+    thread.metrics.records_offsets = {
+        ("input", 0): (120, 150),
+        ("input", 1): (40, 40),
+        ("input", 2): (None, 7),
+    }
     thread.task_manager.tasks[TaskId(0, 0)] = SimpleNamespace(stores={}, committed_offsets={("input", 0): 99})
     client = FakeClient([thread])
     client.restore_progress = RestoreProgress()
@@ -95,7 +99,11 @@ def test_should_read_rates_latency_lags_restores_and_dropped_records():
     figures = Figures(client, clock)
     first = figures.read()
     assert first["process_rate"] is None and first["commit_latency_ms"] is None
-    assert first["offsets"] == {"input/0": [100, 120, 150], "input/1": [None, 40, 40]}
+    assert first["offsets"] == {
+        "input/0": [100, 120, 150],
+        "input/1": [None, 40, 40],
+        "input/2": [None, None, 7],
+    }
     assert (first["restore_remaining"], first["restored"]) == (300, 200)
     thread.metrics.record_iteration(0.001, 50, 0.01, 50)
     thread.metrics.record_commit(0.010)
