@@ -130,8 +130,9 @@
       var last = h.samples.length ? h.samples[h.samples.length - 1].t : -1;
       inst.samples.forEach(function (s) { if (s.t > last) { h.samples.push(s); last = s.t; } });
     });
-    var oldest = Date.now() - spanMs;
+    var oldest = Date.now() - spanMs, listed = body.instances.map(function (i) { return i.endpoint; });
     Object.keys(byInstance).forEach(function (e) {
+      if (listed.indexOf(e) < 0) { delete byInstance[e]; return; }  // no longer in the group
       byInstance[e].samples = byInstance[e].samples.filter(function (s) { return s.t >= oldest; });
     });
   }
