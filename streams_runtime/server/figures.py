@@ -12,8 +12,9 @@ high watermark as the stream loop last refreshed them (at most once a second). O
 * ``restore_remaining``, ``restored``: changelog records still to restore and restored, summed
   over the changelog partitions;
 * ``offsets``: ``"<topic>/<partition>" -> [committed, position, end]`` of every input partition
-  of this instance: the next offset to read as last committed by its task (None before the
-  task's first commit since it was assigned), the consumer's position (None before it read
+  of this instance: the next offset to read as last committed by its task (before its first
+  commit: the group's committed offset when the partition was assigned; None when there was
+  none), the consumer's position (None before it read
   anything of the partition) and the high watermark.
 
 The committed offsets are read under each thread's ``query_lock`` (skipped for a thread that
@@ -94,6 +95,8 @@ def _committed(thread: Any) -> dict[tuple[str, int], int]:
     try:
         manager = thread.task_manager
         for task in list(manager.tasks.values()) if manager is not None else []:
+            for tp, offset in dict(getattr(task, "assigned_offsets", {})).items():
+                out[(tp[0], tp[1])] = offset  # committed before the task ran
             for tp, offset in dict(getattr(task, "committed_offsets", {})).items():
                 out[(tp[0], tp[1])] = offset + 1
     finally:

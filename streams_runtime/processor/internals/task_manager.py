@@ -236,7 +236,9 @@ class TaskManager:
         task.complete_restoration()
         self._registry.add_input_partitions(task)
         partitions = [TopicPartition(t, p) for t, p in task.input_partitions]
-        self._consumer.incremental_assign(committed_offsets_of(self._consumer, partitions, 30.0))
+        offsets = committed_offsets_of(self._consumer, partitions, 30.0)
+        task.assigned_offsets = {(tp.topic, tp.partition): tp.offset for tp in offsets if tp.offset >= 0}
+        self._consumer.incremental_assign(offsets)
 
     def _close_task(self, task_id: TaskId, clean: bool) -> None:
         """Suspend the task (its input leaves the consumer) and close it. A clean close outside

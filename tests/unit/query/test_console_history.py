@@ -90,8 +90,14 @@ def test_should_read_rates_latency_lags_restores_and_dropped_records():
         ("input", 0): (120, 150),
         ("input", 1): (40, 40),
         ("input", 2): (None, 7),
+        ("input", 3): (None, 35),
     }
-    thread.task_manager.tasks[TaskId(0, 0)] = SimpleNamespace(stores={}, committed_offsets={("input", 0): 99})
+    thread.task_manager.tasks[TaskId(0, 0)] = SimpleNamespace(
+        stores={}, committed_offsets={("input", 0): 99}, assigned_offsets={("input", 0): 60}
+    )
+    thread.task_manager.tasks[TaskId(0, 3)] = SimpleNamespace(  # not committed since assigned
+        stores={}, committed_offsets={}, assigned_offsets={("input", 3): 30}
+    )
     client = FakeClient([thread])
     client.restore_progress = RestoreProgress()
     client.restore_progress.on_restore_start(("app-store-changelog", 0), "store", 0, 500)
@@ -103,6 +109,7 @@ def test_should_read_rates_latency_lags_restores_and_dropped_records():
         "input/0": [100, 120, 150],
         "input/1": [None, 40, 40],
         "input/2": [None, None, 7],
+        "input/3": [30, None, 35],
     }
     assert (first["restore_remaining"], first["restored"]) == (300, 200)
     thread.metrics.record_iteration(0.001, 50, 0.01, 50)
