@@ -122,9 +122,25 @@ class TopologyGraph:
     def nodes(self) -> list[GraphNode]:
         return [n for g in self.groups for n in g.nodes] + list(self.outside.values())
 
+    def panels(self) -> list[tuple[str, TopologyGraph]]:
+        """One graph per group (sub-topology): its nodes, the topics and changelogs they touch,
+        and the edges between those (a large application drawn one readable panel at a time)."""
+        out = []
+        for group in self.groups:
+            own = {n.id for n in group.nodes}
+            edges = [e for e in self.edges if e[0] in own or e[1] in own]
+            touched = {e[0] for e in edges} | {e[1] for e in edges}
+            outside = {k: v for k, v in self.outside.items() if k in touched}
+            kept = own | set(outside)
+            out.append(
+                (group.label, TopologyGraph([group], outside, [e for e in edges if {e[0], e[1]} <= kept]))
+            )
+        return out
+
     # ------------------------------------------------------------------ DOT and SVG
-    def digraph(self) -> graphviz.Digraph:
-        dot = graphviz.Digraph("topology", graph_attr={"rankdir": "LR", "fontname": "Helvetica"})
+    def digraph(self, rankdir: str = "LR") -> graphviz.Digraph:
+        """The graph for Graphviz, laid out left to right (``rankdir="TB"``: top to bottom)."""
+        dot = graphviz.Digraph("topology", graph_attr={"rankdir": rankdir, "fontname": "Helvetica"})
         dot.attr("node", fontname="Helvetica", fontsize="10")
         dot.attr("edge", color="#555555")
         for group in self.groups:
@@ -141,13 +157,13 @@ class TopologyGraph:
     def to_dot(self) -> str:
         return self.digraph().source
 
-    def to_svg(self) -> str:
+    def to_svg(self, rankdir: str = "LR") -> str:
         if shutil.which("dot") is None:
             raise GraphvizMissingError(
                 "the topology picture needs Graphviz's 'dot' program: install the graphviz package "
                 "(apt-get install graphviz); --format dot or mermaid need nothing"
             )
-        return self.digraph().pipe(format="svg", encoding="utf-8")
+        return self.digraph(rankdir).pipe(format="svg", encoding="utf-8")
 
     # ------------------------------------------------------------------ Mermaid
     def to_mermaid(self) -> str:

@@ -28,7 +28,8 @@ Routes (every one but ``/health/*`` needs the bearer token when ``application_se
 * ``GET /metrics``: Prometheus text (:mod:`.prometheus`).
 * ``GET /openapi.json``, ``GET /docs``: this description, as OpenAPI and Swagger UI (:mod:`.docs_ui`:
   assets shipped, the page itself public, the token entered in it); ``GET /ui``: the live
-  console (:mod:`.console`).
+  console (:mod:`.console`), with the figures of the last 15 minutes of every instance
+  (:mod:`.console_history`).
 * ``GET /health/live`` (200 unless the client is in ERROR/NOT_RUNNING) and ``GET /health/ready``
   (200 only when the client is RUNNING and every active task is RUNNING; else 503 with a reason),
   answered on the event loop, never behind other requests (:mod:`.health`).
@@ -62,7 +63,7 @@ from streams_runtime.errors import (
     StreamsNotStartedError,
 )
 from streams_runtime.query.local_stores import KEY_VALUE, WINDOW
-from streams_runtime.server import console, docs_ui, error_handlers, health, prometheus
+from streams_runtime.server import console, console_history, docs_ui, error_handlers, health, prometheus
 from streams_runtime.server.auth import TokenGate, require_token
 from streams_runtime.server.forwarding import (
     HOP_HEADER,
@@ -72,6 +73,7 @@ from streams_runtime.server.forwarding import (
     forwarded_by,
     signer_for,
 )
+from streams_runtime.server.history import History
 from streams_runtime.server.keys import parse_key, path_key, to_json  # registers {key:anykey}
 from streams_runtime.server.limits import HttpLimits, RequestLimits
 
@@ -110,6 +112,7 @@ def create_app(streams: Any) -> FastAPI:
     app.state.signer = signer_for(config)
     app.state.limits = HttpLimits.from_config(config)
     app.state.readiness = health.Readiness(streams)
+    app.state.history = History()  # filled by the HttpServer's sampler
     # outermost last: the request limits, then the forwarding signature, then the token
     app.add_middleware(TokenGate)
     app.add_middleware(VerifyForwarded)
@@ -121,6 +124,7 @@ def create_app(streams: Any) -> FastAPI:
     app.include_router(docs_ui.router(app))
     app.include_router(console.page)
     app.include_router(console.api)
+    app.include_router(console_history.api)
     if importlib.util.find_spec("streams_runtime.server.admin") is not None:
         from streams_runtime.server import admin
 

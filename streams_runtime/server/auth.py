@@ -32,7 +32,9 @@ from streams_runtime.server.forwarding import FORWARDED_SCOPE, forwarded_by
 #: the header carrying the token
 AUTHORIZATION = "authorization"
 #: the routes a signed forwarded request may reach without the token (the ones that forward)
-FORWARDED_ROUTES = frozenset({"/stores/{store}/keys/{key}", "/stores/{store}/windows/{key}", "/ui/api/local"})
+FORWARDED_ROUTES = frozenset(
+    {"/stores/{store}/keys/{key}", "/stores/{store}/windows/{key}", "/ui/api/local", "/ui/api/history"}
+)
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 

@@ -2,20 +2,27 @@
 
 The page (``/ui``) and its assets (``/ui/static/*``) hold no data and need no token; every data
 call of the page carries the bearer token (asked once, kept in the tab's session storage) like any
-API client. The page shows the topology picture, every instance of the application with its
-threads and tasks, per-partition lag and restore progress, store sizes, the process rate of the
-last minutes as a small chart, and a key lookup through the routed query API
-(``/stores/{store}/keys/{key}``). It refreshes every few seconds from:
+API client. The page shows the topology (one panel per sub-topology), every instance of the
+application with its threads and tasks, per-partition store lag and restore progress, store sizes
+per instance, charts of the last 15 minutes of every instance (:mod:`.console_history`) and a key
+lookup through the routed query API (``/stores/{store}/keys/{key}``). It refreshes every few
+seconds from the routes below (all but the first):
 
-* ``GET /ui/api/topology.svg``: the topology as SVG (:mod:`streams_runtime.processor.topology_graph`);
+* ``GET /ui/api/topology.svg``: the whole topology as one SVG
+  (:mod:`streams_runtime.processor.topology_graph`);
+* ``GET /ui/api/topology/panels``: ``{"panels": [{"label", "svg"}]}``, one picture per sub-topology
+  (its topics and changelogs included), each readable at the page's width;
 * ``GET /ui/api/local``: this instance's process id, its threads with their tasks (kind: active,
   standby or warm-up from the thread's assignment; state: RUNNING or RESTORING for an active task,
-  REPLAYING for the others), and its store partitions' positions and ends;
+  REPLAYING for the others), its store partitions' positions and ends, and its stores' sizes
+  (approximate entries over its active tasks);
 * ``GET /ui/api/instances``: ``/ui/api/local`` of every instance in the assignment metadata (and
   this one), read here or from the instance's endpoint through a request signed with the
-  inter-instance secret, never the caller's token (an instance that does not answer, or whose
-  answer does not prove the secret, is listed with the error);
-* ``GET /stores``, ``GET /metrics`` of this instance.
+  inter-instance secret, never the caller's token (:mod:`.peers`: an instance that does not
+  answer within a few seconds, or whose answer does not prove the secret, is listed with the
+  error);
+* ``GET /ui/api/history/all``: the charts' samples (:mod:`.console_history`);
+* ``GET /stores`` of this instance (the key lookup's list of stores).
 """
 
 from __future__ import annotations
@@ -24,21 +31,21 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import httpx
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.processor.topology_graph import render
+from streams_runtime.processor.topology_graph import TopologyGraph, render
 from streams_runtime.server.auth import require_token
-from streams_runtime.server.signing import RESPONSE_SIGNATURE, SIGNATURE, SignatureError
+from streams_runtime.server.figures import store_sizes
+from streams_runtime.server.peers import gather, signed_get
 
 #: the per-instance view other instances are asked for (signed, see :func:`_remote`)
 LOCAL_PATH = "/ui/api/local"
 #: longest wait for a stream thread's lock when reading its tasks' states (never stall the page)
 LOCK_TIMEOUT_S = 0.25
 _STATIC = Path(__file__).parent / "static"
-_ASSETS = {"console.js": "text/javascript", "console.css": "text/css"}
+_ASSETS = {"console.js": "text/javascript", "charts.js": "text/javascript", "console.css": "text/css"}
 
 page = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/ui/api", tags=["console"], dependencies=[Depends(require_token)])
@@ -71,25 +78,25 @@ def topology_svg(request: Request) -> Response:
     return Response(svg, media_type="image/svg+xml")
 
 
-@api.get("/instances", summary="Every instance: threads, tasks, store lags")
+@api.get("/topology/panels", summary="The topology as one SVG panel per sub-topology")
+def topology_panels(request: Request) -> dict[str, Any]:
+    state = request.app.state
+    with _svg_lock:
+        panels = getattr(state, "topology_panels", None)
+        if panels is None:
+            try:
+                graph = TopologyGraph.of(state.streams.topology)
+                panels = [{"label": label, "svg": g.to_svg("TB")} for label, g in graph.panels()]
+            except StreamsError as exc:  # Graphviz missing: say so in the pictures' place
+                raise HTTPException(503, {"error": "no_picture", "message": str(exc)}) from exc
+            state.topology_panels = panels
+    return {"panels": panels}
+
+
+@api.get("/instances", summary="Every instance: threads, tasks, store lags and sizes")
 def instances(request: Request) -> dict[str, Any]:
-    streams = request.app.state.streams
-    me = streams.config["application_server"] or ""
-    endpoints = sorted({str(m.host_info) for m in _all_metadata(streams)} | ({me} if me else set()))
-    out = []
-    for endpoint in endpoints or [me]:
-        if endpoint == me:
-            out.append({"endpoint": me, "self": True, **_local(request)})
-        else:
-            out.append({"endpoint": endpoint, "self": False, **_remote(request, endpoint)})
-    return {"application_id": streams.config["application_id"], "instances": out}
-
-
-def _all_metadata(streams: Any) -> list[Any]:
-    try:
-        return list(streams.all_metadata())
-    except StreamsError:
-        return []
+    views = gather(request, lambda: _local(request), lambda host: _remote(request, host))
+    return {"application_id": request.app.state.streams.config["application_id"], "instances": views}
 
 
 @api.get("/local", summary="This instance: threads, tasks with their kind and state, store lags")
@@ -124,6 +131,7 @@ def _local(request: Request) -> dict[str, Any]:
             }
             for store, by_p in sorted(lags.items())
         },
+        "stores": store_sizes(list(streams.local_threads())),
     }
 
 
@@ -145,42 +153,20 @@ def _warmups_and_restoring(thread: Any) -> tuple[set[str], set[str]]:
 
 
 def _remote(request: Request, endpoint: str) -> dict[str, Any]:
-    """Another instance's ``/ui/api/local``, asked like a forwarded key lookup: signed with the
-    inter-instance secret, never with the caller's token, and believed only when the answer proves
-    the same secret (an endpoint advertised in the group may belong to anyone who can join it)."""
-    signer = request.app.state.signer
-    if signer is None:
-        return {
-            "error": "not asked: reading other instances needs application_server_forwarding_secret",
-            "threads": [],
-            "lags": {},
-        }
-    me = str(request.app.state.streams.config["application_server"])
-    headers = signer.sign_request("GET", LOCAL_PATH, b"", me, endpoint)
+    """Another instance's ``/ui/api/local``, asked like a forwarded key lookup (:mod:`.peers`):
+    signed with the inter-instance secret, never with the caller's token, and believed only when
+    the answer proves the same secret (an endpoint advertised in the group may belong to anyone
+    who can join it)."""
+    body = signed_get(request, endpoint, LOCAL_PATH)
+    if "error" in body:
+        return {"error": body["error"], "threads": [], "lags": {}, "stores": {}}
     try:
-        url = httpx.URL(f"http://{endpoint}{LOCAL_PATH}")
-        answer = request.app.state.http.request("GET", url, headers=headers)
-        signer.verify_response(
-            headers[SIGNATURE],
-            answer.status_code,
-            answer.headers.get("content-type", ""),
-            answer.content,
-            answer.headers.get(RESPONSE_SIGNATURE),
-        )
-        if answer.status_code != 200:
-            return {"error": f"answered {answer.status_code}", "threads": [], "lags": {}}
-        body = answer.json()
         return {
             "process_id": body.get("process_id"),
             "state": body["state"],
             "threads": body["threads"],
             "lags": body["lags"],
+            "stores": body.get("stores", {}),
         }
-    except SignatureError as exc:
-        return {
-            "error": f"answer refused (does not prove the forwarding secret: {exc})",
-            "threads": [],
-            "lags": {},
-        }
-    except (httpx.HTTPError, ValueError, KeyError) as exc:
-        return {"error": f"did not answer: {exc}", "threads": [], "lags": {}}
+    except KeyError as exc:
+        return {"error": f"answer without {exc}", "threads": [], "lags": {}, "stores": {}}

@@ -9,7 +9,8 @@ stopped by ``close()``. Steps of :meth:`HttpServer.start_for`:
      (uvicorn installs no signal handlers off the main thread: the worker keeps its own SIGTERM
      handling);
   3. wait until uvicorn listens; if it cannot bind (port taken) raise a StreamsError naming the
-     key, the address and the port.
+     key, the address and the port;
+  4. start the console's history sampler (:mod:`.history`), stopped first by :meth:`stop`.
 
 Before step 1, an endpoint advertised on another address than loopback while the server binds
 loopback is logged at WARNING (:func:`unreachable_advertisement`): other instances forward lookups
@@ -28,6 +29,8 @@ import uvicorn
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.server.app import create_app
+from streams_runtime.server.figures import Figures
+from streams_runtime.server.history import Sampler
 from streams_runtime.server.limits import HttpLimits, protocol_for
 
 log = logging.getLogger("streams_runtime.server")
@@ -83,6 +86,7 @@ class HttpServer:
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name=f"http-server-{port}", daemon=True)
+        self._sampler = Sampler(app.state.history, Figures(app.state.streams).read)
 
     @classmethod
     def start_for(cls, streams: Any) -> HttpServer:
@@ -106,6 +110,7 @@ class HttpServer:
                     f"(application_server_bind={self.host!r}); is the port taken?"
                 )
             time.sleep(0.02)
+        self._sampler.start()  # Step 4: the console's history (a sample every few seconds)
         log.info("HTTP API on http://%s:%d (docs at /docs)", self.host, self.port)
 
     @property
@@ -113,6 +118,7 @@ class HttpServer:
         return self._thread.is_alive() and self._server.started
 
     def stop(self) -> None:
+        self._sampler.stop()
         self._server.should_exit = True
         if self._thread.ident is not None:
             self._thread.join(STOP_TIMEOUT_S)

@@ -8,7 +8,9 @@ import pytest
 
 from streams_runtime.cli import main
 from streams_runtime.examples import click_regions, word_count
+from streams_runtime.kstream import Consumed, Materialized, StreamsBuilder
 from streams_runtime.processor.topology_graph import TopologyGraph, render
+from streams_runtime.serdes import Serdes
 
 SVG = "{http://www.w3.org/2000/svg}"
 APPS = {
@@ -109,3 +111,32 @@ def test_should_stop_quietly_when_the_reader_of_its_output_goes_away():
         os.close(write_end)
     assert described.returncode == 0
     assert "Traceback" not in described.stderr and "BrokenPipe" not in described.stderr, described.stderr
+
+
+def four_subtopologies():
+    """orders -> count per item -> count per count -> count per count -> order-figures: four
+    sub-topologies joined by three repartition topics (the console's larger picture)."""
+    builder = StreamsBuilder()
+    strings = Consumed.with_(Serdes.String(), Serdes.String())
+    counts = builder.stream("orders", strings).group_by(lambda k, v: v).count(Materialized.as_("per-item"))
+    for stage in ("per-count", "per-count-again"):
+        counts = counts.to_stream().group_by(lambda k, v: str(v)).count(Materialized.as_(stage))
+    counts.to_stream().to("order-figures")
+    config = {"application_id": "four-stages", "default_key_serde": "string", "default_value_serde": "string"}
+    return builder.build(config)
+
+
+def test_should_cut_one_panel_per_sub_topology_with_its_topics_and_changelogs():
+    graph = TopologyGraph.of(four_subtopologies())
+    panels = graph.panels()
+    assert [label for label, _ in panels] == [f"Sub-topology {i}" for i in range(4)]
+    drawn = [_svg_nodes(panel.to_svg()) for _, panel in panels]
+    assert [d.get("store", set()) for d in drawn] == [set(), {"per-item"}, {"per-count"}, {"per-count-again"}]
+    assert drawn[0]["topic"] == {"orders"} and drawn[3]["topic"] == {"order-figures"}
+    seam = "four-stages-per-item-repartition"
+    assert seam in drawn[0]["repartition"] and seam in drawn[1]["repartition"]  # both sides of it
+    assert seam not in drawn[2]["repartition"]
+    assert drawn[1]["changelog"] == {"four-stages-per-item-changelog"}
+    every_node = {n.id for g in graph.groups for n in g.nodes if n.kind != "store"}
+    assert set().union(*({f"node/{n}" for n in d["node"]} for d in drawn)) == every_node
+    assert all(not (a["node"] & b["node"]) for i, a in enumerate(drawn) for b in drawn[i + 1 :])

@@ -44,6 +44,7 @@ def test_log_and_continue_skips_the_corrupt_record_logs_and_counts_it(caplog):
         out = driver.create_output_topic("output", S, Serdes.Long())
         assert out.read_key_values_to_list() == [("a", 2), ("b", 6)]
         assert driver.metrics.total("dropped-records") == 1
+        assert driver.metrics.total("dead-letter-records") == 0  # skipped, not dead-lettered
     assert "topic=input partition=0 offset=1" in caplog.text
 
 
@@ -65,6 +66,8 @@ def test_dead_letter_sends_the_raw_record_with_error_headers_and_loses_nothing()
             ("b", 6),
         ]
         dead = driver.create_output_topic("dlq", S, BYTES).read_records_to_list()
+        assert driver.metrics.total("dead-letter-records") == 1
+        assert driver.metrics.total("dropped-records") == 1
     assert len(dead) == 1
     record = dead[0]
     assert (record.key, record.value, record.timestamp) == ("bad", b"\x01\x02", 2)

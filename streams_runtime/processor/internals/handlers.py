@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
@@ -104,10 +105,12 @@ class DeserializationHandler:
         dropped: Sensor,
         collector: RecordSender,
         task_id: TaskId,
+        dead_lettered: Callable[[], Sensor] | None = None,
     ) -> None:
         self.mode = mode
         self.dead_letter_topic = dead_letter_topic
         self._dropped = dropped
+        self._dead_lettered = dead_lettered  # the sensor, made on the first dead-letter record
         self._collector = collector
         self._task_id = task_id
 
@@ -145,6 +148,8 @@ class DeserializationHandler:
                 exc,
                 self.dead_letter_topic,
             )
+            if self._dead_lettered is not None:
+                self._dead_lettered().record()
         else:
             log.warning(
                 "Deserialization error in task %s, %s: %s; record skipped "

@@ -3,7 +3,8 @@
 Owned by the driver / StreamThread and shared with its tasks and stores through their contexts.
 A sensor is identified by ``(group, name, tags)``; ``record(value)`` updates count, sum and max.
 Every dropped record is recorded on ``dropped-records`` (group ``stream-task-metrics``, tag
-``task-id``) so nothing is lost silently.
+``task-id``) so nothing is lost silently; a record the deserialization handler sent to the
+dead-letter topic is also counted on ``dead-letter-records`` (same group and tag).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 TASK_GROUP = "stream-task-metrics"
 DROPPED_RECORDS = "dropped-records"
+DEAD_LETTER_RECORDS = "dead-letter-records"
 
 
 class Sensor:
@@ -78,6 +80,9 @@ class StreamsMetrics:
 
     def dropped_records(self, task_id: object) -> Sensor:
         return self.sensor(DROPPED_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
+
+    def dead_letter_records(self, task_id: object) -> Sensor:
+        return self.sensor(DEAD_LETTER_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
 
     def snapshot(self) -> dict[str, float]:
         out = {}

@@ -75,7 +75,8 @@ class StreamTask(Task):
 
     Besides its processors and stores, the task carries what the TaskManager needs of it:
     ``state_manager`` (None for a stateless task), ``input_partitions``, the input offsets last
-    committed (``committed_offsets``), the moment its first input queue ran empty while another
+    committed (``committed_offsets``) and the group's committed offsets when its input was
+    assigned (``assigned_offsets``), the moment its first input queue ran empty while another
     had records (``idle_since``, for ``max_task_idle_ms``) and the moment it began waiting for
     records of an empty input that are on the broker (``fetch_wait_since``), its input queues when
     it has several (``multi_queues``) and its ``process-total`` sensor (``processed_sensor``).
@@ -103,6 +104,8 @@ class StreamTask(Task):
         self.state_manager: Any = None
         self.input_partitions: list[tuple[str, int]] = []
         self.committed_offsets: dict[tuple[str, int], int] = {}
+        #: the group's committed offsets (next to read) when the input was assigned (for the console)
+        self.assigned_offsets: dict[tuple[str, int], int] = {}
         self.idle_since: int | None = None
         self.fetch_wait_since: int | None = None  # waiting for records on the broker (TaskExecutor)
         self.multi_queues: list[Any] | None = None
@@ -131,6 +134,7 @@ class StreamTask(Task):
             self.dropped,
             collector,
             task_id,
+            lambda: metrics.dead_letter_records(task_id),
         )
         self.context = ProcessorContextImpl(
             self,

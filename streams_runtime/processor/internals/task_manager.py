@@ -273,6 +273,7 @@ class TaskManager:
         self._awaiting_offsets.pop(task.id, None)
         task.complete_restoration()
         self._registry.add_input_partitions(task)
+        task.assigned_offsets = {(tp.topic, tp.partition): tp.offset for tp in offsets if tp.offset >= 0}
         self._consumer.incremental_assign(offsets)
 
     def _close_task(self, task_id: TaskId, clean: bool) -> None:

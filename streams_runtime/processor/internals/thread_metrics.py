@@ -108,6 +108,9 @@ class ThreadMetrics:
         self.commit_rate = _Rate(clock)
         #: ``(topic, partition) -> records lag`` of the thread's input partitions (replaced whole)
         self.records_lag: dict[tuple[str, int], int] = {}
+        #: ``(topic, partition) -> (position, high watermark)`` of the same refresh (replaced whole;
+        #: position None for a partition the consumer has no position of yet)
+        self.records_offsets: dict[tuple[str, int], tuple[int | None, int]] = {}
         self._next_lag_refresh = 0.0
 
     # ------------------------------------------------------------------ recording (stream thread)
@@ -132,19 +135,26 @@ class ThreadMetrics:
         assigned = partitions()
         if not assigned:  # nothing to measure yet: look again next iteration
             self.records_lag = {}
+            self.records_offsets = {}
             return
         self._next_lag_refresh = now_ms + LAG_REFRESH_MS
         lags: dict[tuple[str, int], int] = {}
+        offsets: dict[tuple[str, int], tuple[int | None, int]] = {}
         if assigned:
             for tp in consumer.position(assigned):
                 try:
                     _, high = consumer.get_watermark_offsets(tp, cached=True)
                 except Exception:  # no fetch answered for it yet
                     continue
-                if high is None or high < 0 or tp.offset < 0:
+                if high is None or high < 0:
+                    continue
+                if tp.offset < 0:  # nothing read yet: the end is known, the lag is not
+                    offsets[(tp.topic, tp.partition)] = (None, high)
                     continue
                 lags[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+                offsets[(tp.topic, tp.partition)] = (tp.offset, high)
         self.records_lag = lags
+        self.records_offsets = offsets
 
     # ------------------------------------------------------------------ reading (any thread)
     def snapshot(self) -> dict[str, float]:

@@ -1,11 +1,15 @@
-// The worker console: plain JS, no dependencies. Reads the worker's JSON endpoints with the bearer
-// token (asked when the worker answers 401, kept in this tab's session storage) and redraws.
+// The worker console: plain JS, no dependencies (charts.js draws the charts). Reads the worker's
+// JSON endpoints with the bearer token (asked when the worker answers 401, kept in this tab's
+// session storage) and redraws; the charts' history comes from the workers (the last 15 minutes
+// on the first call, then only the newer samples).
 (function () {
   "use strict";
   var KEY = "streams-runtime-token";
   var REFRESH_MS = 2000;
-  var RATE_WINDOW_S = 300;
-  var samples = [];  // [seconds, process total]
+  var byInstance = {};  // endpoint -> {samples: [...], error}: the charts' history
+  var spanMs = 900000;  // the workers' span (span_s of their answers)
+  var MIN_AXIS_MS = 60000;
+  var wholeNext = false;  // ask for the whole history next time (an instance appeared)
   var topologyShown = false;
 
   function $(id) { return document.getElementById(id); }
@@ -29,21 +33,49 @@
 
   function showTopology() {
     if (topologyShown) return;
-    api("/ui/api/topology.svg").then(function (r) { return r.text().then(function (t) { return [r, t]; }); })
-      .then(function (rt) {
-        if (!rt[0].ok) { $("topology").textContent = "no picture: " + rt[1]; return; }
-        $("topology").innerHTML = rt[1];
+    api("/ui/api/topology/panels").then(function (r) { return r.json().then(function (b) { return [r, b]; }); })
+      .then(function (rb) {
+        if (!rb[0].ok) { $("topology").textContent = "no picture: " + (rb[1].message || rb[0].status); return; }
+        $("topology").replaceChildren.apply($("topology"), rb[1].panels.map(function (p, i) {
+          var panel = el("div", { "class": "panel", "data-panel": String(i) }, [el("h3", {}, [p.label])]);
+          panel.insertAdjacentHTML("beforeend", p.svg);
+          panel.addEventListener("click", function () { zoom(panel); });
+          return panel;
+        }));
         topologyShown = true;
       }).catch(function () {});
+  }
+
+  // a click shows a panel at twice its size (scrolled inside it), another click as before
+  function zoom(panel) {
+    var svg = panel.querySelector("svg");
+    if (!svg) return;
+    if (panel.classList.toggle("full")) {
+      svg.style.width = 2 * svg.viewBox.baseVal.width * 4 / 3 + "px";  // Graphviz draws in pt
+    } else {
+      svg.style.width = "";
+    }
+  }
+
+  function cells(values) {
+    return values.map(function (c) {
+      return typeof c === "number" ? el("td", { "class": "num" }, [String(c)]) : el("td", {}, [c === null ? "-" : c]);
+    });
+  }
+  function table(headers, rows) {
+    var t = el("table", {}, [el("tr", {}, headers.map(function (h) { return el("th", {}, [h]); }))]);
+    rows.forEach(function (r) { t.appendChild(el("tr", {}, r)); });
+    return t;
   }
 
   function showInstances(body) {
     $("app-id").textContent = body.application_id;
     var box = $("instances");
     box.replaceChildren();
-    var lagRows = [];
+    var lagRows = [], sizes = {}, endpoints = [];
     body.instances.forEach(function (inst) {
-      var div = el("div", { "class": "instance", "data-endpoint": inst.endpoint }, [
+      endpoints.push(inst.endpoint);
+      var div = el("div", { "class": "instance" + (inst.error ? " unreachable" : ""), "data-endpoint": inst.endpoint }, [
         el("h3", {}, [inst.endpoint + (inst.self ? " (this instance)" : "") + " " + (inst.state || "")]),
       ]);
       if (inst.error) div.appendChild(el("div", { "class": "error" }, [inst.error]));
@@ -66,60 +98,114 @@
           lagRows.push([inst.endpoint, store, p, l.current, l.end]);
         });
       });
+      Object.keys(inst.stores || {}).forEach(function (store) {
+        (sizes[store] = sizes[store] || {})[inst.endpoint] = inst.stores[store];
+      });
     });
-    var table = el("table", {}, [el("tr", {}, ["instance", "store", "partition", "position", "end",
-      "lag", "restored"].map(function (h) { return el("th", {}, [h]); }))]);
-    lagRows.forEach(function (r) {
-      var pct = r[4] > 0 ? Math.min(100, Math.round(100 * r[3] / r[4])) : 100;
-      var bar = el("span", { "class": "bar" }, [el("span", { style: "width:" + pct + "%" })]);
-      table.appendChild(el("tr", {}, [r[0], r[1], r[2], String(r[3]), String(r[4]), String(r[4] - r[3])]
-        .map(function (c) { return el("td", {}, [c]); }).concat([el("td", {}, [bar, " " + pct + "%"])])));
-    });
-    $("lags").replaceChildren(table);
+    $("lags").replaceChildren(table(["instance", "store", "partition", "position", "end", "lag", "restored"],
+      lagRows.map(function (r) {
+        var pct = r[4] > 0 ? Math.min(100, Math.round(100 * r[3] / r[4])) : 100;
+        var bar = el("span", { "class": "bar" }, [el("span", { style: "width:" + pct + "%" })]);
+        return cells([r[0], r[1], r[2], r[3], r[4], r[4] - r[3]]).concat([el("td", {}, [bar, " " + pct + "%"])]);
+      })));
+    $("stores").replaceChildren(table(["store"].concat(endpoints).concat(["all instances"]),
+      Object.keys(sizes).sort().map(function (store) {
+        var total = 0;
+        var row = endpoints.map(function (e) {
+          var n = sizes[store][e];
+          total += n || 0;
+          return n === undefined ? null : n;
+        });
+        return cells([store].concat(row).concat([total]));
+      })));
   }
 
-  function metricSum(text, name) {
-    var total = 0, found = false;
-    text.split("\n").forEach(function (line) {
-      if (line.indexOf(name) === 0 && (line[name.length] === "{" || line[name.length] === " ")) {
-        total += parseFloat(line.slice(line.lastIndexOf(" ") + 1)); found = true;
-      }
+  // ------------------------------------------------------------------ history charts
+  function mergeHistory(body, asked) {
+    body.instances.forEach(function (inst) {
+      if (asked && !byInstance[inst.endpoint]) wholeNext = true;  // a new instance: all its history
+      var h = byInstance[inst.endpoint] = byInstance[inst.endpoint] || { samples: [] };
+      h.error = inst.error || null;
+      if (inst.span_s) spanMs = inst.span_s * 1000;
+      var last = h.samples.length ? h.samples[h.samples.length - 1].t : -1;
+      inst.samples.forEach(function (s) { if (s.t > last) { h.samples.push(s); last = s.t; } });
     });
-    return found ? total : null;
+    var oldest = Date.now() - spanMs, listed = body.instances.map(function (i) { return i.endpoint; });
+    Object.keys(byInstance).forEach(function (e) {
+      if (listed.indexOf(e) < 0) { delete byInstance[e]; return; }  // no longer in the group
+      byInstance[e].samples = byInstance[e].samples.filter(function (s) { return s.t >= oldest; });
+    });
   }
-  function storeSizes(text) {
-    var sizes = {};
-    text.split("\n").forEach(function (line) {
-      if (line.indexOf("kafka_streams_state_store_entries{") !== 0) return;
-      var m = /store="([^"]*)"/.exec(line);
-      if (m) sizes[m[1]] = (sizes[m[1]] || 0) + parseFloat(line.slice(line.lastIndexOf(" ") + 1));
+  function since() {
+    if (wholeNext) { wholeNext = false; return ""; }
+    var lasts = Object.keys(byInstance).map(function (e) {
+      var s = byInstance[e].samples;
+      return s.length && !byInstance[e].error ? s[s.length - 1].t : null;
     });
-    return sizes;
+    if (!lasts.length || lasts.indexOf(null) >= 0) return "";
+    return "?since=" + Math.min.apply(null, lasts);
   }
-  function showMetrics(text) {
-    var now = Date.now() / 1000;
-    var total = metricSum(text, "kafka_streams_stream_thread_process_total");
-    if (total !== null) samples.push([now, total]);
-    samples = samples.filter(function (s) { return now - s[0] <= RATE_WINDOW_S; });
-    var rates = [];
-    for (var i = 1; i < samples.length; i++) {
-      var dt = samples[i][0] - samples[i - 1][0];
-      rates.push([samples[i][0], dt > 0 ? Math.max(0, (samples[i][1] - samples[i - 1][1]) / dt) : 0]);
-    }
-    var svg = $("rate-chart"), w = 420, h = 120;
-    var max = Math.max.apply(null, [1].concat(rates.map(function (r) { return r[1]; })));
-    var points = rates.map(function (r) {
-      return ((w * (1 - (now - r[0]) / RATE_WINDOW_S)).toFixed(1) + "," + (h - 4 - (h - 8) * r[1] / max).toFixed(1));
-    }).join(" ");
-    svg.innerHTML = '<polyline fill="none" stroke="#2a7" stroke-width="2" points="' + points + '"/>' +
-      '<text x="4" y="12" font-size="10">max ' + max.toFixed(1) + "/s</text>";
-    $("rate-now").textContent = rates.length ? "now " + rates[rates.length - 1][1].toFixed(1) + " records/s" : "";
-    var sizes = storeSizes(text);
-    var table = el("table", {}, [el("tr", {}, [el("th", {}, ["store"]), el("th", {}, ["entries"])])]);
-    Object.keys(sizes).sort().forEach(function (s) {
-      table.appendChild(el("tr", {}, [el("td", {}, [s]), el("td", {}, [String(sizes[s])])]));
+  function perInstance(field, label) {
+    return Object.keys(byInstance).sort().map(function (e) {
+      return { name: e + (label ? " " + label : ""), points: byInstance[e].samples.map(function (s) { return [s.t, s[field]]; }) };
     });
-    $("stores").replaceChildren(table);
+  }
+  // [committed, position, end] -> end - committed (the position before a first commit; null
+  // while the consumer has read nothing of the partition)
+  function lagOf(o) {
+    var base = o[0] !== null ? o[0] : o[1];
+    return base === null ? null : Math.max(0, o[2] - base);
+  }
+  function lagSeries() {
+    var byPartition = {};
+    Object.keys(byInstance).forEach(function (e) {
+      byInstance[e].samples.forEach(function (s) {
+        Object.keys(s.offsets || {}).forEach(function (tp) {
+          (byPartition[tp] = byPartition[tp] || []).push([s.t, lagOf(s.offsets[tp])]);
+        });
+      });
+    });
+    return Object.keys(byPartition).sort().map(function (tp) {
+      return { name: tp, points: byPartition[tp].sort(function (a, b) { return a[0] - b[0]; }) };
+    });
+  }
+  // the time axis: from the oldest sample kept (at least the last minute) to now, 15 minutes at most
+  function chart(id, series, unit) {
+    var box = $(id), now = Date.now(), oldest = now - MIN_AXIS_MS;
+    Object.keys(byInstance).forEach(function (e) {
+      var s = byInstance[e].samples;
+      if (s.length) oldest = Math.min(oldest, s[0].t);
+    });
+    var t0 = Math.max(now - spanMs, oldest);
+    ConsoleCharts.legend(box.querySelector(".legend"),
+      ConsoleCharts.draw(box.querySelector("svg"), series, { t0: t0, t1: now, unit: unit }));
+  }
+  function showConsumerLag() {
+    var rows = [];
+    Object.keys(byInstance).sort().forEach(function (e) {
+      var s = byInstance[e].samples, last = s[s.length - 1];
+      if (!last || byInstance[e].error) return;
+      Object.keys(last.offsets || {}).sort().forEach(function (tp) {
+        var o = last.offsets[tp], cut = tp.lastIndexOf("/");
+        rows.push(cells([tp.slice(0, cut), Number(tp.slice(cut + 1)), e, o[0], o[1], o[2], lagOf(o)]));
+      });
+    });
+    $("consumer-lag").replaceChildren(table(["topic", "partition", "instance", "committed", "position",
+      "end", "lag"], rows));
+  }
+  function showHistory(body, asked) {
+    mergeHistory(body, asked);
+    var unreachable = Object.keys(byInstance).filter(function (e) { return byInstance[e].error; });
+    $("history-note").textContent = unreachable.length ? "(not answering: " + unreachable.map(function (e) {
+      return e + ": " + byInstance[e].error;
+    }).join("; ") + ")" : "";
+    chart("chart-rate", perInstance("process_rate"), "records/s");
+    chart("chart-commit", perInstance("commit_latency_ms"), "ms");
+    chart("chart-lag", lagSeries(), "records");
+    chart("chart-restore", perInstance("restore_remaining"), "records");
+    chart("chart-dropped", perInstance("dropped", "dropped").concat(perInstance("dead_lettered", "dead-lettered")),
+      "records");
+    showConsumerLag();
   }
 
   function showStores(body) {
@@ -130,12 +216,17 @@
     if (names.indexOf(current) >= 0) select.value = current;
   }
 
+  function historyCall(query) {
+    return api("/ui/api/history/all" + query).then(function (r) { return r.json(); })
+      .then(function (body) { showHistory(body, query !== ""); });
+  }
+
   function refresh() {
     showTopology();
-    Promise.all([
+    return Promise.all([
       api("/ui/api/instances").then(function (r) { return r.json(); }).then(showInstances),
       api("/stores").then(function (r) { return r.json(); }).then(showStores),
-      api("/metrics").then(function (r) { return r.text(); }).then(showMetrics),
+      historyCall(since()),
     ]).then(function () { $("status").textContent = "updated " + new Date().toLocaleTimeString(); })
       .catch(function (e) { $("status").textContent = String(e.message || e); });
   }
@@ -159,6 +250,6 @@
           : sb[0] + " " + (b.error || "") + ": " + (b.message || JSON.stringify(b));
       }).catch(function (e) { $("lookup-result").textContent = String(e.message || e); });
   });
-  refresh();
-  setInterval(refresh, REFRESH_MS);
+  // the next refresh REFRESH_MS after the last one ended (a slow instance never piles calls up)
+  (function loop() { refresh().then(function () { setTimeout(loop, REFRESH_MS); }); })();
 })();

@@ -171,6 +171,9 @@ class FakeClient:
     def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> Any:
         return self.interactive_queries.query_metadata_for_key(store, key, key_serializer)
 
+    def all_metadata(self) -> list[Any]:
+        return self.interactive_queries.all_metadata()
+
     def all_metadata_for_store(self, name: str) -> list[Any]:
         return self.interactive_queries.all_metadata_for_store(name)
 

@@ -174,6 +174,12 @@ def test_should_serve_the_docs_and_console_pages_without_data_and_without_the_to
         assert page.status_code == 200 and marker in page.text and "s3cret" not in page.text
     for asset in ["/docs/assets/swagger-ui-bundle.js", "/docs/assets/docs.js", "/ui/static/console.js"]:
         assert client.get(asset).status_code == 200
+    for asset in ["/ui", "/ui/static/console.js", "/ui/static/charts.js", "/ui/static/console.css"]:
+        answer = client.get(asset)  # nothing loaded from elsewhere (no CDN): no URL but the SVG namespace
+        assert answer.status_code == 200
+        assert "http" not in answer.text.replace("http://www.w3.org/2000/svg", "")
+    for path in ["/ui/api/history", "/ui/api/history/all", "/ui/api/topology/panels"]:
+        assert client.get(path).status_code == 401  # the data behind the token
     for bad in ["/ui/static/console.html", "/ui/static/..%2Fconsole.py", "/docs/assets/..%2F..%2Fapp.py"]:
         assert client.get(bad).status_code == 404
     missing = client.get("/docs/assets/swagger-ui.js.map")

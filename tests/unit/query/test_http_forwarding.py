@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -63,7 +64,8 @@ class Recorder:
         self.target = target
         self.requests: list[httpx.Request] = []
 
-    def request(self, method: str, url: httpx.URL, headers: dict) -> httpx.Response:
+    def request(self, method: str, url: httpx.URL, headers: dict, **options: Any) -> httpx.Response:
+        """(``options`` such as ``timeout`` are left out: a TestClient answers at once)"""
         self.requests.append(httpx.Request(method, url, headers=headers))
         return self.target.request(method, url, headers=headers)
 
@@ -243,6 +245,7 @@ def test_should_read_other_instances_for_the_console_signed_and_never_with_the_t
         "state": "RUNNING",
         "threads": [{"name": "b-1", "tasks": []}],
         "lags": {},
+        "stores": {"counts": 3},
     }
     monkeypatch.setattr(console, "_local", lambda request: view_of_b)  # B's own view, as B computes it
     client, _, recorder = _pair()

@@ -46,6 +46,7 @@ def test_should_compute_records_lag_from_the_cached_high_watermark_at_most_once_
     metrics = ThreadMetrics("t")
     metrics.maybe_refresh_lag(1000, consumer, lambda: tps)
     assert metrics.records_lag == {("in", 0): 10}  # no position yet for partition 1: left out
+    assert metrics.records_offsets == {("in", 0): (40, 50), ("in", 1): (None, 50)}
     tps[0].offset = 50
     metrics.maybe_refresh_lag(1500, consumer, lambda: tps)
     assert metrics.records_lag == {("in", 0): 10}
