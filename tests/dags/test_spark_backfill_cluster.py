@@ -80,7 +80,8 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
 
 
 RUN = """
-import json, sys
+import faulthandler, json, sys
+faulthandler.dump_traceback_later(540)  # a run that hangs leaves its threads' stacks in its log
 from airflow.dag_processing.dagbag import DagBag
 from tests.dags.conftest import DAGS, DagRunResult
 dag = DagBag(dag_folder=str(DAGS)).get_dag(sys.argv[1])
