@@ -84,12 +84,12 @@ start() {
   say "master $MASTER_URL (UI $UI), $WORKERS workers x $CORES core(s), $MEMORY; logs in $DIR"
 }
 
-stop() {
+stop() {  # SIGTERM to every daemon at once, then wait for each (SIGKILL after 15 s)
   local d pid
-  for d in $(daemons | sort -r); do  # workers first: the master would log each as lost
-    alive "$d" || { rm -f "$DIR/$d.pid"; continue; }
+  for d in $(daemons); do alive "$d" && kill "$(cat "$DIR/$d.pid")" 2>/dev/null || true; done
+  for d in $(daemons); do
+    [ -f "$DIR/$d.pid" ] || continue
     pid=$(cat "$DIR/$d.pid")
-    kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
     kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
     rm -f "$DIR/$d.pid"
