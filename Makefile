@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
+.PHONY: setup setup-kafka setup-spark-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
 
 # PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
 # is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
@@ -10,6 +10,11 @@ setup:
 # Apache Kafka 4.3.1's classpath from Maven Central into .jvm/ (once; needs Java 17 and Maven)
 setup-kafka:
 	@bash scripts/setup_kafka.sh
+
+# Spark's own Kafka connector for the pinned pyspark (jvm/spark-kafka/pom.xml: the jars pyspark lacks)
+# from Maven Central into .jvm/ (once; needs Java 17 and Maven); the backfills read Apache Kafka with it
+setup-spark-kafka:
+	@bash scripts/setup_spark_kafka.sh
 
 # The Kafka Streams 4.3.1 oracle (jvm/kafka-streams-oracle, docs/oracle.md) built into .jvm/ (once;
 # needs a JDK 17 and Maven): tests/oracle compare this project's DSL with it
@@ -35,7 +40,7 @@ demo: setup
 # suite in one process.
 PYTEST_WORKERS ?= 2
 STREAMS_TEST_BROKERS ?= kafka,tansu
-test: setup system-deps setup-kafka setup-oracle
+test: setup system-deps setup-kafka setup-spark-kafka setup-oracle
 	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) $(ARGS)
 
 # The broker-free tests (tests/unit, tests/topology, tests/tools) on the other supported Pythons, each in

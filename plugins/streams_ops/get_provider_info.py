@@ -45,7 +45,11 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": ["streams_ops.hooks.kafka_admin", "streams_ops.hooks.streams_worker"],
+                "python-modules": [
+                    "streams_ops.hooks.kafka_admin",
+                    "streams_ops.hooks.spark",
+                    "streams_ops.hooks.streams_worker",
+                ],
             }
         ],
         "sensors": [

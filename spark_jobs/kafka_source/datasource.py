@@ -1,7 +1,8 @@
 """The ``kafka_range`` PySpark Python Data Source: a batch read of a Kafka topic's offset ranges.
 
-No Spark-Kafka jar can be downloaded here (docs/decisions/0006-spark-python-data-source.md), so this source
-plays the part of Spark's ``kafka`` format for batch reads::
+It reads where Spark's own ``kafka`` format cannot: on the embedded Tansu broker, whose
+ListOffsets answers are wrong (docs/decisions/0011-spark-kafka-connector.md; on Apache Kafka the
+backfills read with the connector, :mod:`spark_jobs.kafka_source.connector`). For batch reads::
 
     register(spark)
     df = (spark.read.format("kafka_range")

@@ -42,6 +42,7 @@ from spark_jobs.payments_backfill.main import (
     _publish,
     interval_id,
     read_ranges,
+    reader_of,
     run_backfill,
     to_epoch_ms,
 )
@@ -86,7 +87,7 @@ def run_backfill_intervals(
         raise ValueError(f"publish topic {publish_topic!r} does not exist; provision it first")
     spark = spark or session_or_local()
     ranges, way = plan_ranges_for_times(bootstrap_servers, topic, span_start, span_end)
-    raw = read_ranges(spark, bootstrap_servers, topic, ranges, span_start, span_end)
+    raw = read_ranges(spark, bootstrap_servers, topic, ranges, span_start, span_end, way)
     parsed = in_interval(parse_payments(raw), span_start, span_end)
     grid = tiled(bounds)
     if grid is not None:
@@ -139,6 +140,7 @@ def run_backfill_intervals(
         parsed.unpersist()
     read = {
         "way": way,
+        "reader": reader_of(way),
         "records_in_span": records,
         "offsets": {str(r.partition): [r.start, r.end] for r in ranges},
     }
@@ -280,5 +282,11 @@ def _on_grid(
     finally:
         numbered.unpersist()
         result.unpersist()
-    read = {"way": way, "records_in_span": sum(counts.values()), "offsets": offsets, "timings_s": timings}
+    read = {
+        "way": way,
+        "reader": reader_of(way),
+        "records_in_span": sum(counts.values()),
+        "offsets": offsets,
+        "timings_s": timings,
+    }
     return {"read": read, "intervals": outcomes}

@@ -47,7 +47,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.kafka_source import FORMAT, OffsetRange, pinned_offsets
-from spark_jobs.kafka_source.by_time import plan_ranges_for_times
+from spark_jobs.kafka_source.by_time import BY_TIMESTAMP, SCAN, plan_ranges_for_times
+from spark_jobs.kafka_source.connector import KAFKA_FORMAT, connector_loaded, read_by_timestamp
 from spark_jobs.payments_backfill.expectations import ValidationReport, validate_windowed_spend
 from spark_jobs.payments_backfill.publish import (
     publish_transactionally,
@@ -58,7 +59,7 @@ from spark_jobs.payments_backfill.publish import (
     write_marker,
 )
 from spark_jobs.payments_backfill.transform import HOUR_MS, in_interval, parse_payments, windowed_spend
-from spark_jobs.session import session_or_local
+from spark_jobs.session import connector_jars, session_or_local
 from streams_runtime.kafka.clients import create_admin, partition_counts
 
 __all__ = ["BackfillValidationError", "interval_id", "main", "run_backfill", "to_epoch_ms"]
@@ -178,8 +179,28 @@ def read_ranges(
     ranges: list[OffsetRange],
     start_ms: int,
     end_ms: int,
+    way: str = SCAN,
 ) -> DataFrame:
-    """The raw records of the pinned ``ranges`` with a timestamp in ``[start_ms, end_ms)``."""
+    """The raw records of the pinned ``ranges`` with a timestamp in ``[start_ms, end_ms)``.
+
+    ``way`` is how the ranges were planned (:mod:`spark_jobs.kafka_source.by_time`): planned by
+    timestamp (Apache Kafka), Spark's own Kafka connector reads them
+    (:mod:`spark_jobs.kafka_source.connector`); a bounded scan (Tansu, which has no ListOffsets
+    by time) goes through the ``kafka_range`` Python source
+    (docs/decisions/0011-spark-kafka-connector.md).
+
+    :raises RuntimeError: planned by timestamp on a session without the connector's jars (the
+        message names the setup command).
+    """
+    if way == BY_TIMESTAMP:
+        if not connector_loaded(spark):
+            _, why = connector_jars()
+            raise RuntimeError(
+                why
+                or "the active Spark session was created without Spark's Kafka connector in "
+                "spark.jars; create it with spark_jobs.session.local_session"
+            )
+        return read_by_timestamp(spark, bootstrap_servers, topic, ranges, start_ms, end_ms)
     starting, ending = pinned_offsets(ranges)
     return (
         spark.read.format(FORMAT)
@@ -191,6 +212,11 @@ def read_ranges(
         .option("ending_timestamp", str(end_ms))
         .load()
     )
+
+
+def reader_of(way: str) -> str:
+    """Which source reads ranges planned ``way``: ``kafka`` (Spark's connector) or ``kafka_range``."""
+    return KAFKA_FORMAT if way == BY_TIMESTAMP else FORMAT
 
 
 class _StepClock:
@@ -254,10 +280,12 @@ def run_backfill(
     clock.lap("1-session")
     # Step 2
     if source is None:
-        ranges, _ = plan_ranges_for_times(bootstrap_servers, topic, start_ms, end_ms)
-        parsed = parse_payments(read_ranges(spark, bootstrap_servers, topic, ranges, start_ms, end_ms))
+        ranges, way = plan_ranges_for_times(bootstrap_servers, topic, start_ms, end_ms)
+        reader = reader_of(way)
+        parsed = parse_payments(read_ranges(spark, bootstrap_servers, topic, ranges, start_ms, end_ms, way))
     else:
         parsed, ranges = source
+        reader = "batch"
     # Step 3
     payments: DataFrame = in_interval(parsed, start_ms, end_ms).cache()
     result: DataFrame | None = None
@@ -267,6 +295,7 @@ def run_backfill(
         if source_count == 0:
             return {
                 "status": "empty",
+                "reader": reader,
                 "topic": topic,
                 "interval_id": ident,
                 "interval_start_ms": start_ms,
@@ -329,6 +358,7 @@ def run_backfill(
             result.unpersist()
     return {
         "status": "passed",
+        "reader": reader,
         **run_meta,
         "rows": rows,
         "output_path": str(output_dir / f"{PARTITION_COLUMN}={ident}"),

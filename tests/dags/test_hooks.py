@@ -131,3 +131,26 @@ def test_worker_hook_reports_a_refused_connection_and_a_missing_host(monkeypatch
     set_conn(monkeypatch, "w3", {"conn_type": "http"})
     with pytest.raises(StreamsWorkerError, match="no host and no extra 'base_url'"):
         StreamsWorkerHook("w3").get_json("x")
+
+
+def test_spark_hook_reads_the_master_from_the_connection_and_defaults_to_local(monkeypatch) -> None:
+    """host + port, a whole URL in host (compose's form), local[N]; no connection: local[*]; a
+    value Spark would not take names the connection, the key and the allowed values."""
+    import json
+
+    from streams_ops.hooks.spark import SparkConnectionError, SparkMasterHook
+
+    def master(conn: dict | None) -> str:
+        if conn is None:
+            monkeypatch.delenv("AIRFLOW_CONN_STREAMS_SPARK", raising=False)
+        else:
+            monkeypatch.setenv("AIRFLOW_CONN_STREAMS_SPARK", json.dumps({"conn_type": "spark", **conn}))
+        return SparkMasterHook().master
+
+    assert master(None) == "local[*]"
+    assert master({"host": "spark://127.0.0.1", "port": 7077}) == "spark://127.0.0.1:7077"
+    assert master({"host": "spark://spark-master:7077"}) == "spark://spark-master:7077"
+    assert master({"host": "local[2]"}) == "local[2]"
+    for bad in ({"host": "yarn"}, {"host": "spark://127.0.0.1"}, {"host": "127.0.0.1", "port": 7077}):
+        with pytest.raises(SparkConnectionError, match=r"'streams_spark'.*'host'.*spark://HOST:PORT"):
+            master(bad)

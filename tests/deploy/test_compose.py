@@ -474,3 +474,34 @@ def test_worker_refuses_a_shipped_or_short_secret_naming_the_setting(
     error = capsys.readouterr().err
     assert refused == [1] and setting in error and "error:" in error, error
     assert value not in error
+
+
+@pytest.mark.parametrize(
+    ("shell", "master"),
+    [
+        ({}, "spark://spark-master:7077"),
+        ({"SPARK_MASTER_URL": "spark://spark.example:7078"}, "spark://spark.example:7078"),
+    ],
+)
+def test_the_backfills_run_on_the_spark_master_compose_names(shell: dict[str, str], master: str) -> None:
+    """``$SPARK_MASTER_URL`` (default the compose cluster) reaches every Airflow container as the
+    ``streams_spark`` connection, which is what the backfill operator reads its master from; the
+    default is the master the compose cluster runs and its worker joins."""
+    import json
+
+    env = {name: "x" for name in COMPOSE_SECRETS} | shell
+    rendered = _render(COMPOSE, env)["services"]
+    for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
+        conn = json.loads(rendered[name]["environment"]["AIRFLOW_CONN_STREAMS_SPARK"])
+        assert conn["conn_type"] == "spark"
+        assert conn["host"] == master and "port" not in conn  # SparkMasterHook's whole-URL form
+        assert "SPARK_MASTER_URL" not in rendered[name]["environment"], "read by nothing: set the connection"
+    if not shell:
+        master_cmd = SERVICES["spark-master"]["command"]
+        assert master_cmd[master_cmd.index("--host") + 1] == "spark-master"
+        assert SERVICES["spark-worker"]["command"][-1] == master
+    # the connector's jars are in the image, where the session looks for them
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    assert "STREAMS_SPARK_KAFKA_JARS=/opt/spark-kafka" in dockerfile
+    assert "COPY --from=spark-kafka /opt/spark-kafka /opt/spark-kafka" in dockerfile
+    assert "COPY jvm/spark-kafka/pom.xml" in dockerfile

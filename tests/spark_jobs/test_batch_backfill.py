@@ -35,7 +35,7 @@ def test_a_batch_gives_each_interval_what_running_it_alone_gives(
 
     statuses = [o["status"] for o in batch["intervals"]]
     assert statuses == ["passed", "passed", "failed", "empty"], statuses
-    assert batch["read"]["way"] in (SCAN, BY_TIMESTAMP)
+    assert (batch["read"]["way"], batch["read"]["reader"]) in ((SCAN, "kafka_range"), (BY_TIMESTAMP, "kafka"))
     assert batch["read"]["records_in_span"] == sum(T0 <= r.timestamp < T0 + 21 * H for r in records) + 1
     failed = batch["intervals"][2]
     assert any("total_amount" in f for f in failed["failed"]) and failed["data_docs_url"].startswith(

@@ -19,6 +19,13 @@ Outcomes, as the task shows them:
   only when rows were published.
 
 ``publish_topic`` ``None``, empty or ``"none"`` publishes nothing.
+
+Where Spark runs: the master of the ``spark_conn_id`` connection
+(:class:`~streams_ops.hooks.spark.SparkMasterHook`: a standalone cluster ``spark://host:port``),
+``local[*]`` in the task's process when that connection does not exist. The task creates the
+session (:func:`spark_jobs.session.job_session`, which ships the job's code to a cluster's
+executors) and stops it when the job returns, so the cluster lists the application as finished; a
+session already active in the process (a test's) is borrowed instead and left running.
 """
 
 from __future__ import annotations
@@ -57,6 +64,8 @@ class SparkBackfillOperator(BaseOperator):
     :param window_ms: the tumbling window of the recomputed aggregation.
     :param entry_point: ``package.module:function`` of the job.
     :param kafka_conn_id: the Connection of the cluster (see ``KafkaAdminHook``).
+    :param spark_conn_id: the Connection of the Spark master (see ``SparkMasterHook``); absent,
+        the job runs on ``local[*]``.
     :returns: the job's result dict (pushed to XCom).
     """
 
@@ -69,6 +78,7 @@ class SparkBackfillOperator(BaseOperator):
         "report_dir",
         "window_ms",
         "kafka_conn_id",
+        "spark_conn_id",
     )
     ui_color = "#fbe9d9"
     operator_extra_links = (DataDocsLink(),)
@@ -85,6 +95,7 @@ class SparkBackfillOperator(BaseOperator):
         window_ms: Any = 3_600_000,
         entry_point: str = DEFAULT_ENTRY_POINT,
         kafka_conn_id: str = "streams_kafka",
+        spark_conn_id: str = "streams_spark",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -97,6 +108,7 @@ class SparkBackfillOperator(BaseOperator):
         self.window_ms = window_ms
         self.entry_point = entry_point
         self.kafka_conn_id = kafka_conn_id
+        self.spark_conn_id = spark_conn_id
 
     def execute(self, context: Any) -> dict[str, Any]:
         from streams_ops.hooks.kafka_admin import KafkaAdminHook
@@ -119,16 +131,18 @@ class SparkBackfillOperator(BaseOperator):
         )
         ti = context["ti"]
         try:
-            result = run(
-                bootstrap_servers=bootstrap,
-                topic=self.topic,
-                output_dir=self.output_dir,
-                interval_start=self.interval_start,
-                interval_end=self.interval_end,
-                publish_topic=publish,
-                report_dir=self.report_dir or None,
-                window_ms=int(self.window_ms),
-            )
+            with self.spark_session(context) as spark:
+                result = run(
+                    bootstrap_servers=bootstrap,
+                    topic=self.topic,
+                    output_dir=self.output_dir,
+                    interval_start=self.interval_start,
+                    interval_end=self.interval_end,
+                    publish_topic=publish,
+                    report_dir=self.report_dir or None,
+                    window_ms=int(self.window_ms),
+                    spark=spark,
+                )
         except Exception as exc:
             if validation_error is None or not isinstance(exc, validation_error):
                 ti.xcom_push(key="failure", value=f"{type(exc).__name__}: {exc}")
@@ -152,6 +166,17 @@ class SparkBackfillOperator(BaseOperator):
             result.get("data_docs_url"),
         )
         return result
+
+    def spark_session(self, context: Any) -> Any:
+        """The task's Spark session on the master of ``spark_conn_id`` (a context manager)."""
+        from spark_jobs.session import job_session
+        from streams_ops.hooks.spark import SparkMasterHook
+
+        master = SparkMasterHook(spark_conn_id=self.spark_conn_id).master
+        ti = context["ti"]
+        app = f"{ti.dag_id}.{ti.task_id}" + (f"[{ti.map_index}]" if getattr(ti, "map_index", -1) >= 0 else "")
+        self.log.info("Spark master %s (connection %s), application %s", master, self.spark_conn_id, app)
+        return job_session(master, app_name=app)
 
     def _fail_validation(self, ti: Any, exc: Exception) -> None:
         failed = list(getattr(exc, "failed", []) or [])

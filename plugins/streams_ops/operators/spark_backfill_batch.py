@@ -74,23 +74,26 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
         )
         ti = context["ti"]
         try:
-            result = run(
-                bootstrap,
-                self.topic,
-                self.output_dir,
-                [(i["interval_start"], i["interval_end"]) for i in intervals],
-                publish,
-                window_ms=int(self.window_ms),
-            )
+            with self.spark_session(context) as spark:
+                result = run(
+                    bootstrap,
+                    self.topic,
+                    self.output_dir,
+                    [(i["interval_start"], i["interval_end"]) for i in intervals],
+                    publish,
+                    window_ms=int(self.window_ms),
+                    spark=spark,
+                )
         except Exception as exc:
             ti.xcom_push(key="failure", value=f"{type(exc).__name__}: {exc}")
             raise
         outcomes = result["intervals"]
         read = result["read"]
         self.log.info(
-            "read %d records of the span once (%s); seconds per step: %s",
+            "read %d records of the span once (%s, source %s); seconds per step: %s",
             read["records_in_span"],
             read["way"].replace("_", " "),
+            read.get("reader"),
             read.get("timings_s", "n/a"),
         )
         for outcome in outcomes:
