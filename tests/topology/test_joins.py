@@ -321,3 +321,22 @@ def test_foreign_key_inner_join_on_an_unchanged_key_without_a_match_emits_nothin
         orders.pipe_input("a", "x", 1)
         orders.pipe_input("a", "x", 2)
         assert out.read_key_values_to_list() == []
+
+
+def test_stream_global_table_left_join_keeps_a_record_whose_selected_key_is_null():
+    """A left join with a global table joins a record whose key selector gives null with null (an
+    inner join drops it), as Kafka Streams 4.3.1 does (tests/oracle found it)."""
+    for left_join, expected in ((True, [("a", "-|-"), ("b", "x|1")]), (False, [("b", "x|1")])):
+        builder = StreamsBuilder()
+        table = builder.global_table("lookup", Consumed.with_(S, S))
+        stream = builder.stream("in", Consumed.with_(S, S))
+        join = stream.left_join if left_join else stream.join
+        joined = join(table, lambda k, v: v or None, lambda v, t: f"{v or '-'}|{t or '-'}")
+        joined.to("out", Produced.with_(S, S))
+        with TopologyTestDriver(builder.build()) as driver:
+            driver.create_input_topic("lookup", S, S).pipe_input("x", "1", 0)
+            stream_in = driver.create_input_topic("in", S, S)
+            stream_in.pipe_input("a", "", 1)  # the selector gives null
+            stream_in.pipe_input("b", "x", 2)
+            out = driver.create_output_topic("out", S, S)
+            assert out.read_key_values_to_list() == expected
