@@ -44,7 +44,9 @@ EMIT_FINAL_DEFAULT_RETENTION = "windowed.emit_on_window_close.default_retention"
 
 #: operations the strategy does not generate, each with the divergence that keeps it out
 #: (docs/oracle.md, "Known divergences"); the key is ``<chain kind>.<op>``, ``window.<type>``,
-#: ``join.<stream or table>`` or a special case such as EMIT_FINAL_DEFAULT_RETENTION
+#: ``join.<stream, table or global_table>``, ``table.versioned`` (versioned table sources),
+#: ``table.foreign_key_join``, ``suppress.<max_records or max_bytes>`` (bounded buffers) or a
+#: special case such as EMIT_FINAL_DEFAULT_RETENTION
 EXCLUDED: dict[str, str] = {
     EMIT_FINAL_DEFAULT_RETENTION: (
         "Kafka Streams writes a record before it reads the windows that "
