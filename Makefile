@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka setup-spark-kafka setup-oracle setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
+.PHONY: setup setup-kafka setup-spark-kafka setup-oracle fuzz-oracle setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
 
 # PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
 # is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
@@ -20,6 +20,13 @@ setup-spark-kafka:
 # needs a JDK 17 and Maven): tests/oracle compare this project's DSL with it
 setup-oracle:
 	@bash scripts/setup_kafka_streams_oracle.sh
+
+# The oracle's generated cases ORACLE_SCALE times over (10 by default: about 4,000 cases instead of
+# the test suite's 400, derandomized too); the first difference of each family fails its test with
+# the shrunk case (docs/oracle.md); no per-test time limit (a family takes minutes)
+ORACLE_SCALE ?= 10
+fuzz-oracle: setup setup-oracle
+	@ORACLE_SCALE=$(ORACLE_SCALE) .venv/bin/python -m pytest -p no:cacheprovider --timeout=0 tests/oracle $(ARGS)
 
 # What bench/peers.py compares with: Kafka Streams 4.3.1 running the benchmark's workloads
 # (jvm/kafka-streams-bench, built into .jvm/) and Quix Streams in .venv-quix (once; needs Java 17 and Maven)

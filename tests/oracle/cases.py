@@ -31,6 +31,11 @@ STRING_VALUES = ("", "x", "y", "ab", "abc", "hello")
 CONFIG = {"statestore.cache.max.bytes": 0}
 
 WINDOWS = ("sliding", "session", "hopping", "tumbling")
+#: the keys of a topic read by a key selector's result (a foreign key, a global table's lookup):
+#: what the catalogue's key selectors give on the generated keys and values
+LOOKUP_KEYS = ("0", "1", "2", "a", "x", "ab")
+#: a versioned table's history retention (ms): none, shorter and longer than a case's time span
+HISTORY_RETENTIONS = (0, 5, 10, 1000)
 #: the store retention (ms) of an aggregation that emits on window close where the default would
 #: meet the divergence in EXCLUDED: longer than any case's time span, so no window expires
 EMIT_FINAL_RETENTION = 1000
@@ -39,7 +44,9 @@ EMIT_FINAL_DEFAULT_RETENTION = "windowed.emit_on_window_close.default_retention"
 
 #: operations the strategy does not generate, each with the divergence that keeps it out
 #: (docs/oracle.md, "Known divergences"); the key is ``<chain kind>.<op>``, ``window.<type>``,
-#: ``join.<stream or table>`` or a special case such as EMIT_FINAL_DEFAULT_RETENTION
+#: ``join.<stream, table or global_table>``, ``table.versioned`` (versioned table sources),
+#: ``table.foreign_key_join``, ``suppress.<max_records or max_bytes>`` (bounded buffers) or a
+#: special case such as EMIT_FINAL_DEFAULT_RETENTION
 EXCLUDED: dict[str, str] = {
     EMIT_FINAL_DEFAULT_RETENTION: (
         "Kafka Streams writes a record before it reads the windows that "
@@ -123,15 +130,12 @@ def aggregation(draw: st.DrawFn, value_type: str, table: bool = False) -> tuple[
 
 
 @st.composite
-def table_ops(draw: st.DrawFn, value_type: str) -> tuple[list[dict[str, Any]], str]:
-    """Up to two table filters and value mappers."""
+def table_ops(draw: st.DrawFn, value_type: str, mappers: bool = True) -> tuple[list[dict[str, Any]], str]:
+    """Up to two table filters and (when ``mappers``) value mappers."""
     ops: list[dict[str, Any]] = []
+    kinds = ("filter", "filter_not", "map_values") if mappers else ("filter", "filter_not")
     for _ in range(draw(st.integers(0, 2))):
-        op = draw(
-            st.sampled_from(
-                [o for o in ("filter", "filter_not", "map_values") if f"table.{o}" not in EXCLUDED]
-            )
-        )
+        op = draw(st.sampled_from([o for o in kinds if f"table.{o}" not in EXCLUDED]))
         if op == "map_values":
             name = draw(st.sampled_from(_names(CATALOGUE.value_mappers, value_type)))
             to = CATALOGUE.value_mappers[name].gives or value_type
@@ -184,12 +188,57 @@ def aggregation_stage(
     op, value_type = draw(aggregation(value_type))
     ops.append(op)  # an emit-final aggregation's retention: set by _emit_final_retention
     if not windowed:
+        # suppress first: a table's value mapper leaves no value serde for the suppression buffer
+        if "table.suppress" not in EXCLUDED and draw(st.integers(0, 4)) == 0:
+            ops.append(draw(time_limit_suppress()))
         more, value_type = draw(table_ops(value_type))
         ops += more
     elif "windowed_table.suppress" not in EXCLUDED and draw(st.integers(0, 3)) == 0:
-        ops.append({"op": "suppress"})
+        ops.append({"op": "suppress"} if draw(st.booleans()) else draw(time_limit_suppress()))
     ops.append({"op": "to_stream"})
     return ops, value_type
+
+
+@st.composite
+def time_limit_suppress(draw: st.DrawFn) -> dict[str, Any]:
+    """suppress(untilTimeLimit): a time limit, and an unbounded buffer or one bounded by records
+    or bytes that emits early or shuts down when full."""
+    op: dict[str, Any] = {
+        "op": "suppress",
+        "until": "time_limit",
+        "time_limit": draw(st.sampled_from([0, 2, 5, 10])),
+    }
+    bound = draw(st.sampled_from([None, "max_records", "max_bytes"]))
+    if bound is not None and f"suppress.{bound}" not in EXCLUDED:
+        limit = draw(st.sampled_from([1, 2, 3] if bound == "max_records" else [60, 120, 240]))
+        op["buffer"] = {bound: limit, "when_full": draw(st.sampled_from(["emit_early", "shut_down"]))}
+    return op
+
+
+@st.composite
+def table_source(
+    draw: st.DrawFn, topic: str, value_type: str, versioned: bool = True, mappers: bool = True
+) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """A table over ``topic``: a ``table`` source, a versioned one (when ``versioned``), or a
+    stream made a table by ``to_table``; then maybe table operations (filters
+    only unless ``mappers``: a table's value mapper leaves it without a value serde, which a
+    foreign-key join needs on both sides). The source, the operations and the value type they
+    leave."""
+    ops: list[dict[str, Any]] = []
+    kinds = ["table", "to_table"]
+    if versioned and "table.versioned" not in EXCLUDED:
+        kinds.append("versioned")
+    kind = draw(st.sampled_from(kinds))
+    if kind != "to_table":
+        source = _source(topic, value_type, "table")
+        if kind == "versioned":
+            source["versioned"] = {"history_retention": draw(st.sampled_from(HISTORY_RETENTIONS))}
+    else:
+        source = _source(topic, value_type)
+        ops, value_type = draw(stateless_ops(value_type, 1))
+        ops.append(draw(store_type({"op": "to_table"})))
+    more, value_type = draw(table_ops(value_type, mappers))
+    return source, [*ops, *more], value_type
 
 
 @st.composite
@@ -202,9 +251,11 @@ def stateless_ops(draw: st.DrawFn, value_type: str, most: int) -> tuple[list[dic
 
 
 @st.composite
-def inputs(draw: st.DrawFn, topics: dict[str, str]) -> list[dict[str, Any]]:
+def inputs(
+    draw: st.DrawFn, topics: dict[str, str], keys: dict[str, tuple[str, ...]] | None = None
+) -> list[dict[str, Any]]:
     """Up to 16 steps: records on ``topics`` (topic -> value type) and now and then a wall-clock
-    advance."""
+    advance; a topic's keys come from ``keys`` (topic -> keys) or KEYS, and null."""
     values = {
         topic: st.sampled_from(STRING_VALUES) if value_type == STRING else st.integers(-3, 10)
         for topic, value_type in topics.items()
@@ -220,7 +271,7 @@ def inputs(draw: st.DrawFn, topics: dict[str, str]) -> list[dict[str, Any]]:
         steps.append(
             {
                 "topic": topic,
-                "key": draw(st.one_of(st.sampled_from(KEYS), st.none())),
+                "key": draw(st.one_of(st.sampled_from((keys or {}).get(topic, KEYS)), st.none())),
                 "value": draw(st.one_of(values[topic], st.none())),
                 "timestamp": timestamp,
             }
@@ -233,13 +284,14 @@ def _case(
     pipelines: list[dict[str, Any]],
     topics: dict[str, str],
     outputs: dict[str, str],
+    keys: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     config = dict(CONFIG) if draw(st.integers(0, 3)) else {}
     _emit_final_retention(draw, pipelines)
     return {
         "config": config,
         "topology": {"pipelines": pipelines},
-        "inputs": draw(inputs(topics)),
+        "inputs": draw(inputs(topics, keys)),
         "outputs": [{"topic": topic, "key": STRING, "value": v} for topic, v in outputs.items()],
     }
 
@@ -311,21 +363,14 @@ def windowed_cases(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def table_cases(draw: st.DrawFn) -> dict[str, Any]:
-    """Tables: a table read from ``in`` (a ``table`` source, or a stream made one by
-    ``to_table``), table operations, re-keyed by ``group_by`` and aggregated (count, or reduce and
-    aggregate with their subtractors), more table operations, to_stream."""
+    """Tables: a table read from ``in`` (a ``table`` source, maybe versioned, or a
+    stream made one by ``to_table``), table operations, re-keyed by ``group_by`` and aggregated
+    (count, or reduce and aggregate with their subtractors), more table operations, to_stream."""
     source_type = draw(st.sampled_from([STRING, LONG]))
-    value_type = source_type
-    if draw(st.booleans()):
-        source, ops = _source("in", source_type, "table"), []
-    else:
-        source = _source("in", source_type)
-        ops, value_type = draw(stateless_ops(source_type, 2))
-        ops.append(draw(store_type({"op": "to_table"})))
-    more, value_type = draw(table_ops(value_type))
+    source, ops, value_type = draw(table_source("in", source_type))
     stage, value_type = draw(table_group_by(value_type))
     after, value_type = draw(table_ops(value_type))
-    ops += [*more, *stage, *after, {"op": "to_stream"}]
+    ops += [*stage, *after, {"op": "to_stream"}]
     tail, value_type = draw(stateless_ops(value_type, 2))
     ops += [*tail, {"op": "to", "topic": "out"}]
     return _case(draw, [{"source": source, "ops": ops}], {"in": source_type}, {"out": value_type})
@@ -337,9 +382,16 @@ def join_cases(draw: st.DrawFn) -> dict[str, Any]:
     named ``right``): inner, left or (stream-stream) outer; JoinWindows with a time difference,
     grace and maybe an asymmetric ``after``; then maybe an aggregation stage."""
     left_type, right_type = draw(st.sampled_from([STRING, LONG])), draw(st.sampled_from([STRING, LONG]))
-    right_kind = draw(st.sampled_from([k for k in ("stream", "table") if f"join.{k}" not in EXCLUDED]))
-    if right_kind == "table" and draw(st.booleans()):
+    kinds = ("stream", "table", "global_table")
+    right_kind = draw(st.sampled_from([k for k in kinds if f"join.{k}" not in EXCLUDED]))
+    keys: dict[str, tuple[str, ...]] = {}
+    if right_kind == "global_table":
+        right = {"name": "right", "source": _source("in2", right_type, "global_table"), "ops": []}
+        keys["in2"] = LOOKUP_KEYS
+    elif right_kind == "table" and draw(st.booleans()):
         right = {"name": "right", "source": _source("in2", right_type, "table"), "ops": []}
+        if "table.versioned" not in EXCLUDED and draw(st.booleans()):
+            right["source"]["versioned"] = {"history_retention": draw(st.sampled_from(HISTORY_RETENTIONS))}
     else:
         right_ops, table_type = draw(stateless_ops(right_type, 2))
         if right_kind == "table":
@@ -348,12 +400,14 @@ def join_cases(draw: st.DrawFn) -> dict[str, Any]:
             right_ops += more
         right = {"name": "right", "source": _source("in2", right_type), "ops": right_ops}
     ops, value_type = draw(stateless_ops(left_type, 2))
-    kinds = ["join", "left_join"] + (["outer_join"] if right_kind == "stream" else [])
+    hows = ["join", "left_join"] + (["outer_join"] if right_kind == "stream" else [])
     join: dict[str, Any] = {
-        "op": draw(st.sampled_from([k for k in kinds if f"stream.{k}" not in EXCLUDED])),
+        "op": draw(st.sampled_from([k for k in hows if f"stream.{k}" not in EXCLUDED])),
         "other": "right",
         "fn": "pair",
     }
+    if right_kind == "global_table":
+        join["key_selector"] = draw(st.sampled_from(_names(CATALOGUE.key_selectors, value_type)))
     if right_kind == "stream":
         join["window"] = {
             "difference": draw(st.sampled_from([0, 2, 5, 10])),
@@ -369,7 +423,100 @@ def join_cases(draw: st.DrawFn) -> dict[str, Any]:
     after, value_type = draw(stateless_ops(value_type, 1))
     ops += [*after, {"op": "to", "topic": "out"}]
     left = {"source": _source("in", left_type), "ops": ops}
-    return _case(draw, [right, left], {"in": left_type, "in2": right_type}, {"out": value_type})
+    return _case(draw, [right, left], {"in": left_type, "in2": right_type}, {"out": value_type}, keys)
+
+
+@st.composite
+def table_join_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """Table-table joins: a table from ``in`` joined with the table ``right`` from ``in2`` (each
+    a table source, maybe versioned, or a stream made a table, with table operations): by key
+    (inner, left, outer) or, one time in two, by a foreign key (inner, left) that a key selector
+    extracts from the left value; the result maybe materialized, then table operations, maybe an
+    aggregation (re-keyed with group_by) or a time-limit suppression, to_stream."""
+    left_type, right_type = draw(st.sampled_from([STRING, LONG])), draw(st.sampled_from([STRING, LONG]))
+    foreign = "table.foreign_key_join" not in EXCLUDED and draw(st.booleans())
+    right_source, right_ops, _ = draw(table_source("in2", right_type, mappers=not foreign))
+    right = {"name": "right", "source": right_source, "ops": right_ops}
+    source, ops, value_type = draw(table_source("in", left_type, mappers=not foreign))
+    hows = ["join", "left_join"] if foreign else ["join", "left_join", "outer_join"]
+    join: dict[str, Any] = {
+        "op": draw(st.sampled_from([h for h in hows if f"table.{h}" not in EXCLUDED])),
+        "other": "right",
+        "fn": "pair",
+    }
+    if foreign:
+        join["extractor"] = draw(st.sampled_from(_names(CATALOGUE.key_selectors, value_type)))
+    versioned = "versioned" in source or "versioned" in right_source
+    # a suppression after the join (never of a versioned table's updates, which Kafka Streams
+    # rejects); its buffer needs the value serde of a materialized join result
+    suppress = not versioned and "table.suppress" not in EXCLUDED and draw(st.integers(0, 4)) == 0
+    if suppress or draw(st.integers(0, 2)) == 0:
+        join["store"] = draw(st.sampled_from(["rocksdb", "in_memory"]))
+    ops.append(join)
+    if suppress:
+        ops.append(draw(time_limit_suppress()))
+    more, value_type = draw(table_ops(CATALOGUE.value_joiners["pair"].gives or STRING))
+    ops += more
+    if draw(st.integers(0, 3)) == 0:
+        stage, value_type = draw(table_group_by(value_type))
+        ops += stage
+    tail, value_type = draw(stateless_ops(value_type, 1))
+    ops += [{"op": "to_stream"}, *tail, {"op": "to", "topic": "out"}]
+    keys = {"in2": LOOKUP_KEYS} if foreign else None
+    topics = {"in": left_type, "in2": right_type}
+    return _case(draw, [right, {"source": source, "ops": ops}], topics, {"out": value_type}, keys)
+
+
+@st.composite
+def cogrouped(
+    draw: st.DrawFn, topic: str, aggregate_type: str, rekey: bool = True
+) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """A stream from ``topic`` made ready to cogroup into an ``aggregate_type`` aggregate: stateless
+    operations, maybe a conversion to a value type an aggregator of that type takes, grouped by key
+    or re-keyed. The source, the operations and the aggregator's name."""
+    source_type = draw(st.sampled_from([STRING, LONG] if aggregate_type == LONG else [STRING]))
+    ops, value_type = draw(stateless_ops(source_type, 1))
+    names = [
+        n
+        for n in _names(CATALOGUE.aggregators, value_type)
+        if CATALOGUE.aggregators[n].gives == aggregate_type
+    ]
+    if not names:
+        ops += _convert(value_type, STRING)
+        value_type = STRING
+        names = [
+            n
+            for n in _names(CATALOGUE.aggregators, STRING)
+            if CATALOGUE.aggregators[n].gives == aggregate_type
+        ]
+    if not rekey or draw(st.booleans()):
+        ops.append({"op": "group_by_key"})
+    else:
+        ops.append(
+            {"op": "group_by", "fn": draw(st.sampled_from(_names(CATALOGUE.key_selectors, value_type)))}
+        )
+    return _source(topic, source_type), ops, draw(st.sampled_from(names))
+
+
+@st.composite
+def cogroup_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """Cogroup: a grouped stream from ``in`` cogrouped with the grouped stream ``other`` from
+    ``in2``, each with an aggregator of the one aggregate type; windowed (any window type) one time
+    in two; aggregated (maybe in an in-memory store), to_stream, stateless operations."""
+    aggregate_type = draw(st.sampled_from([LONG, STRING]))
+    # the other stream grouped by key: with both re-keyed, Kafka Streams 4.3.1 fails to build the
+    # topology (two repartition filters of one name), and so does this project
+    other_source, other_ops, other_fn = draw(cogrouped("in2", aggregate_type, rekey=False))
+    source, ops, fn = draw(cogrouped("in", aggregate_type))
+    ops.append({"op": "cogroup", "fn": fn, "others": [{"other": "other", "fn": other_fn}]})
+    if draw(st.booleans()):
+        ops.append({"op": "windowed_by", "window": draw(window())})
+    ops.append(draw(store_type({"op": "aggregate", "fn": fn})))
+    tail, value_type = draw(stateless_ops(aggregate_type, 1))
+    ops += [{"op": "to_stream"}, *tail, {"op": "to", "topic": "out"}]
+    pipelines = [{"name": "other", "source": other_source, "ops": other_ops}, {"source": source, "ops": ops}]
+    topics = {"in": source["value"], "in2": other_source["value"]}
+    return _case(draw, pipelines, topics, {"out": value_type})
 
 
 @st.composite
@@ -425,4 +572,6 @@ FAMILIES = {
     "tables": (table_cases, 40),
     "joins": (join_cases, 60),
     "branches": (branch_cases, 40),
+    "table_joins": (table_join_cases, 60),
+    "cogroups": (cogroup_cases, 40),
 }

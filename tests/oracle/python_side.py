@@ -21,9 +21,11 @@ from streams_runtime import (
     Produced,
     Repartitioned,
     Serdes,
+    SessionWindowedCogroupedKStream,
     SessionWindowedKStream,
     SessionWindows,
     SlidingWindows,
+    Stores,
     StreamJoined,
     StreamsBuilder,
     Suppressed,
@@ -143,8 +145,19 @@ def _source(builder: StreamsBuilder, source: dict[str, Any], named: dict[str, _C
     match source.get("kind", "stream"):
         case "stream":
             return _Chain(builder.stream(source["topic"], consumed=consumed), "stream", value_type)
+        case "table" if "versioned" in source:
+            store = Stores.persistent_versioned_key_value_store(
+                source["topic"] + "-versioned", source["versioned"]["history_retention"]
+            )
+            materialized = Materialized.as_(store).with_key_serde(serde(STRING))
+            materialized = materialized.with_value_serde(serde(value_type))
+            table = builder.table(source["topic"], consumed=consumed, materialized=materialized)
+            return _Chain(table, "table", value_type)
         case "table":
             return _Chain(builder.table(source["topic"], consumed=consumed), "table", value_type)
+        case "global_table":
+            table = builder.global_table(source["topic"], consumed=consumed)
+            return _Chain(table, "global_table", value_type)
     raise ValueError(f"unknown source kind {source['kind']}")
 
 
@@ -160,6 +173,10 @@ def _join(
     joiner = catalogue.value_joiners[op["fn"]].fn
     key = serde(STRING)
     method = {"join": left.join, "left_join": left.left_join, "outer_join": left.outer_join}[how]
+    if right.kind == "global_table":
+        if how == "outer_join":
+            raise ValueError("outer_join does not join a stream with a global table")
+        return method(right.current, catalogue.key_selectors[op["key_selector"]].fn, joiner)
     if right.kind == "table":
         if how == "outer_join":
             raise ValueError("outer_join does not join a stream with a table")
@@ -168,6 +185,60 @@ def _join(
         raise ValueError("a stream joins a stream or a table")
     joined = StreamJoined.with_(key, serde(left_type), serde(right.value_type))
     return method(right.current, joiner, _join_windows(op["window"]), joined)
+
+
+def _table_join(left: Any, how: str, op: dict[str, Any], right: _Chain, catalogue: Catalogue) -> Any:
+    """A table-table join: by key (inner, left, outer), or by foreign key (``extractor``); the
+    result materialized when the op names a ``store``."""
+    if right.kind != "table":
+        raise ValueError("a table joins a table")
+    joiner = catalogue.value_joiners[op["fn"]].fn
+    store = [_store(op, catalogue.value_joiners[op["fn"]].gives or STRING)] if "store" in op else []
+    method = {"join": left.join, "left_join": left.left_join, "outer_join": left.outer_join}[how]
+    if "extractor" in op:
+        if how == "outer_join":
+            raise ValueError("outer_join is not a foreign-key join")
+        selector = catalogue.key_selectors[op["extractor"]].fn
+        return method(right.current, lambda key, value: selector(key, value), joiner, *store)
+    return method(right.current, joiner, *store)
+
+
+def _suppressed(op: dict[str, Any]) -> Suppressed:
+    """Until the windows close (the default) or until a time limit, with the op's buffer config."""
+    buffer = op.get("buffer")
+    config = BufferConfig.unbounded()
+    if buffer is not None:
+        if "max_records" in buffer:
+            config = BufferConfig.max_records(buffer["max_records"])
+            if "max_bytes" in buffer:
+                config = config.with_max_bytes(buffer["max_bytes"])
+        else:
+            config = BufferConfig.max_bytes(buffer["max_bytes"])
+        match buffer["when_full"]:
+            case "emit_early":
+                config = config.emit_early_when_full()
+            case "shut_down":
+                config = config.shut_down_when_full()
+            case other:
+                raise ValueError(f"unknown buffer policy {other}")
+    match op.get("until", "window_close"):
+        case "window_close":
+            return Suppressed.until_window_closes(config)
+        case "time_limit":
+            return Suppressed.until_time_limit(op["time_limit"], config)
+        case other:
+            raise ValueError(f"unknown suppression {other}")
+
+
+def _cogroup(current: Any, op: dict[str, Any], named: dict[str, _Chain], catalogue: Catalogue) -> Any:
+    value_type = catalogue.aggregators[op["fn"]].gives
+    cogrouped = current.cogroup(catalogue.aggregators[op["fn"]].fn[1])
+    for more in op["others"]:
+        other = _other(more, named)
+        if other.kind != "grouped" or catalogue.aggregators[more["fn"]].gives != value_type:
+            raise ValueError("cogroup takes grouped streams aggregated to one type")
+        cogrouped = cogrouped.cogroup(other.current, catalogue.aggregators[more["fn"]].fn[1])
+    return cogrouped
 
 
 def _split(
@@ -264,17 +335,32 @@ def _add_pipeline(
                     current.group_by(mapper, Grouped.with_(key, serde(value_type))),
                     "grouped_table",
                 )
+            case "table", "join" | "left_join" | "outer_join":
+                current = _table_join(current, name, op, _other(op, named), catalogue)
+                value_type = catalogue.value_joiners[fn].gives or value_type
+            case "table" | "windowed_table", "suppress":
+                current = current.suppress(_suppressed(op))
+            case "grouped", "cogroup":
+                current, kind = _cogroup(current, op, named, catalogue), "cogrouped"
+                value_type = catalogue.aggregators[fn].gives or value_type
+            case "cogrouped", "windowed_by":
+                current, kind = current.windowed_by(_windows(op["window"])), "windowed_cogrouped"
+            case "cogrouped" | "windowed_cogrouped", "aggregate":
+                initializer = catalogue.aggregators[fn].fn[0]
+                functions = [initializer]
+                if isinstance(current, SessionWindowedCogroupedKStream):
+                    functions.append(catalogue.mergers[fn].fn)
+                current = current.aggregate(*functions, _store(op, value_type, kind == "windowed_cogrouped"))
+                kind = "table" if kind == "cogrouped" else "windowed_table"
             case "table", "to_stream":
                 current, kind = current.to_stream(), "stream"
-            case "windowed_table", "suppress":
-                current = current.suppress(Suppressed.until_window_closes(BufferConfig.unbounded()))
             case "windowed_table", "to_stream":
                 current, kind = current.to_stream().map(_render_windowed_key), "stream"
             case _:
                 raise ValueError(f"operation {name} does not apply to a {kind}")
     if "name" in pipeline:
-        if kind not in ("stream", "table"):
-            raise ValueError("a named pipeline ends with a stream or a table")
+        if kind not in ("stream", "table", "global_table", "grouped"):
+            raise ValueError("a named pipeline ends with a stream, a table or a grouped stream")
         named[pipeline["name"]] = _Chain(current, kind, value_type)
     elif kind != "done":
         raise ValueError("a pipeline ends with to or split, or has a name")

@@ -2,12 +2,18 @@
 TopologyTestDriver and through this project's, every output record compared (docs/oracle.md).
 
 Hypothesis draws the cases (tests/oracle/cases.py, one test per family: chains, windows, tables,
-joins, branches) derandomized, so a run is the same run every time; a difference fails with the
-first differing record and the (shrunk) case as JSON.
+joins, branches, table_joins, cogroups) derandomized, so a run is the same run every time; a
+difference fails with the first differing record and the (shrunk) case as JSON. The cases that
+once differed are kept as files (``regressions/``) and run as they are.
+
+``ORACLE_SCALE`` (an integer, 1 by default) multiplies every family's number of cases:
+``make fuzz-oracle`` runs the module with a larger one.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 from typing import Any
 
@@ -20,6 +26,10 @@ from tests.oracle.catalogue import CATALOGUE, Catalogue
 from tests.oracle.compare import first_difference
 from tests.oracle.kafka_streams_side import KafkaStreamsOracle
 from tests.oracle.python_side import run_case
+
+#: how many times each family's case count to run (make fuzz-oracle sets it)
+SCALE = int(os.environ.get("ORACLE_SCALE", "1"))
+REGRESSIONS = sorted((pathlib.Path(__file__).parent / "regressions").glob("*.json"))
 
 ORACLE_SETTINGS = settings(
     max_examples=200,
@@ -42,12 +52,24 @@ def test_python_dsl_should_emit_what_kafka_streams_emits(
 ) -> None:
     strategy, examples = FAMILIES[family]
 
-    @settings(ORACLE_SETTINGS, max_examples=examples)
+    @settings(ORACLE_SETTINGS, max_examples=examples * SCALE)
     @given(case=strategy())
     def same_output(case: dict[str, Any]) -> None:
         _check(kafka_streams_oracle, case)
 
     same_output()
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=lambda path: path.stem)
+def test_a_case_that_once_differed_should_match(
+    kafka_streams_oracle: KafkaStreamsOracle, path: pathlib.Path
+) -> None:
+    """Each file in regressions/ is a case the two runtimes once disagreed on (its ``about`` says
+    how): a minimal topology and records, kept as found, that must keep matching."""
+    case = json.loads(path.read_text())
+    expected = kafka_streams_oracle.run(case)
+    assert expected["error"] is None and expected["records"], "the case no longer shows anything"
+    _check(kafka_streams_oracle, case)
 
 
 UPPER_CASE = {

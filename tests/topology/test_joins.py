@@ -260,3 +260,83 @@ def test_foreign_key_join_accepts_a_key_and_value_extractor_and_rejects_stray_ar
         assert out.read_key_values_to_map() == {"u1-o7": "book:Ada"}
     with pytest.raises(TypeError, match="foreign-key join is join"):
         orders.join(users, lambda a, b: a, None, "stray")
+
+
+def _fk_join(left_join: bool):
+    builder = StreamsBuilder()
+    orders = builder.table("orders", Consumed.with_(S, S))
+    customers = builder.table("customers", Consumed.with_(S, S))
+    join = orders.left_join if left_join else orders.join
+    join(customers, lambda v: v, lambda o, c: f"{o}|{c}").to_stream().to("out", Produced.with_(S, S))
+    driver = TopologyTestDriver(builder.build())
+    return (
+        driver,
+        driver.create_input_topic("orders", S, S),
+        driver.create_input_topic("customers", S, S),
+        driver.create_output_topic("out", S, S),
+    )
+
+
+def test_foreign_key_left_join_emits_one_result_when_the_foreign_key_changes():
+    """A left row moving to another foreign key gets one result, from the new key's response: the
+    old key's subscription is only removed, as Kafka Streams 4.3.1 does (tests/oracle found it)."""
+    driver, orders, customers, out = _fk_join(left_join=True)
+    with driver:
+        customers.pipe_input("x", "1", 0)
+        customers.pipe_input("y", "2", 1)
+        orders.pipe_input("a", "x", 2)
+        assert out.read_key_values_to_list() == [("a", "x|1")]
+        orders.pipe_input("a", "y", 3)
+        assert out.read_key_values_to_list() == [("a", "y|2")]
+        orders.pipe_input("a", None, 4)
+        assert out.read_key_values_to_list() == [("a", None)]
+
+
+def test_foreign_key_inner_join_removes_the_result_when_the_new_foreign_key_is_null():
+    """An inner-join row whose new value has no foreign key loses its result (a tombstone), and a
+    row whose old value had none joins on its new key like an insert."""
+    builder = StreamsBuilder()
+    orders = builder.table("orders", Consumed.with_(S, S))
+    customers = builder.table("customers", Consumed.with_(S, S))
+    orders.join(customers, lambda v: v or None, lambda o, c: f"{o}|{c}").to_stream().to(
+        "out", Produced.with_(S, S)
+    )
+    with TopologyTestDriver(builder.build()) as driver:
+        order_in = driver.create_input_topic("orders", S, S)
+        driver.create_input_topic("customers", S, S).pipe_input("x", "1", 0)
+        out = driver.create_output_topic("out", S, S)
+        order_in.pipe_input("a", "x", 1)
+        order_in.pipe_input("a", "", 2)  # no foreign key now: the old result goes
+        assert out.read_key_values_to_list() == [("a", "x|1"), ("a", None)]
+        order_in.pipe_input("a", "x", 3)  # the old value had no foreign key: joins like an insert
+        order_in.pipe_input("a", "x", 4)  # the same key again: joins again
+        assert out.read_key_values_to_list() == [("a", "x|1"), ("a", "x|1")]
+
+
+def test_foreign_key_inner_join_on_an_unchanged_key_without_a_match_emits_nothing():
+    """An update that keeps its foreign key, which has no value on the other side, emits no
+    tombstone: there was no result before either."""
+    driver, orders, _, out = _fk_join(left_join=False)
+    with driver:
+        orders.pipe_input("a", "x", 1)
+        orders.pipe_input("a", "x", 2)
+        assert out.read_key_values_to_list() == []
+
+
+def test_stream_global_table_left_join_keeps_a_record_whose_selected_key_is_null():
+    """A left join with a global table joins a record whose key selector gives null with null (an
+    inner join drops it), as Kafka Streams 4.3.1 does (tests/oracle found it)."""
+    for left_join, expected in ((True, [("a", "-|-"), ("b", "x|1")]), (False, [("b", "x|1")])):
+        builder = StreamsBuilder()
+        table = builder.global_table("lookup", Consumed.with_(S, S))
+        stream = builder.stream("in", Consumed.with_(S, S))
+        join = stream.left_join if left_join else stream.join
+        joined = join(table, lambda k, v: v or None, lambda v, t: f"{v or '-'}|{t or '-'}")
+        joined.to("out", Produced.with_(S, S))
+        with TopologyTestDriver(builder.build()) as driver:
+            driver.create_input_topic("lookup", S, S).pipe_input("x", "1", 0)
+            stream_in = driver.create_input_topic("in", S, S)
+            stream_in.pipe_input("a", "", 1)  # the selector gives null
+            stream_in.pipe_input("b", "x", 2)
+            out = driver.create_output_topic("out", S, S)
+            assert out.read_key_values_to_list() == expected

@@ -112,39 +112,37 @@ class SubscriptionSend(_Base):
         new, old = change.new_value, change.old_value
         self._hash: Any = ...
         fk_bytes = self.shared.key_schema.prefix
+        old_fk = None if old is None else self.extractor(record.key, old)
         if self.left_join:
-            if old is not None:
-                old_fk = self.extractor(record.key, old)
-                new_fk = None if new is None else self.extractor(record.key, new)
-                if old_fk is not None and (new_fk is None or fk_bytes(new_fk) != fk_bytes(old_fk)):
-                    self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
-                self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
-            elif new is not None:
-                self._send(
-                    record, self.extractor(record.key, new), Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE
-                )
-            return
-        if old is not None:
-            old_fk = self.extractor(record.key, old)
-            if old_fk is None:
-                _skip(self.context, self.dropped, "foreign key")
-                return
-            if new is None:
-                self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
-                return
-            new_fk = self.extractor(record.key, new)
-            if new_fk is None:
-                _skip(self.context, self.dropped, "foreign key")
-                return
-            if fk_bytes(new_fk) != fk_bytes(old_fk):
+            if old is None and new is None:
+                return  # deleting an absent row changes no left-join result
+            new_fk = None if new is None else self.extractor(record.key, new)
+            if old_fk is not None and (new_fk is None or fk_bytes(new_fk) != fk_bytes(old_fk)):
+                # the new subscription's response carries the result: the old one only unsubscribes
                 self._send(record, old_fk, Instruction.DELETE_KEY_NO_PROPAGATE)
+            # every change gets a response (a delete too, through a null foreign key)
             self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
-        elif new is not None:
-            new_fk = self.extractor(record.key, new)
-            if new_fk is None:
-                _skip(self.context, self.dropped, "foreign key")
-            else:
-                self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
+            return
+        if new is None:
+            if old_fk is not None:
+                self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
+            return
+        new_fk = self.extractor(record.key, new)
+        if new_fk is None:
+            _skip(self.context, self.dropped, "foreign key")
+            if old_fk is not None:  # the old result (if any) goes
+                self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
+            return
+        if old_fk is None:
+            # an insert (or a row that had no foreign key): no earlier result to delete
+            self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
+        elif fk_bytes(new_fk) != fk_bytes(old_fk):
+            self._send(record, old_fk, Instruction.DELETE_KEY_NO_PROPAGATE)
+            # a null result when the new key has no value: it replaces the old key's result
+            self._send(record, new_fk, Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
+        else:
+            # the same key: no value there now means none before either, so nothing to delete
+            self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
 
     def _send(self, record: Record, foreign_key: Any, instruction: Instruction) -> None:
         if self._hash is ...:

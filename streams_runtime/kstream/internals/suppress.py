@@ -193,6 +193,9 @@ def suppress(table: Any, suppressed: Suppressed) -> Any:
         suppressed.name + "-store" if suppressed.name is not None else internal.new_store_name(SUPPRESS_NAME)
     )
     supplier = KTableSuppressSupplier(suppressed, wait, store_name, table._supplier)
+    # as in Kafka Streams, the suppressed table sends old values: the buffer keeps (and sizes)
+    # each key's prior value
+    table.enable_sending_old_values(True)
 
     def buffer_builder(ctx: BuildContext) -> Any:
         builder = TimeOrderedKeyValueBufferBuilder(store_name, key_serde, table.value_serde)

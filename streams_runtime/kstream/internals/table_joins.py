@@ -140,8 +140,10 @@ class KStreamKTableJoin(InternalProcessor):
     def process(self, record: Record) -> None:
         key, value = record.key, record.value
         mapper = self.key_mapper
-        table_key = key if mapper is None or (key is None and value is None) else mapper(key, value)
-        if self.left and key is None and value is not None and mapper is None:
+        table_key = key if mapper is None else mapper(key, value)
+        if self.left and table_key is None and value is not None:
+            # a left join keeps a record without a table key (a null key, or one the global
+            # table's key selector maps to null): joined with null, as in Kafka Streams
             self.forward(record.with_value(self.joiner(key, value, None)))
             return
         if table_key is None or value is None:

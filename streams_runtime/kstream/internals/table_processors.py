@@ -235,7 +235,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
         self.predicate = supplier.predicate
         self.filter_not = supplier.filter_not
         # a versioned source table forwards out-of-order updates: repeated tombstones are kept
-        self.versioned_upstream = bool(getattr(supplier.parent, "versioned", False))
+        self.versioned_upstream = versioned_upstream(supplier.parent)
 
     def _compute(self, key: Any, value: Any) -> Any:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
@@ -302,8 +302,25 @@ class KTableToStream(InternalProcessor):
             self.child_failed(exc, out)
 
 
+def versioned_upstream(supplier: Any) -> bool:
+    """Whether the table ``supplier`` makes has versioned semantics: the nearest table upstream
+    that has a store of its own (the source, or a materialized operation) keeps it versioned;
+    operations without a store pass their parent's on, as Kafka Streams decides when it builds
+    the topology."""
+    node = supplier
+    while node is not None:
+        if getattr(node, "versioned", False):
+            return True
+        if getattr(node, "queryable_name", None) is not None:
+            return False
+        node = getattr(node, "parent", None)
+    return False
+
+
 class KTableRepartitionMapSupplier(KTableProcessorSupplier):
-    """group_by's re-keying: needs old values from its parent (forces materialization)."""
+    """group_by's re-keying: needs old values from its parent (forces materialization). Of a
+    versioned table it drops out-of-order updates (not the latest version of their key), as Kafka
+    Streams does: an aggregation sees each key's latest value only."""
 
     def __init__(self, parent: Any, selector: Callable[[Any, Any], Any]) -> None:
         super().__init__(parent, None)
@@ -313,15 +330,17 @@ class KTableRepartitionMapSupplier(KTableProcessorSupplier):
         raise StreamsError("KTableRepartitionMap should always require sending old values")
 
     def __call__(self) -> Processor:
-        return KTableRepartitionMap(self.selector)
+        return KTableRepartitionMap(self.selector, versioned_upstream(self.parent))
 
 
 class KTableRepartitionMap(InternalProcessor):
     """Emits the old pair (as a subtraction) and the new pair (as an addition), old first; one
-    combined Change when both map to the same key."""
+    combined Change when both map to the same key. Of a ``versioned`` table, an out-of-order
+    update is dropped."""
 
-    def __init__(self, selector: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, selector: Callable[[Any, Any], Any], versioned: bool = False) -> None:
         self.selector = selector
+        self.versioned = versioned
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
@@ -331,6 +350,8 @@ class KTableRepartitionMap(InternalProcessor):
         if record.key is None:
             raise StreamsError("record key for the grouping KTable should not be null")
         change = record.value
+        if self.versioned and not change.is_latest:
+            return  # an older version of its key: the aggregate holds the latest one
         # the selector's (key, value) pairs
         new_pair: Any = None if change.new_value is None else self.selector(record.key, change.new_value)
         old_pair: Any = None if change.old_value is None else self.selector(record.key, change.old_value)

@@ -97,13 +97,16 @@ def _text(value: Any) -> bytes | None:
     return value.encode("utf-8") if isinstance(value, str) else value
 
 
-def _size(key: bytes, value: BufferValue) -> int:
+def _size(key: bytes, value: BufferValue, old_is_prior: bool) -> int:
+    """The entry's size estimate, as Kafka Streams counts it: the key, the record context, the
+    prior and new values, and the old value unless it is the prior one (a key put while not yet
+    buffered, whose prior value is its old value)."""
     context = value.record_context
     size = len(key) + 8 + 8 + 8 + 4 + len(_text(context.topic) or b"")
     for name, header_value in context.headers:
         size += len(_text(name) or b"") + len(_text(header_value) or b"")
     size += len(value.prior_value or b"") + len(value.new_value or b"")
-    if value.old_value != value.prior_value:
+    if not old_is_prior:
         size += len(value.old_value or b"")
     return size
 
@@ -197,6 +200,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
         self._order: list[tuple[int, bytes]] = []
         self._dirty: dict[bytes, None] = {}
         self._size_bytes = 0
+        self._sizes: dict[bytes, int] = {}  # each entry's size estimate, as counted when put
 
     @property
     def name(self) -> str:
@@ -250,15 +254,18 @@ class InMemoryTimeOrderedKeyValueBuffer:
         # Non-resetting, as Kafka Streams' buffer: a key already buffered keeps its first buffer
         # time, so a key updated continuously is still evicted once that time has passed.
         time = int(time) if previous_time is None else previous_time
-        self._clean_put(time, key_bytes, BufferValue(prior, old, new, _context_of(record_context)))
+        value = BufferValue(prior, old, new, _context_of(record_context))
+        self._clean_put(time, key_bytes, value, old_is_prior=previous_time is None)
         self._dirty[key_bytes] = None
 
-    def _clean_put(self, time: int, key: bytes, value: BufferValue) -> None:
+    def _clean_put(self, time: int, key: bytes, value: BufferValue, old_is_prior: bool) -> None:
         self._remove(key)
         self._index[key] = time
         self._entries[(time, key)] = value
         bisect.insort(self._order, (time, key))
-        self._size_bytes += _size(key, value)
+        size = _size(key, value, old_is_prior)
+        self._sizes[key] = size
+        self._size_bytes += size
 
     def _remove(self, key: bytes) -> BufferValue | None:
         time = self._index.pop(key, None)
@@ -266,7 +273,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
             return None
         value = self._entries.pop((time, key))
         del self._order[bisect.bisect_left(self._order, (time, key))]
-        self._size_bytes -= _size(key, value)
+        self._size_bytes -= self._sizes.pop(key)
         return value
 
     def evict_while(self, predicate: Callable[[], bool], callback: Callable[[Eviction], None]) -> None:
@@ -338,7 +345,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
                 self._remove(key)
             else:
                 buffer_time, value = decode_buffer_value(bytes(raw))
-                self._clean_put(buffer_time, key, value)
+                self._clean_put(buffer_time, key, value, value.old_value == value.prior_value)
 
     def _check_open(self) -> None:
         if not self._open:

@@ -27,6 +27,8 @@ import org.apache.kafka.streams.test.TestRecord;
 final class CaseRunner {
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
     private final Path stateDir;
+    /** Each case gets a state directory of its own: a driver that fails to start leaves its stores open. */
+    private long cases;
 
     CaseRunner(final Path stateDir) {
         this.stateDir = stateDir;
@@ -87,7 +89,7 @@ final class CaseRunner {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "oracle");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "oracle:9092");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(Long.toString(cases++)).toString());
         final JsonNode config = testCase.get("config");
         if (config != null) {
             for (Iterator<Map.Entry<String, JsonNode>> it = config.fields(); it.hasNext(); ) {

@@ -88,6 +88,12 @@ final class Catalogue {
         return (k, v) -> selectKey(name, k, v);
     }
 
+    /** A foreign-key extractor: a key selector's name, the other table's key of (key, value). */
+    static java.util.function.BiFunction<Object, Object, Object> foreignKeyExtractor(final String name) {
+        selectKey(name, null, null);
+        return (k, v) -> selectKey(name, k, v);
+    }
+
     /** map: "swap" exchanges key and value (both strings); a key selector's name re-keys, value kept. */
     static KeyValueMapper<Object, Object, KeyValue<Object, Object>> keyValueMapper(final String name) {
         if (name.equals("swap")) {

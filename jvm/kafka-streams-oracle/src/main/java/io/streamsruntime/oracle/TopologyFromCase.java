@@ -4,14 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.BiFunction;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.BranchedKStream;
 import org.apache.kafka.streams.kstream.Branched;
+import org.apache.kafka.streams.kstream.CogroupedKStream;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.EmitStrategy;
+import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.Joined;
@@ -19,17 +22,22 @@ import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KGroupedTable;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.KeyValueMapper;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.SessionWindowedCogroupedKStream;
 import org.apache.kafka.streams.kstream.SessionWindowedKStream;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.SlidingWindows;
 import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.TimeWindowedCogroupedKStream;
 import org.apache.kafka.streams.kstream.TimeWindowedKStream;
 import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.kstream.ValueJoiner;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.state.Stores;
 
 /**
  * Builds a case's topology with Kafka Streams' DSL (docs/oracle.md, "Operations"). Each pipeline
@@ -85,7 +93,16 @@ final class TopologyFromCase {
             case "stream":
                 return new Chain(builder.stream(topic, consumed), "stream", valueType);
             case "table":
+                if (source.has("versioned")) {
+                    final long history = source.get("versioned").get("history_retention").asLong();
+                    final Materialized versioned = Materialized.as(
+                        Stores.persistentVersionedKeyValueStore(topic + "-versioned", Duration.ofMillis(history)))
+                        .withKeySerde(KEY).withValueSerde(Catalogue.serde(valueType));
+                    return new Chain(builder.table(topic, consumed, versioned), "table", valueType);
+                }
                 return new Chain(builder.table(topic, consumed), "table", valueType);
+            case "global_table":
+                return new Chain(builder.globalTable(topic, consumed), "global_table", valueType);
             default:
                 throw new IllegalArgumentException("unknown source kind " + kind);
         }
@@ -250,6 +267,49 @@ final class TopologyFromCase {
                         Catalogue.keyValueMapper(fn), Grouped.with(KEY, Catalogue.serde(valueType)));
                     kind = "grouped_table";
                     break;
+                case "table.join":
+                case "table.left_join":
+                case "table.outer_join":
+                    current = tableJoin((KTable) current, name, op, other(op, named));
+                    valueType = Catalogue.joinerType(fn);
+                    break;
+                case "table.suppress":
+                case "windowed_table.suppress":
+                    current = ((KTable) current).suppress(suppressed(op));
+                    break;
+                case "grouped.cogroup": {
+                    CogroupedKStream cogrouped = ((KGroupedStream) current).cogroup(Catalogue.aggregator(fn));
+                    valueType = Catalogue.aggregateType(fn);
+                    for (final JsonNode more : op.get("others")) {
+                        final Chain other = other(more, named);
+                        final String aggregator = more.get("fn").asText();
+                        if (!other.kind.equals("grouped") || !Catalogue.aggregateType(aggregator).equals(valueType)) {
+                            throw new IllegalArgumentException("cogroup takes grouped streams aggregated to one type");
+                        }
+                        cogrouped = cogrouped.cogroup((KGroupedStream) other.current, Catalogue.aggregator(aggregator));
+                    }
+                    current = cogrouped;
+                    kind = "cogrouped";
+                    break;
+                }
+                case "cogrouped.windowed_by":
+                    current = cogroupWindowedBy((CogroupedKStream) current, op.get("window"));
+                    kind = "windowed_cogrouped";
+                    break;
+                case "cogrouped.aggregate":
+                    current = ((CogroupedKStream) current).aggregate(Catalogue.initializer(fn), store(op, valueType));
+                    kind = "table";
+                    break;
+                case "windowed_cogrouped.aggregate":
+                    if (current instanceof SessionWindowedCogroupedKStream) {
+                        current = ((SessionWindowedCogroupedKStream) current).aggregate(
+                            Catalogue.initializer(fn), Catalogue.merger(fn), windowStore(op, valueType));
+                    } else {
+                        current = ((TimeWindowedCogroupedKStream) current).aggregate(
+                            Catalogue.initializer(fn), windowStore(op, valueType));
+                    }
+                    kind = "windowed_table";
+                    break;
                 case "table.to_stream":
                     current = ((KTable) current).toStream();
                     kind = "stream";
@@ -271,10 +331,6 @@ final class TopologyFromCase {
                         store(op, valueType));
                     kind = "table";
                     break;
-                case "windowed_table.suppress":
-                    current = ((KTable) current).suppress(
-                        Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()));
-                    break;
                 case "windowed_table.to_stream":
                     current = ((KTable<Windowed<Object>, Object>) current).toStream()
                         .map((wk, v) -> KeyValue.pair(
@@ -286,8 +342,8 @@ final class TopologyFromCase {
             }
         }
         if (pipeline.has("name")) {
-            if (!kind.equals("stream") && !kind.equals("table")) {
-                throw new IllegalArgumentException("a named pipeline ends with a stream or a table");
+            if (!kind.equals("stream") && !kind.equals("table") && !kind.equals("global_table") && !kind.equals("grouped")) {
+                throw new IllegalArgumentException("a named pipeline ends with a stream, a table or a grouped stream");
             }
             named.put(pipeline.get("name").asText(), new Chain(current, kind, valueType));
         } else if (!kind.equals("done")) {
@@ -317,8 +373,106 @@ final class TopologyFromCase {
         return op.has("retention") ? materialized.withRetention(Duration.ofMillis(op.get("retention").asLong())) : materialized;
     }
 
+    /** Suppressed: until the windows close (the default) or until a time limit, with a buffer config. */
+    private static Suppressed suppressed(final JsonNode op) {
+        final String until = op.has("until") ? op.get("until").asText() : "window_close";
+        final JsonNode buffer = op.get("buffer");
+        Suppressed.BufferConfig config = Suppressed.BufferConfig.unbounded();
+        if (buffer != null && !buffer.isNull()) {
+            config = buffer.has("max_records")
+                ? Suppressed.BufferConfig.maxRecords(buffer.get("max_records").asLong())
+                : Suppressed.BufferConfig.maxBytes(buffer.get("max_bytes").asLong());
+            if (buffer.has("max_records") && buffer.has("max_bytes")) {
+                config = config.withMaxBytes(buffer.get("max_bytes").asLong());
+            }
+            final String whenFull = buffer.get("when_full").asText();
+            switch (whenFull) {
+                case "emit_early":
+                    config = config.emitEarlyWhenFull();
+                    break;
+                case "shut_down":
+                    config = config.shutDownWhenFull();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown buffer policy " + whenFull);
+            }
+        }
+        switch (until) {
+            case "window_close":
+                if (!(config instanceof Suppressed.StrictBufferConfig)) {
+                    throw new IllegalArgumentException("until window close takes a strict buffer (shut_down)");
+                }
+                return Suppressed.untilWindowCloses((Suppressed.StrictBufferConfig) config);
+            case "time_limit":
+                return Suppressed.untilTimeLimit(Duration.ofMillis(op.get("time_limit").asLong()), config);
+            default:
+                throw new IllegalArgumentException("unknown suppression " + until);
+        }
+    }
+
+    /** A table-table join: by key with a table (inner, left, outer), or by foreign key ("extractor"). */
+    private static KTable tableJoin(final KTable left, final String how, final JsonNode op, final Chain right) {
+        if (!right.kind.equals("table")) {
+            throw new IllegalArgumentException("a table joins a table");
+        }
+        final ValueJoiner joiner = Catalogue.valueJoiner(op.get("fn").asText());
+        final KTable table = (KTable) right.current;
+        final boolean materialized = op.has("store");
+        final Materialized store = store(op, Catalogue.joinerType(op.get("fn").asText()));
+        if (op.has("extractor")) {
+            final BiFunction<Object, Object, Object> extractor = Catalogue.foreignKeyExtractor(op.get("extractor").asText());
+            switch (how) {
+                case "join":
+                    return materialized ? left.join(table, extractor, joiner, store) : left.join(table, extractor, joiner);
+                case "left_join":
+                    return materialized ? left.leftJoin(table, extractor, joiner, store) : left.leftJoin(table, extractor, joiner);
+                default:
+                    throw new IllegalArgumentException(how + " is not a foreign-key join");
+            }
+        }
+        switch (how) {
+            case "join":
+                return materialized ? left.join(table, joiner, store) : left.join(table, joiner);
+            case "left_join":
+                return materialized ? left.leftJoin(table, joiner, store) : left.leftJoin(table, joiner);
+            default:
+                return materialized ? left.outerJoin(table, joiner, store) : left.outerJoin(table, joiner);
+        }
+    }
+
+    private static Object cogroupWindowedBy(final CogroupedKStream cogrouped, final JsonNode window) {
+        final String type = window.get("type").asText();
+        final Duration grace = Duration.ofMillis(window.get("grace").asLong());
+        switch (type) {
+            case "tumbling":
+                return cogrouped.windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(window.get("size").asLong()), grace));
+            case "hopping":
+                return cogrouped.windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(window.get("size").asLong()), grace)
+                    .advanceBy(Duration.ofMillis(window.get("advance").asLong())));
+            case "session":
+                return cogrouped.windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofMillis(window.get("gap").asLong()), grace));
+            case "sliding":
+                return cogrouped.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(
+                    Duration.ofMillis(window.get("difference").asLong()), grace));
+            default:
+                throw new IllegalArgumentException("unknown window type " + type);
+        }
+    }
+
     private static KStream join(final KStream left, final String leftType, final String how, final JsonNode op, final Chain right) {
         final String joiner = op.get("fn").asText();
+        if (right.kind.equals("global_table")) {
+            final GlobalKTable global = (GlobalKTable) right.current;
+            final KeyValueMapper selector = Catalogue.keySelector(op.get("key_selector").asText());
+            switch (how) {
+                case "join":
+                    return left.join(global, selector, Catalogue.valueJoiner(joiner));
+                case "left_join":
+                    return left.leftJoin(global, selector, Catalogue.valueJoiner(joiner));
+                default:
+                    throw new IllegalArgumentException(how + " does not join a stream with a global table");
+            }
+        }
         if (right.kind.equals("table")) {
             final Joined joined = Joined.with(KEY, Catalogue.serde(leftType), Catalogue.serde(right.valueType));
             final KTable table = (KTable) right.current;
