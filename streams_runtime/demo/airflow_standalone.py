@@ -32,6 +32,7 @@ DAG run with a conf, wait for its final state, list its task instances).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -376,23 +377,42 @@ class AirflowStandalone:
 
     def stop(self, timeout: float = 15.0) -> bool:
         """Stop the whole process group: SIGTERM (each component shuts down cleanly, at once), then
-        SIGKILL after ``timeout`` seconds. True if every process exited on SIGTERM."""
+        SIGKILL after ``timeout`` seconds. True if every process exited on SIGTERM.
+
+        Airflow runs each task in a process group of its own (its supervisor's ``setpgid``), so a
+        task still running (a Spark session, its JVM) is not in the group: the groups of every
+        process carrying this ``AIRFLOW_HOME`` get the same signals, and nothing outlives the stop.
+        """
         if self.process is None:
             return True
         pgid, clean = self.process.pid, True
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-            if self._group_gone(pgid, 0):
+            tasks = self._task_groups(pgid)
+            if self._group_gone(pgid, 0) and not tasks:
                 break
             clean = sig == signal.SIGTERM
-            try:
-                os.killpg(pgid, sig)
-            except ProcessLookupError:
-                break
-            if self._group_gone(pgid, wait):
+            for group in (pgid, *tasks):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, sig)
+            if self._group_gone(pgid, wait) and all(self._group_gone(g, 0.2) for g in tasks):
                 break
         self.process.poll()
         self.process = None
         return clean
+
+    def _task_groups(self, pgid: int) -> set[int]:
+        """Process groups other than ``pgid`` of live processes whose environment holds this
+        ``AIRFLOW_HOME`` (the task processes and what they started); Linux's /proc only."""
+        wanted, groups = f"AIRFLOW_HOME={self.home}".encode(), set()
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if wanted in (proc / "environ").read_bytes().split(b"\0"):
+                    group = os.getpgid(int(proc.name))
+                    if group != pgid and group != os.getpgid(0):
+                        groups.add(group)
+            except (OSError, ValueError):  # gone meanwhile, or another user's
+                continue
+        return groups
 
     def _group_gone(self, pgid: int, timeout: float) -> bool:
         """True once no process of the group is left (reaping our own child, the leader)."""
