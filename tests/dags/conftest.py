@@ -184,7 +184,12 @@ def airflow_standalone(kafka_broker: str, tmp_path_factory: pytest.TempPathFacto
         log_file=tmp / "airflow.log",
         worker_url=f"http://127.0.0.1:{worker_port}",
         worker_token=token,
-        extra_env={"STREAMS_RUNTIME_HOME": str(tmp / "runtime_home")},
+        # the demo's log level (the in-process tests' WARNING would drop the task logs' INFO lines,
+        # such as the Data Docs address)
+        extra_env={
+            "STREAMS_RUNTIME_HOME": str(tmp / "runtime_home"),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        },
     )
     standalone.worker_port = worker_port  # type: ignore[attr-defined]
     standalone.start()

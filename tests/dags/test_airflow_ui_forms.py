@@ -118,9 +118,10 @@ def xcom(client, dag_id: str, run_id: str, task_id: str, map_index: int = -1) ->
 
 
 def task_log(client, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> str:
-    quoted = urllib.parse.quote(run_id, safe="")
-    path = f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances/{task_id}/logs/1?map_index={map_index}"
-    return json.dumps(client.request("GET", path))
+    """The log of the task instance's last try (on a loaded machine a first try can be lost)."""
+    base = f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances/{task_id}"
+    tries = client.request("GET", base if map_index < 0 else f"{base}/{map_index}")["try_number"]
+    return json.dumps(client.request("GET", f"{base}/logs/{tries}?map_index={map_index}"))
 
 
 def wait_scheduled_runs(client, dag_id: str) -> None:
@@ -147,7 +148,13 @@ def check_backfill(client, page, airflow: AirflowStandalone, run_id: str, paymen
     assert result["rows"] > 0 and result["source_records"] == payments, result
     assert f"{airflow.url}/data-docs/" in task_log(client, dag_id, run_id, "backfill", 0)
     remote: list[str] = []
-    page.on("request", lambda r: None if urlparse(r.url).hostname == "127.0.0.1" else remote.append(r.url))
+
+    def record(url: str) -> None:  # blob: and data: URLs are the page's own
+        parsed = urlparse(url)
+        if parsed.scheme not in ("blob", "data") and parsed.hostname != "127.0.0.1":
+            remote.append(url)
+
+    page.on("request", lambda r: record(r.url))
     page.goto(f"{airflow.url}/dags/{dag_id}/runs/{run_id}")
     page.get_by_role("tab", name="Data Docs").or_(page.get_by_role("link", name="Data Docs")).first.click()
     report = page.frame_locator("iframe").first
