@@ -15,13 +15,16 @@ triggerer; LocalExecutor on SQLite) in its own process group with:
 - DAGs from ``<repo>/dags``; the operators, hooks and sensors come from the installed provider
   ``streams_ops`` (no plugins folder);
 - the ``streams_kafka`` connection (``AIRFLOW_CONN_STREAMS_KAFKA``, the Kafka provider's ``kafka``
-  type) pointing at the broker; once ready, :meth:`AirflowClient.ensure_pool` creates the
-  ``streams_spark`` pool the Spark tasks run in.
+  type) pointing at the broker and, given ``worker_url``, the ``streams_worker`` connection
+  (``AIRFLOW_CONN_STREAMS_WORKER``, with the workers' token as its password) pointing at a
+  worker's HTTP API, the default of the state-rebuild DAG's *workers*; once ready,
+  :meth:`AirflowClient.ensure_pool` creates the ``streams_spark`` pool the Spark tasks run in.
 
 The login is ``admin`` with the password ``airflow standalone`` generates into
 ``$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated`` (kept across runs).
-:meth:`AirflowStandalone.stop` sends SIGINT to the process group (standalone's own clean
-shutdown), then SIGTERM, then SIGKILL.
+:meth:`AirflowStandalone.stop` sends SIGTERM to the process group (every component at once: each
+one's own clean shutdown, a few seconds), then SIGKILL. SIGINT is not used: ``airflow standalone``
+forwards it to its components one after another and waits for each, most of a minute.
 
 :class:`AirflowClient`: ``POST /auth/token`` for a JWT, then ``/api/v2/...`` (unpause, trigger a
 DAG run with a conf, wait for its final state, list its task instances).
@@ -29,6 +32,7 @@ DAG run with a conf, wait for its final state, list its task instances).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -56,6 +60,20 @@ SPARK_POOL = "streams_spark"
 SPARK_POOL_SLOTS = 2
 FINISHED_STATES = {"success", "failed"}
 PASSWORD_FILE = "simple_auth_manager_passwords.json.generated"
+
+
+def worker_connection(url: str, token: str | None = None) -> dict[str, Any]:
+    """The ``streams_worker`` connection (the provider's type) of the worker HTTP API at ``url``."""
+    parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
+    conn: dict[str, Any] = {
+        "conn_type": "streams_worker",
+        "host": parsed.hostname,
+        "port": parsed.port,
+        "schema": parsed.scheme,
+    }
+    if token:
+        conn["password"] = token
+    return conn
 
 
 class AirflowError(RuntimeError):
@@ -219,8 +237,13 @@ class AirflowStandalone:
         parallelism: int = 4,
         dags_folder: Path | str = REPO / "dags",
         extra_env: dict[str, str] | None = None,
+        worker_url: str | None = None,
+        worker_token: str | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        #: the ``streams_worker`` connection: a worker's HTTP API and the workers' token
+        self.worker_url = worker_url
+        self.worker_token = worker_token
         self.home = Path(home) if home else runtime_home() / "airflow"
         self.port = port or free_port()
         self.log_file = Path(log_file) if log_file else runtime_home() / "logs" / "airflow.log"
@@ -228,6 +251,8 @@ class AirflowStandalone:
         self.dags_folder = Path(dags_folder)
         self.extra_env = dict(extra_env or {})
         self.process: subprocess.Popen[bytes] | None = None
+        #: time.monotonic() of the last start()
+        self.started_at: float | None = None
         self.username = "admin"
         self.log_ports = (free_port(), free_port())
 
@@ -277,6 +302,9 @@ class AirflowStandalone:
                 "PYTHONUNBUFFERED": "1",
             }
         )
+        if self.worker_url:
+            worker = worker_connection(self.worker_url, self.worker_token)
+            env["AIRFLOW_CONN_STREAMS_WORKER"] = json.dumps(worker)
         env.update(self.extra_env)
         return env
 
@@ -288,6 +316,7 @@ class AirflowStandalone:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         airflow = Path(sys.executable).parent / "airflow"
         command = [str(airflow) if airflow.exists() else "airflow", "standalone"]
+        self.started_at = time.monotonic()
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
                 command,
@@ -346,31 +375,44 @@ class AirflowStandalone:
                 )
             time.sleep(0.5)
 
-    def stop(self, timeout: float = 30.0, *, graceful: bool = True) -> bool:
-        """Stop the whole process group: SIGINT (clean), then SIGTERM, then SIGKILL. True if clean.
+    def stop(self, timeout: float = 15.0) -> bool:
+        """Stop the whole process group: SIGTERM (each component shuts down cleanly, at once), then
+        SIGKILL after ``timeout`` seconds. True if every process exited on SIGTERM.
 
-        ``graceful=False`` skips the SIGINT step (Airflow's own orderly shutdown, which can take
-        most of a minute): SIGTERM, up to ``timeout`` seconds, then SIGKILL. For throwaway homes
-        (tests) where nothing needs a clean stop; the result is then always False.
+        Airflow runs each task in a process group of its own (its supervisor's ``setpgid``), so a
+        task still running (a Spark session, its JVM) is not in the group: the groups of every
+        process carrying this ``AIRFLOW_HOME`` get the same signals, and nothing outlives the stop.
         """
         if self.process is None:
             return True
-        pgid, clean = self.process.pid, graceful
-        ladder = [(signal.SIGINT, timeout)] if graceful else []
-        ladder += [(signal.SIGTERM, 10.0 if graceful else timeout), (signal.SIGKILL, 5.0)]
-        for sig, wait in ladder:
-            if self._group_gone(pgid, 0):
+        pgid, clean = self.process.pid, True
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+            tasks = self._task_groups(pgid)
+            if self._group_gone(pgid, 0) and not tasks:
                 break
-            clean = clean and sig == signal.SIGINT
-            try:
-                os.killpg(pgid, sig)
-            except ProcessLookupError:
-                break
-            if self._group_gone(pgid, wait):
+            clean = sig == signal.SIGTERM
+            for group in (pgid, *tasks):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, sig)
+            if self._group_gone(pgid, wait) and all(self._group_gone(g, 0.2) for g in tasks):
                 break
         self.process.poll()
         self.process = None
         return clean
+
+    def _task_groups(self, pgid: int) -> set[int]:
+        """Process groups other than ``pgid`` of live processes whose environment holds this
+        ``AIRFLOW_HOME`` (the task processes and what they started); Linux's /proc only."""
+        wanted, groups = f"AIRFLOW_HOME={self.home}".encode(), set()
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if wanted in (proc / "environ").read_bytes().split(b"\0"):
+                    group = os.getpgid(int(proc.name))
+                    if group != pgid and group != os.getpgid(0):
+                        groups.add(group)
+            except (OSError, ValueError):  # gone meanwhile, or another user's
+                continue
+        return groups
 
     def _group_gone(self, pgid: int, timeout: float) -> bool:
         """True once no process of the group is left (reaping our own child, the leader)."""
@@ -402,9 +444,10 @@ def demo_provision(
     say(f"waiting for Airflow at {airflow.url} (log {airflow.log_file}) ...")
     try:
         client = airflow.wait_ready(should_stop=should_stop)
+        took = f" {time.monotonic() - airflow.started_at:.0f}s after its start" if airflow.started_at else ""
         say(
             f"Airflow UI: {airflow.url}  login: {airflow.username} / {airflow.password()}  "
-            f"(password file {airflow.password_file})"
+            f"(ready{took}; password file {airflow.password_file})"
         )
         run_id, state = client.run_dag(
             PROVISION_DAG_ID, timeout=180, on_change=lambda s: say(f"  {PROVISION_DAG_ID}: {s}")

@@ -21,8 +21,13 @@ Steps of :func:`run_demo`:
   8. close the workers (each closes its KafkaStreams), then stop the broker.
 
 With ``with_airflow`` (``--with-airflow``), ``airflow standalone`` starts next to the workers
-(:mod:`streams_runtime.demo.airflow_standalone`); after step 6 the UI address and login are
-printed and the provisioning DAG runs through the REST API; Airflow stops before the workers.
+(:mod:`streams_runtime.demo.airflow_standalone`) with a ``streams_worker`` connection to instance
+0's HTTP API (the state-rebuild DAG's default worker); step 5 also produces payments timestamped
+yesterday (UTC), the data interval of a manual run of the daily Spark backfill, so every trigger
+form works with its defaults; after step 6 the UI address and login are printed and the
+provisioning DAG runs through the REST API; then every address to open is printed (consoles, API
+docs, metrics, Airflow's UI and DAGs, the Data Docs); Airflow stops (SIGTERM to its process group)
+before the workers.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from streams_runtime.brokers import bootstrap_or_throwaway, free_port, runtime_home
@@ -50,7 +56,7 @@ from streams_runtime.demo.results import Ledger, ResultsView, read_payments, tab
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 from streams_runtime.kafka.offsets import PartitionReadError
 from streams_runtime.tools.progress import phase
-from streams_runtime.worker import FORWARDING_SECRET_ENV, WorkerLauncher, load_app, plan_for
+from streams_runtime.worker import FORWARDING_SECRET_ENV, HTTP_TOKEN_ENV, WorkerLauncher, load_app, plan_for
 
 APP_SPEC = "streams_runtime.demo.app:app"
 #: step 6: re-read the results topic to its true end after this long without a new result
@@ -58,6 +64,8 @@ RESYNC_AFTER_QUIET_S = 3.0
 #: how long the workers' assignment must stay the same before the demo produces
 STABLE_ASSIGNMENT_S = 1.0
 USERS = [f"user-{i}" for i in range(5)]
+#: with Airflow: payments timestamped yesterday (UTC), what the backfill form's default interval holds
+BACKFILL_SAMPLE = 200
 
 
 def say(line: str) -> None:
@@ -71,9 +79,14 @@ def _payments(rng: random.Random, n: int, start: int) -> list[dict[str, Any]]:
     ]
 
 
-def _produce(producer: Any, batch: list[dict[str, Any]], ledger: Ledger) -> None:
-    for payment in batch:
-        producer.produce(PAYMENTS_TOPIC, key=payment["user"].encode(), value=json.dumps(payment).encode())
+def _produce(
+    producer: Any, batch: list[dict[str, Any]], ledger: Ledger, timestamps: list[int] | None = None
+) -> None:
+    for i, payment in enumerate(batch):
+        extra = {"timestamp": timestamps[i]} if timestamps else {}
+        producer.produce(
+            PAYMENTS_TOPIC, key=payment["user"].encode(), value=json.dumps(payment).encode(), **extra
+        )
         ledger.add(payment)
     remaining = producer.flush(30)
     if remaining:
@@ -184,6 +197,17 @@ def _watch_loop(
             next_report = now + 1.0
 
 
+def produce_yesterday(producer: Any, rng: random.Random, ledger: Ledger, n: int = BACKFILL_SAMPLE) -> str:
+    """With Airflow: *n* payments timestamped over yesterday (UTC), the data interval a manual run
+    of the daily Spark backfill covers, so its trigger form's defaults find data; returns the day."""
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start_ms = int((today - timedelta(days=1)).timestamp() * 1000)
+    step = 86_400_000 // n
+    timestamps = [start_ms + i * step + rng.randrange(step) for i in range(n)]
+    _produce(producer, _payments(rng, n, ledger.payments), ledger, timestamps)
+    return f"{today - timedelta(days=1):%Y-%m-%d}"
+
+
 def _free_ports(count: int) -> int:
     """A port P with P .. P+count-1 free on loopback (instance i serves P+i)."""
     for _ in range(50):
@@ -232,6 +256,25 @@ def _query_totals(http_port: int, ledger: Ledger, stop: threading.Event, timeout
         if got != expected:
             return False
     return True
+
+
+def _print_urls(http_port: int, instances: int, airflow: Any) -> None:
+    """Every address a user opens, in one place."""
+    say("open:")
+    for i in range(instances):
+        base = f"http://127.0.0.1:{http_port + i}"
+        say(f"  console (instance {i})   {base}/ui   API docs {base}/docs   metrics {base}/metrics")
+    if airflow is None:
+        return
+    say(f"  Airflow UI             {airflow.url}   (login {airflow.username} / {airflow.password()})")
+    for dag_id in (
+        "streams_provision_topics",
+        "streams_spark_backfill",
+        "streams_changelog_compaction_check",
+        "streams_state_rebuild",
+    ):
+        say(f"    {dag_id:<36} {airflow.url}/dags/{dag_id}")
+    say(f"  Data Docs (every report, newest first)   {airflow.url}/data-docs/")
 
 
 def _run_until_interrupted(
@@ -331,12 +374,24 @@ def run_demo(
                 if with_airflow:  # next to the workers; stopped in step 8
                     from streams_runtime.demo.airflow_standalone import AirflowStandalone
 
-                    airflow = AirflowStandalone(servers, port=airflow_port).start()
+                    # its streams_worker connection is instance 0's HTTP API (the rebuild DAG's default)
+                    airflow = AirflowStandalone(
+                        servers,
+                        port=airflow_port,
+                        worker_url=f"http://127.0.0.1:{http_port}",
+                        worker_token=os.environ.get(HTTP_TOKEN_ENV),
+                    ).start()
                     say(f"airflow standalone starting at {airflow.url} (log {airflow.log_file})")
                 # Step 5
                 before = ledger.payments
                 _produce(producer, _payments(rng, records, before), ledger)
                 say(f"produced {ledger.payments - before} payments for {len(USERS)} users")
+                if airflow is not None:
+                    day = produce_yesterday(producer, rng, ledger)
+                    say(
+                        f"produced {BACKFILL_SAMPLE} more timestamped {day} (UTC, yesterday): the data "
+                        "interval of a manual streams_spark_backfill run"
+                    )
                 # Step 6
                 ok = _watch(view, ledger, launcher, stop, timeout)
                 if ok:  # Step 6b
@@ -345,6 +400,8 @@ def run_demo(
                     from streams_runtime.demo.airflow_standalone import demo_provision
 
                     ok = demo_provision(airflow, say, stop.is_set)
+                if ok:
+                    _print_urls(http_port, instances, airflow)
                 # Step 7
                 if ok and keep_running:
                     _run_until_interrupted(producer, view, ledger, rng, stop)
@@ -353,8 +410,10 @@ def run_demo(
                 view.close()
                 if airflow is not None:
                     say("stopping Airflow ...")
-                    if not airflow.stop():
-                        say("Airflow did not stop on SIGINT; it was terminated")
+                    began = time.monotonic()
+                    clean = airflow.stop()
+                    how = "" if clean else " (killed: not stopped on SIGTERM in time)"
+                    say(f"Airflow stopped in {time.monotonic() - began:.1f}s{how}")
                 say("closing the workers ...")
                 if not launcher.stop():
                     ok = False

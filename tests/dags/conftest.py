@@ -175,33 +175,31 @@ def airflow_standalone(kafka_broker: str, tmp_path_factory: pytest.TempPathFacto
     from streams_runtime.demo.airflow_standalone import AirflowStandalone, free_port
 
     tmp = tmp_path_factory.mktemp("airflow_standalone")
-    worker_port = free_port()
-    conn = {
-        "conn_type": "streams_worker",
-        "host": "127.0.0.1",
-        "port": worker_port,
-        "password": "ui-forms-token",
-    }
+    worker_port, token = free_port(), "ui-forms-token"
+    # as the demo starts it: its streams_worker Connection is a worker's HTTP API (the UI-forms
+    # test starts the demo application's instances there) with the workers' token
     standalone = AirflowStandalone(
         kafka_broker,
         home=tmp / "airflow_home",
         log_file=tmp / "airflow.log",
+        worker_url=f"http://127.0.0.1:{worker_port}",
+        worker_token=token,
+        # the demo's log level (the in-process tests' WARNING would drop the task logs' INFO lines,
+        # such as the Data Docs address)
         extra_env={
-            "AIRFLOW_CONN_STREAMS_WORKER": json.dumps(conn),
             "STREAMS_RUNTIME_HOME": str(tmp / "runtime_home"),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
         },
     )
     standalone.worker_port = worker_port  # type: ignore[attr-defined]
-    standalone.worker_token = conn["password"]  # type: ignore[attr-defined]
     standalone.start()
     try:
         yield standalone
     finally:
         pgid = standalone.process.pid
-        # Its home is thrown away, so no orderly shutdown is needed (Airflow's takes up to a
-        # minute): SIGTERM to the group, up to 5 s, then SIGKILL. What must hold is that no
-        # process of it outlives stop(), in its group or one that left the group.
-        standalone.stop(timeout=5, graceful=False)
+        # SIGTERM to the group, up to 5 s, then SIGKILL. What must hold is that no process of it
+        # outlives stop(), in its group or one that left the group.
+        standalone.stop(timeout=5)
         with pytest.raises(ProcessLookupError):
             os.killpg(pgid, 0)
         assert _processes_with_env(f"AIRFLOW_HOME={standalone.home}") == []

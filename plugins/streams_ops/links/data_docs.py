@@ -5,7 +5,8 @@ The backfill and recompute tasks push the report's address to XCom under :data:`
 served); the link reads it back for the task instance (mapped ones included), so every interval
 of a backfill has its own report. A ``file://`` address below the Data Docs root becomes the
 same-origin ``/data-docs/...`` link the API server serves (:mod:`streams_ops.plugins.data_docs`):
-Airflow's UI shows no ``file://`` link.
+Airflow's UI shows no ``file://`` link. :func:`push_data_docs` pushes the address and prints the
+report's full http address in the task log (where a user reading the log clicks it).
 """
 
 from __future__ import annotations
@@ -28,3 +29,11 @@ class DataDocsLink(BaseOperatorLink):
 
         value = XCom.get_value(ti_key=ti_key, key=XCOM_KEY)
         return link_for(str(value)) if value else ""
+
+
+def push_data_docs(ti: Any, log: Any, url: str) -> None:
+    """Push the report's address for the link, and log its http address (``[api] base_url``)."""
+    from streams_ops.plugins.data_docs import absolute_link
+
+    ti.xcom_push(key=XCOM_KEY, value=url)
+    log.info("Data Docs (Great Expectations report): %s", absolute_link(url))

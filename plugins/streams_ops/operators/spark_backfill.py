@@ -39,8 +39,7 @@ from typing import Any
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from streams_ops.links.data_docs import XCOM_KEY as DATA_DOCS_KEY
-from streams_ops.links.data_docs import DataDocsLink
+from streams_ops.links.data_docs import DataDocsLink, push_data_docs
 
 DEFAULT_ENTRY_POINT = "spark_jobs.payments_backfill.main:run_backfill"
 NO_PUBLISH = ("", "none")
@@ -156,7 +155,7 @@ class SparkBackfillOperator(BaseOperator):
             self.log.warning("%s", message)
             raise AirflowSkipException(message)
         if result.get("data_docs_url"):
-            ti.xcom_push(key=DATA_DOCS_KEY, value=result["data_docs_url"])
+            push_data_docs(ti, self.log, result["data_docs_url"])
         self._asset_events(context, result)
         self.log.info(
             "backfill passed: %s rows from %s records -> %s; Data Docs %s",
@@ -198,7 +197,7 @@ class SparkBackfillOperator(BaseOperator):
         )
         reason = f"validation failed: {'; '.join(failed)}; report {where}; Data Docs {docs}"
         if docs:
-            ti.xcom_push(key=DATA_DOCS_KEY, value=docs)
+            push_data_docs(ti, self.log, docs)
         ti.xcom_push(key="failure", value=reason)
         raise AirflowFailException(f"backfill {reason}; nothing was published") from exc
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from streams_ops.links.data_docs import XCOM_KEY as DATA_DOCS_KEY
+from streams_ops.links.data_docs import push_data_docs
 from streams_ops.operators.spark_backfill import SparkBackfillOperator, publish_target
 
 BATCH_ENTRY_POINT = "spark_jobs.payments_backfill.batch:run_backfill_intervals"
@@ -109,7 +109,7 @@ class SparkBackfillBatchOperator(SparkBackfillOperator):
         passed = [o for o in outcomes if o["status"] == "passed"]
         docs = (failed or passed[-1:] or [{}])[0].get("data_docs_url")
         if docs:
-            ti.xcom_push(key=DATA_DOCS_KEY, value=docs)
+            push_data_docs(ti, self.log, docs)
         if failed:
             self._fail(ti, failed)
         if not passed:
