@@ -34,6 +34,8 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 
+from streams_runtime.kafka.local_processes import pid_alive
+
 PREFIX = "srt"
 _NAMESPACE = re.compile(rf"^{PREFIX}-(\d+)-([0-9a-f]{{6}})-\d+$")
 
@@ -178,18 +180,8 @@ def sweep_stale() -> None:
     for line in listed:
         name = line.split(" ")[0]
         match = _NAMESPACE.match(name)
-        if not match or _alive(int(match.group(1))):
+        if not match or pid_alive(int(match.group(1))):
             continue
         _kill_inside(name)
         _ip("netns", "del", name, check=False)
         _ip("link", "del", f"{PREFIX}{match.group(2)}br", check=False)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
