@@ -4,15 +4,13 @@
   end-of-partition events);
 - :class:`FakeEofConsumer`: a consumer over in-memory partitions whose listed end may lag the true
   end, as the embedded broker's ListOffsets does (docs/decisions/0001-embedded-broker.md);
-- :class:`FakeStreamsProducer`: the producer seam of the record collectors;
 - :class:`NoOpProcessor`: a processor that does nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from streams_runtime.kafka.clients import PARTITION_EOF
 from streams_runtime.processor.api import Processor
@@ -129,114 +127,6 @@ class FakeEofConsumer:
                 position += 1  # one EOF event per reaching the end
             self.positions[tp] = position
         return out
-
-
-class FakeStreamsProducer:
-    """``StreamsProducer``'s surface for tests that patch it into ``record_collector``.
-
-    Records every public call (:attr:`calls`) and every record (:attr:`sent`), acknowledges
-    pending records when polled or flushed (offsets count from 0 per partition), and fails where
-    told to:
-
-    - :attr:`fail`: ``{method name: exception}``, raised once by that method;
-    - :attr:`fail_deliveries` (class-wide): every delivery report carries an error;
-    - :attr:`on_call` (class-wide): called with each public method's name, after it acted.
-
-    Call :meth:`reset` before each test (the class-wide state is shared).
-    """
-
-    instances: ClassVar[list[FakeStreamsProducer]] = []
-    fail_deliveries: ClassVar[bool] = False
-    on_call: ClassVar[Callable[[str], None] | None] = None
-
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Any,
-        on_delivery: Any,
-        errors_only: bool,
-        client_supplier: Any = None,
-    ) -> None:
-        self.client_id = client_id
-        self.config = dict(overrides)
-        self.on_delivery = on_delivery
-        self.errors_only = errors_only
-        self.calls: list[str] = []
-        self.sent: list[tuple[Any, ...]] = []
-        self.pending: list[tuple[str, int]] = []
-        self.offsets: dict[tuple[str, int], int] = {}
-        self.fail: dict[str, Exception] = {}
-        #: the timeout of each transactional call's last invocation, by method name
-        self.timeouts: dict[str, float] = {}
-        self.wedged = False
-        self.producer = self
-        FakeStreamsProducer.instances.append(self)
-
-    @classmethod
-    def reset(cls) -> None:
-        cls.instances.clear()
-        cls.fail_deliveries = False
-        cls.on_call = None
-
-    def _call(self, name: str) -> None:
-        self.calls.append(name)
-        if name in self.fail:
-            raise self.fail.pop(name)
-
-    def _done(self, name: str) -> None:
-        if FakeStreamsProducer.on_call is not None:
-            FakeStreamsProducer.on_call(name)
-
-    def _deliver(self) -> None:
-        for topic, partition in self.pending:
-            offset = self.offsets.get((topic, partition), -1) + 1
-            self.offsets[(topic, partition)] = offset
-            error = "broker said no" if FakeStreamsProducer.fail_deliveries else None
-            self.on_delivery(error, FakeMessage(offset, topic=topic, partition=partition))
-        self.pending.clear()
-
-    def produce(self, topic: str, key: Any, value: Any, partition: Any, timestamp: int, headers: Any) -> None:
-        self._call("produce")
-        self.sent.append((topic, key, value, partition, timestamp, headers))
-        self.pending.append((topic, partition or 0))
-        self._done("produce")
-
-    def poll(self) -> None:
-        self._call("poll")
-        self._deliver()
-        self._done("poll")
-
-    def flush(self, timeout_s: float) -> int:
-        self._call("flush")
-        self._deliver()
-        self._done("flush")
-        return 0
-
-    def init_transactions(self, timeout_s: float) -> None:
-        self.timeouts["init_transactions"] = timeout_s
-        self._call("init_transactions")
-
-    def begin_transaction(self) -> None:
-        self._call("begin_transaction")
-
-    def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
-        self.timeouts["send_offsets"] = timeout_s
-        self._call("send_offsets")
-
-    def commit_transaction(self, timeout_s: float) -> None:
-        self.timeouts["commit_transaction"] = timeout_s
-        self._call("commit_transaction")
-
-    def abort_transaction(self, timeout_s: float) -> None:
-        self._call("abort_transaction")
-
-    def purge(self) -> None:
-        self._call("purge")
-
-    def close(self, timeout_s: float = 10.0) -> None:
-        self._call("close")
-        self._done("close")
 
 
 class NoOpProcessor(Processor):

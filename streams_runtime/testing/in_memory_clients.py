@@ -263,6 +263,15 @@ class InMemoryProducer:
         self.transaction_calls: list[str] = []
         #: the ``flush`` calls, as their timeouts in seconds
         self.flushes: list[float] = []
+        #: every call the runtime made, by confluent's method name, in order (failed calls too)
+        self.calls: list[str] = []
+        #: the timeout (seconds) of each timed call's latest invocation, by method name
+        self.timeouts: dict[str, float] = {}
+
+    def _called(self, name: str, timeout: float | None = None) -> None:
+        self.calls.append(name)
+        if timeout is not None:
+            self.timeouts[name] = timeout
 
     # ------------------------------------------------------------------ sending
     def produce(
@@ -275,6 +284,7 @@ class InMemoryProducer:
         timestamp: int = 0,
         headers: Any = None,
     ) -> None:
+        self._called("produce")
         self.cluster.faults.check("produce")
         if self.transactional_id is not None:
             self._check_fenced()
@@ -293,6 +303,12 @@ class InMemoryProducer:
         self._pending.append(InMemoryMessage(topic, p, offset))
 
     def poll(self, timeout: float = -1) -> int:
+        self._called("poll")
+        self.cluster.faults.check("poll")
+        return self._deliver()
+
+    def _deliver(self) -> int:
+        """Serve the delivery reports of everything sent so far; how many."""
         pending, self._pending = self._pending, []
         for message in pending:
             injected = self.cluster.faults.take("delivery")
@@ -305,12 +321,14 @@ class InMemoryProducer:
         return len(pending)
 
     def flush(self, timeout: float = -1) -> int:
+        self._called("flush", timeout)
         self.flushes.append(timeout)
         self.cluster.faults.check("flush")
-        self.poll(0)
+        self._deliver()
         return 0
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
+        self._called("purge")
         self._pending.clear()
 
     def __len__(self) -> int:
@@ -322,7 +340,8 @@ class InMemoryProducer:
         if self._epoch and self.cluster.epoch(self.transactional_id) != self._epoch:
             raise fenced_error(self.transactional_id)
 
-    def _transactional(self, name: str) -> str:
+    def _transactional(self, name: str, timeout: float | None = None) -> str:
+        self._called(name, timeout)
         if self.transactional_id is None:
             raise kafka_error(KafkaError._NOT_CONFIGURED, "the producer has no transactional.id")  # noqa: SLF001
         self.cluster.faults.check(name)
@@ -330,7 +349,7 @@ class InMemoryProducer:
         return self.transactional_id
 
     def init_transactions(self, timeout: float = -1) -> None:
-        txn_id = self._transactional("init_transactions")
+        txn_id = self._transactional("init_transactions", timeout)
         self._epoch = self.cluster.init_transactions(txn_id)
         self.transaction_calls.append("init")
 
@@ -342,20 +361,20 @@ class InMemoryProducer:
     def send_offsets_to_transaction(
         self, positions: list[Any], group_metadata: Any, timeout: float = -1
     ) -> None:
-        txn_id = self._transactional("send_offsets_to_transaction")
+        txn_id = self._transactional("send_offsets_to_transaction", timeout)
         offsets = {(tp.topic, tp.partition): tp.offset for tp in positions}
         self.cluster.add_offsets(txn_id, str(group_metadata), offsets)
         self.transaction_calls.append("send_offsets")
 
     def commit_transaction(self, timeout: float = -1) -> None:
-        txn_id = self._transactional("commit_transaction")
-        self.poll(0)
+        txn_id = self._transactional("commit_transaction", timeout)
+        self._deliver()
         self.cluster.end_transaction(txn_id, commit=True)
         self.in_transaction = False
         self.transaction_calls.append("commit")
 
     def abort_transaction(self, timeout: float = -1) -> None:
-        txn_id = self._transactional("abort_transaction")
+        txn_id = self._transactional("abort_transaction", timeout)
         self._pending.clear()
         self.cluster.end_transaction(txn_id, commit=False)
         self.in_transaction = False
@@ -365,6 +384,7 @@ class InMemoryProducer:
         return _metadata(self.cluster)
 
     def close(self, timeout: float = -1) -> bool:
+        self._called("close")
         self.closed = True
         return True
 

@@ -69,9 +69,10 @@ def fenced_error(transactional_id: str) -> KafkaException:
 class Faults:
     """Errors to raise from named client calls: ``inject("commit", error, times=2)`` makes the next
     two calls of ``commit`` (on any client of the supplier that checks that name) raise ``error``.
-    Names: ``commit`` (consumer offset commit), ``produce``, ``flush``, ``delivery`` (the next
-    delivery report carries the error's ``KafkaError``), ``init_transactions``,
-    ``begin_transaction``, ``send_offsets_to_transaction``, ``commit_transaction``.
+    Names: ``commit`` (consumer offset commit), ``produce``, ``poll``, ``flush``, ``delivery`` (the
+    next delivery report carries the error's ``KafkaError``), ``init_transactions``,
+    ``begin_transaction``, ``send_offsets_to_transaction``, ``commit_transaction``,
+    ``abort_transaction``.
 
     Besides errors, :meth:`skip_once` makes consumers' fetches pass over offsets once."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -32,17 +31,12 @@ from tests.dags.test_spark_backfill_dag import (
     read_committed,
     seed,
 )
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.kafka_only]
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "spark_cluster.sh"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def master_json(ui: str) -> dict:

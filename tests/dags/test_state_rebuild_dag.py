@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 from collections import defaultdict
 
 import pytest
+
+from tests.ports import free_port
 
 pytestmark = pytest.mark.kafka
 
@@ -63,12 +64,6 @@ def expected_totals(records) -> dict[str, dict[str, int]]:
         totals[user]["count"] += 1
         totals[user]["total_cents"] += round(payment["amount"] * 100)
     return dict(totals)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Worker:

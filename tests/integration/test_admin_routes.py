@@ -18,6 +18,7 @@ from tests.integration.streams_support import (
     wait_running,
 )
 from tests.integration.test_rebuild_state import decode, topology
+from tests.ports import free_port
 
 TOKEN = "s3cret"
 
@@ -91,14 +92,7 @@ def test_any_instance_names_the_owner_of_every_task_of_the_store(bootstrap_serve
     """Two instances share 4 tasks (one standby replica each): ``/admin/stores/{store}/instances``
     on either names the same active owner (2 tasks each) and standby of each of the 4: the whole
     group's view, not only the asked instance's tasks."""
-    import socket
-
     from tests.conditions import wait_until
-
-    def free_port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
 
     app_id, source, output = unique_name("adm2-app"), unique_name("adm2-in"), unique_name("adm2-out")
     make_topics(bootstrap_servers, **{source: 4, output: 4})

@@ -31,6 +31,7 @@ from tests.integration.streams_support import (
     wait_running,
     wait_until,
 )
+from tests.ports import free_port
 
 ORDERS = 40
 
@@ -339,14 +340,6 @@ def test_fk_join_with_custom_partitioners_across_instances(bootstrap_servers, un
     assert got == expected
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _fk_queryable_topology(orders: str, customers: str):
     strings = Consumed.with_(Serdes.String(), Serdes.String())
     builder = StreamsBuilder()
@@ -381,7 +374,7 @@ def test_fk_join_result_is_queryable_and_mirrored_by_a_standby(bootstrap_servers
         ((f"o{i}".encode(), f"c{i % 3}:item{i}".encode()) for i in range(10)),
         timestamp=2_000,
     )
-    endpoints = [f"127.0.0.1:{_free_port()}" for _ in range(2)]
+    endpoints = [f"127.0.0.1:{free_port()}" for _ in range(2)]
     clients = [
         KafkaStreams(
             _fk_queryable_topology(orders, customers),

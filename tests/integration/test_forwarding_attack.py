@@ -15,7 +15,6 @@ forwarded request to a legitimate instance is refused (401).
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +32,7 @@ from tests.integration.streams_support import (
     wait_running,
     wait_until,
 )
+from tests.ports import free_port
 
 PARTITIONS = 6
 KEYS = [f"user/{i}?x#{i}" for i in range(48)]
@@ -42,12 +42,6 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 FORGED = 999999
 #: sessions long enough that a loaded machine does not rebalance the group mid-test
 STABLE = {"consumer.session.timeout.ms": 10_000, "consumer.heartbeat.interval.ms": 1_000}
-
-
-def _free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def _expected() -> dict[str, int]:
@@ -115,8 +109,8 @@ def attack(kafka_broker, tmp_path_factory) -> Attack:
         )
         return builder.build()
 
-    result = Attack(ports={"A": _free_port(), "B": _free_port()})
-    attacker_port = _free_port("127.0.0.2")
+    result = Attack(ports={"A": free_port(), "B": free_port()})
+    attacker_port = free_port("127.0.0.2")
     listener = ForgedOwner(("127.0.0.2", attacker_port))
     threading.Thread(target=listener.serve_forever, daemon=True).start()
     forged = f"127.0.0.2:{attacker_port}"

@@ -11,7 +11,6 @@ unknown stores get 4xx with a JSON body; no token gets 401; /health stays open.
 
 from __future__ import annotations
 
-import socket
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from tests.integration.streams_support import (
     wait_running,
     wait_until,
 )
+from tests.ports import free_port
 
 # on Apache Kafka and on the embedded Tansu in every `make test` (tests/conftest.py)
 pytestmark = pytest.mark.every_broker
@@ -39,12 +39,6 @@ TOKEN = "iq-secret"
 SECRET = "iq-forwarding-secret-of-at-least-32-bytes"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CLEAR_ERRORS = {"store_migrating", "owner_unreachable", "not_running"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _expected() -> dict[int, int]:
@@ -124,7 +118,7 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
         )
         return builder.build()
 
-    result = Scenario(ports=[_free_port() for _ in range(3)])
+    result = Scenario(ports=[free_port() for _ in range(3)])
     clients = [
         KafkaStreams(
             topology(),
@@ -206,7 +200,7 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
         )
         result.after = _ask_all(http, result.ports[:2])
         # a new instance joins with empty state (its tasks restore from the changelogs), still queried
-        result.ports.append(_free_port())
+        result.ports.append(free_port())
         clients.append(
             KafkaStreams(
                 topology(),

@@ -7,8 +7,6 @@ the local window scan every window, and a key-value route on a window store answ
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 
 from streams_runtime import (
@@ -21,15 +19,10 @@ from streams_runtime import (
     TimeWindows,
 )
 from tests.integration.streams_support import make_topics, produce, streams_config, wait_running, wait_until
+from tests.ports import free_port
 
 USERS = {f"u{k}": k + 1 for k in range(6)}
 T = 60_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_should_query_window_and_session_stores(kafka_broker, unique_name, tmp_path):
@@ -44,7 +37,7 @@ def test_should_query_window_and_session_stores(kafka_broker, unique_name, tmp_p
     grouped.windowed_by(SessionWindows.of_inactivity_gap_with_no_grace(5_000)).count(
         Materialized.as_("per-session")
     )
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     streams = KafkaStreams(
         builder.build(),

@@ -10,7 +10,6 @@ runs), so scrapes land mid-restore.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,16 +20,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from streams_runtime import Consumed, KafkaStreams, Materialized, Serdes, StateRestoreListener, StreamsBuilder
 from tests.integration.streams_support import make_topics, produce, streams_config, wait_running, wait_until
+from tests.ports import free_port
 
 PARTITIONS = 4
 RECORDS = 6000
 KEYS = 3000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _scrape(port: int) -> dict[str, list[tuple[dict, float]]]:
@@ -96,7 +90,7 @@ def scenario(kafka_broker, tmp_path_factory) -> Scenario:
         return builder.build()
 
     result = Scenario()
-    port = _free_port()
+    port = free_port()
     config = dict(application_server=f"127.0.0.1:{port}", statestore_cache_max_bytes=0)
     first = KafkaStreams(topology(), streams_config(bootstrap, app, tmp_path_factory.mktemp("m1"), **config))
     stop = threading.Event()

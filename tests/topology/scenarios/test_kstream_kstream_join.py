@@ -7,27 +7,9 @@ carries the larger of the two input timestamps.
 
 from streams_runtime import Consumed, JoinWindows, Serdes, StreamJoined, StreamsBuilder, TopologyTestDriver
 
-from .windows_joins_support import pipe_each, take, to_string_joiner, warnings
+from .windows_joins_support import pipe_each, stream_stream_join, take, warnings
 
 KEYS = (0, 1, 2, 3)
-
-
-def _joined_driver(make_config, capture, windows, *, outer=False):
-    builder = StreamsBuilder()
-    consumed = Consumed.with_(Serdes.Integer(), Serdes.String())
-    left = builder.stream("topic1", consumed)
-    right = builder.stream("topic2", consumed)
-    join = left.outer_join if outer else left.join
-    join(
-        right,
-        to_string_joiner,
-        windows,
-        stream_joined=StreamJoined.with_(Serdes.Integer(), Serdes.String(), Serdes.String()),
-    ).process(capture)
-    driver = TopologyTestDriver(builder.build(), make_config(Serdes.String(), Serdes.String()))
-    topic1 = driver.create_input_topic("topic1", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
-    topic2 = driver.create_input_topic("topic2", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
-    return driver, topic1, topic2
 
 
 def _assert_same_timestamp_join_sequence(topic1, topic2, capture):
@@ -74,7 +56,7 @@ def _assert_same_timestamp_join_sequence(topic1, topic2, capture):
 
 def test_join_pairs_every_record_with_all_matches_in_the_other_window(make_config, capture):
     """Mirrors KStreamKStreamJoinTest.testJoin."""
-    driver, topic1, topic2 = _joined_driver(
+    driver, topic1, topic2 = stream_stream_join(
         make_config, capture, JoinWindows.of_time_difference_with_no_grace(100)
     )
     with driver:
@@ -84,8 +66,8 @@ def test_join_pairs_every_record_with_all_matches_in_the_other_window(make_confi
 def test_outer_join_with_long_grace_emits_only_joined_pairs_while_windows_are_open(make_config, capture):
     """Mirrors KStreamKStreamJoinTest.testOuterJoin: with a 24h grace nothing closes, so an outer join
     emits exactly what the inner join does."""
-    driver, topic1, topic2 = _joined_driver(
-        make_config, capture, JoinWindows.of_time_difference_and_grace(100, 24 * 60 * 60 * 1000), outer=True
+    driver, topic1, topic2 = stream_stream_join(
+        make_config, capture, JoinWindows.of_time_difference_and_grace(100, 24 * 60 * 60 * 1000), "outer_join"
     )
     with driver:
         _assert_same_timestamp_join_sequence(topic1, topic2, capture)
@@ -94,7 +76,7 @@ def test_outer_join_with_long_grace_emits_only_joined_pairs_while_windows_are_op
 def test_windowing_respects_both_window_bounds(make_config, capture):
     """Mirrors KStreamKStreamJoinTest.testWindowing: a 100 ms symmetric window, probing records just
     inside and just outside both bounds from each side."""
-    driver, topic1, topic2 = _joined_driver(
+    driver, topic1, topic2 = stream_stream_join(
         make_config, capture, JoinWindows.of_time_difference_with_no_grace(100)
     )
     with driver:
@@ -174,7 +156,7 @@ def test_windowing_respects_both_window_bounds(make_config, capture):
 
 def test_asymmetric_window_after_only_joins_later_records(make_config, capture):
     """Mirrors KStreamKStreamJoinTest.testAsymmetricWindowingAfter: before=0, after=100."""
-    driver, topic1, topic2 = _joined_driver(
+    driver, topic1, topic2 = stream_stream_join(
         make_config, capture, JoinWindows.of_time_difference_with_no_grace(0).after(100)
     )
     with driver:
@@ -214,7 +196,7 @@ def test_asymmetric_window_after_only_joins_later_records(make_config, capture):
 
 def test_asymmetric_window_before_only_joins_earlier_records(make_config, capture):
     """Mirrors KStreamKStreamJoinTest.testAsymmetricWindowingBefore: before=100, after=0."""
-    driver, topic1, topic2 = _joined_driver(
+    driver, topic1, topic2 = stream_stream_join(
         make_config, capture, JoinWindows.of_time_difference_with_no_grace(0).before(100)
     )
     with driver:

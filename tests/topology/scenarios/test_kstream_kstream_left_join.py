@@ -6,28 +6,17 @@ already closed is emitted at once. Stream time is shared by both sides of the jo
 emits non-joined results without throttling, as Kafka Streams' TopologyTestDriver does.
 """
 
-from streams_runtime import Consumed, JoinWindows, Serdes, StreamJoined, StreamsBuilder, TopologyTestDriver
+import pytest
 
-from .windows_joins_support import pipe_each, take, to_string_joiner
+from streams_runtime import JoinWindows
+
+from .windows_joins_support import pipe_each, stream_stream_join, take
 
 KEYS = (0, 1, 2, 3)
 
 
 def _left_joined(make_config, capture, windows):
-    builder = StreamsBuilder()
-    consumed = Consumed.with_(Serdes.Integer(), Serdes.String())
-    left = builder.stream("topic1", consumed)
-    right = builder.stream("topic2", consumed)
-    left.left_join(
-        right,
-        to_string_joiner,
-        windows,
-        stream_joined=StreamJoined.with_(Serdes.Integer(), Serdes.String(), Serdes.String()),
-    ).process(capture)
-    driver = TopologyTestDriver(builder.build(), make_config(Serdes.String(), Serdes.String()))
-    topic1 = driver.create_input_topic("topic1", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
-    topic2 = driver.create_input_topic("topic2", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
-    return driver, topic1, topic2
+    return stream_stream_join(make_config, capture, windows, "left_join")
 
 
 def test_non_joined_duplicates_are_emitted_when_window_closes(make_config, capture):
@@ -52,11 +41,20 @@ def test_non_joined_duplicates_are_emitted_when_window_closes(make_config, captu
         assert take(capture) == []
 
 
-def test_expired_left_records_are_emitted_by_a_left_record(make_config, capture):
-    """Mirrors KStreamKStreamLeftJoinTest.testLeftExpiredNonJoinedRecordsAreEmittedByTheLeftProcessor."""
+@pytest.mark.parametrize(
+    ("advancing", "joined_at"),
+    [("left", 401), ("right", 402)],
+    ids=["by-the-left-processor", "by-the-right-processor"],
+)
+def test_expired_left_records_are_emitted_by_a_record_of_either_side(
+    make_config, capture, advancing, joined_at
+):
+    """Mirrors KStreamKStreamLeftJoinTest.testLeftExpiredNonJoinedRecordsAreEmittedByThe{Left,Right}Processor:
+    a record of either side that moves stream time past the window emits the unmatched left records."""
     driver, topic1, topic2 = _left_joined(
         make_config, capture, JoinWindows.of_time_difference_and_grace(100, 0)
     )
+    first, then = (topic1, topic2) if advancing == "left" else (topic2, topic1)
     with driver:
         topic1.pipe_input(0, "A0", 1)
         topic1.pipe_input(1, "A1", 2)
@@ -64,53 +62,24 @@ def test_expired_left_records_are_emitted_by_a_left_record(make_config, capture)
         assert take(capture) == []
         topic2.pipe_input(1, "a1", 3)
         assert take(capture) == [(1, "A1+a1", 3)]
-        topic1.pipe_input(2, "dummy", 401)
+        first.pipe_input(2, "dummy", 401)
         assert take(capture) == [(0, "A0+null", 1), (0, "A0-0+null", 3)]
-        topic2.pipe_input(2, "dummy", 401)
-        assert take(capture) == [(2, "dummy+dummy", 401)]
+        then.pipe_input(2, "dummy", joined_at)
+        assert take(capture) == [(2, "dummy+dummy", joined_at)]
 
 
-def test_expired_left_records_are_emitted_by_a_right_record(make_config, capture):
-    """Mirrors KStreamKStreamLeftJoinTest.testLeftExpiredNonJoinedRecordsAreEmittedByTheRightProcessor."""
-    driver, topic1, topic2 = _left_joined(
-        make_config, capture, JoinWindows.of_time_difference_and_grace(100, 0)
-    )
-    with driver:
-        topic1.pipe_input(0, "A0", 1)
-        topic1.pipe_input(1, "A1", 2)
-        topic1.pipe_input(0, "A0-0", 3)
-        assert take(capture) == []
-        topic2.pipe_input(1, "a1", 3)
-        assert take(capture) == [(1, "A1+a1", 3)]
-        topic2.pipe_input(2, "dummy", 401)
-        assert take(capture) == [(0, "A0+null", 1), (0, "A0-0+null", 3)]
-        topic1.pipe_input(2, "dummy", 402)
-        assert take(capture) == [(2, "dummy+dummy", 402)]
-
-
-def test_unmatched_right_records_are_never_emitted_when_left_advances_time(make_config, capture):
-    """Mirrors KStreamKStreamLeftJoinTest.testRightNonJoinedRecordsAreNeverEmittedByTheLeftProcessor."""
-    driver, topic1, topic2 = _left_joined(
-        make_config, capture, JoinWindows.of_time_difference_and_grace(100, 0)
-    )
-    with driver:
-        topic2.pipe_input(0, "A0", 1)
-        topic2.pipe_input(1, "A1", 2)
-        topic2.pipe_input(0, "A0-0", 3)
-        assert take(capture) == []
-        topic1.pipe_input(1, "a1", 3)
-        assert take(capture) == [(1, "a1+A1", 3)]
-        topic1.pipe_input(2, "dummy", 401)
-        assert take(capture) == []
-        topic2.pipe_input(2, "dummy", 402)
-        assert take(capture) == [(2, "dummy+dummy", 402)]
-
-
-def test_unmatched_right_records_are_never_emitted_when_right_advances_time(make_config, capture):
-    """Mirrors KStreamKStreamLeftJoinTest.testRightNonJoinedRecordsAreNeverEmittedByTheRightProcessor."""
+@pytest.mark.parametrize(
+    "advancing", ["left", "right"], ids=["by-the-left-processor", "by-the-right-processor"]
+)
+def test_unmatched_right_records_are_never_emitted_whichever_side_advances_time(
+    make_config, capture, advancing
+):
+    """Mirrors KStreamKStreamLeftJoinTest.testRightNonJoinedRecordsAreNeverEmittedBy
+    The{Left,Right}Processor."""
     driver, topic1, topic2 = _left_joined(
         make_config, capture, JoinWindows.of_time_difference_with_no_grace(100)
     )
+    first, then = (topic1, topic2) if advancing == "left" else (topic2, topic1)
     with driver:
         topic2.pipe_input(0, "A0", 1)
         topic2.pipe_input(1, "A1", 2)
@@ -118,9 +87,9 @@ def test_unmatched_right_records_are_never_emitted_when_right_advances_time(make
         assert take(capture) == []
         topic1.pipe_input(1, "a1", 3)
         assert take(capture) == [(1, "a1+A1", 3)]
-        topic2.pipe_input(2, "dummy", 401)
+        first.pipe_input(2, "dummy", 401)
         assert take(capture) == []
-        topic1.pipe_input(2, "dummy", 402)
+        then.pipe_input(2, "dummy", 402)
         assert take(capture) == [(2, "dummy+dummy", 402)]
 
 

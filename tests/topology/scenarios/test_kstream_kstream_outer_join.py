@@ -6,25 +6,15 @@ closed, ordered by timestamp (at equal timestamps the right side's before the le
 outer-join store orders them), each with its own timestamp.
 """
 
-from streams_runtime import Consumed, JoinWindows, Serdes, StreamJoined, StreamsBuilder, TopologyTestDriver
+import pytest
 
-from .windows_joins_support import take, to_string_joiner
+from streams_runtime import JoinWindows, Serdes
+
+from .windows_joins_support import stream_stream_join, take
 
 
 def _outer_joined(make_config, capture, windows):
-    builder = StreamsBuilder()
-    left = builder.stream("topic1", Consumed.with_(Serdes.Integer(), Serdes.String()))
-    right = builder.stream("topic2", Consumed.with_(Serdes.Integer(), Serdes.Long()))
-    left.outer_join(
-        right,
-        to_string_joiner,
-        windows,
-        stream_joined=StreamJoined.with_(Serdes.Integer(), Serdes.String(), Serdes.Long()),
-    ).process(capture)
-    driver = TopologyTestDriver(builder.build(), make_config(Serdes.String(), Serdes.String()))
-    topic1 = driver.create_input_topic("topic1", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
-    topic2 = driver.create_input_topic("topic2", Serdes.Integer(), Serdes.Long(), start_timestamp_ms=0)
-    return driver, topic1, topic2
+    return stream_stream_join(make_config, capture, windows, "outer_join", right_serde=Serdes.Long())
 
 
 def test_non_joined_duplicates_of_both_sides_are_emitted_when_window_closes(make_config, capture):
@@ -56,76 +46,42 @@ def test_non_joined_duplicates_of_both_sides_are_emitted_when_window_closes(make
         assert take(capture) == [(1, "null+10", 111), (3, "null+100", 211)]
 
 
-def test_expired_left_records_are_emitted_by_a_left_record(make_config, capture):
-    """Mirrors KStreamKStreamOuterJoinTest.testLeftExpiredNonJoinedRecordsAreEmittedByTheLeftProcessor."""
-    driver, topic1, topic2 = _outer_joined(
-        make_config, capture, JoinWindows.of_time_difference_with_no_grace(100)
-    )
-    with driver:
-        topic1.pipe_input(0, "A0", 1)
-        topic1.pipe_input(1, "A1", 2)
-        topic1.pipe_input(0, "A0-0", 3)
-        assert take(capture) == []
-        topic2.pipe_input(1, 11, 3)
-        assert take(capture) == [(1, "A1+11", 3)]
-        topic1.pipe_input(2, "dummy", 401)
-        assert take(capture) == [(0, "A0+null", 1), (0, "A0-0+null", 3)]
-        topic2.pipe_input(2, 100, 401)
-        assert take(capture) == [(2, "dummy+100", 401)]
+#: each side's unmatched records (keys 0, 1, 0 at 1, 2, 3), what they print as once expired, the
+#: record of that side that meets key 1's partner, and the side's record of key 2 that moves time on
+UNMATCHED = {
+    "left": (["A0", "A1", "A0-0"], ["A0+null", "A0-0+null"], "A1", "dummy"),
+    "right": ([10, 11, 12], ["null+10", "null+12"], 11, 100),
+}
 
 
-def test_expired_left_records_are_emitted_by_a_right_record(make_config, capture):
-    """Mirrors KStreamKStreamOuterJoinTest.testLeftExpiredNonJoinedRecordsAreEmittedByTheRightProcessor."""
-    driver, topic1, topic2 = _outer_joined(
-        make_config, capture, JoinWindows.of_time_difference_and_grace(100, 0)
-    )
-    with driver:
-        topic1.pipe_input(0, "A0", 1)
-        topic1.pipe_input(1, "A1", 2)
-        topic1.pipe_input(0, "A0-0", 3)
-        assert take(capture) == []
-        topic2.pipe_input(1, 11, 3)
-        assert take(capture) == [(1, "A1+11", 3)]
-        topic2.pipe_input(2, 100, 401)
-        assert take(capture) == [(0, "A0+null", 1), (0, "A0-0+null", 3)]
-        topic1.pipe_input(2, "dummy", 402)
-        assert take(capture) == [(2, "dummy+100", 402)]
-
-
-def test_expired_right_records_are_emitted_by_a_left_record(make_config, capture):
-    """Mirrors KStreamKStreamOuterJoinTest.testRightExpiredNonJoinedRecordsAreEmittedByTheLeftProcessor."""
-    driver, topic1, topic2 = _outer_joined(
-        make_config, capture, JoinWindows.of_time_difference_with_no_grace(100)
-    )
-    with driver:
-        topic2.pipe_input(0, 10, 1)
-        topic2.pipe_input(1, 11, 2)
-        topic2.pipe_input(0, 12, 3)
-        assert take(capture) == []
-        topic1.pipe_input(1, "A1", 3)
-        assert take(capture) == [(1, "A1+11", 3)]
-        topic1.pipe_input(2, "dummy", 401)
-        assert take(capture) == [(0, "null+10", 1), (0, "null+12", 3)]
-        topic2.pipe_input(2, 100, 402)
-        assert take(capture) == [(2, "dummy+100", 402)]
-
-
-def test_expired_right_records_are_emitted_by_a_right_record(make_config, capture):
-    """Mirrors KStreamKStreamOuterJoinTest.testRightExpiredNonJoinedRecordsAreEmittedByTheRightProcessor."""
+@pytest.mark.parametrize(
+    ("expired", "advancing", "joined_at"),
+    [("left", "left", 401), ("left", "right", 402), ("right", "left", 402), ("right", "right", 402)],
+    ids=["left-by-left", "left-by-right", "right-by-left", "right-by-right"],
+)
+def test_expired_records_are_emitted_by_a_record_of_either_side(
+    make_config, capture, expired, advancing, joined_at
+):
+    """Mirrors KStreamKStreamOuterJoinTest.test{Left,Right}ExpiredNonJoinedRecordsAreEmittedBy
+    The{Left,Right}Processor: whichever side moves stream time past the window, the unmatched
+    records of the expired side are emitted with their own timestamps."""
     driver, topic1, topic2 = _outer_joined(
         make_config, capture, JoinWindows.of_time_difference_and_grace(100, 0)
     )
+    topics = {"left": topic1, "right": topic2}
+    partner = "right" if expired == "left" else "left"
+    values, emitted, _, _ = UNMATCHED[expired]
+    other = "right" if advancing == "left" else "left"
     with driver:
-        topic2.pipe_input(0, 10, 1)
-        topic2.pipe_input(1, 11, 2)
-        topic2.pipe_input(0, 12, 3)
+        for key, value, timestamp in zip((0, 1, 0), values, (1, 2, 3), strict=True):
+            topics[expired].pipe_input(key, value, timestamp)
         assert take(capture) == []
-        topic1.pipe_input(1, "A1", 3)
+        topics[partner].pipe_input(1, UNMATCHED[partner][2], 3)
         assert take(capture) == [(1, "A1+11", 3)]
-        topic2.pipe_input(2, 100, 401)
-        assert take(capture) == [(0, "null+10", 1), (0, "null+12", 3)]
-        topic1.pipe_input(2, "dummy", 402)
-        assert take(capture) == [(2, "dummy+100", 402)]
+        topics[advancing].pipe_input(2, UNMATCHED[advancing][3], 401)
+        assert take(capture) == [(0, printed, ts) for printed, ts in zip(emitted, (1, 3), strict=True)]
+        topics[other].pipe_input(2, UNMATCHED[other][3], joined_at)
+        assert take(capture) == [(2, "dummy+100", joined_at)]
 
 
 def test_closed_non_joined_result_comes_before_the_new_join_result(make_config, capture):

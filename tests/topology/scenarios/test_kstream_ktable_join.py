@@ -1,63 +1,74 @@
-"""Replays Kafka Streams' KStreamKTableJoinTest: a stream joined with a table (inner join).
+"""Replays Kafka Streams' KStreamKTableJoinTest and KStreamKTableLeftJoinTest: a stream joined
+with a table.
 
 Only stream records trigger output; table updates (including deletes) only change what later stream
-records find. A result carries the stream record's timestamp. Kafka Streams' test gives table records
-random timestamps to show they do not matter; we use a fixed spread of unrelated timestamps.
+records find; the left join emits every stream record, ``value+null`` when the table has no row for
+its key (the shared scenarios run as both joins). A result carries the stream record's timestamp.
+Kafka Streams' test gives table records random timestamps to show they do not matter; we use a fixed
+spread of unrelated timestamps.
 """
 
 from streams_runtime import Consumed, Serdes, StreamsBuilder
 
-from .windows_joins_support import StreamTableJoin, take, warnings
+from .windows_joins_support import STREAM_TABLE_JOINS, StreamTableJoin, joined, take, warnings
+
+KEYS = (0, 1, 2, 3)
 
 
-def test_stream_record_does_not_join_an_empty_table(make_config, capture):
-    """Mirrors KStreamKTableJoinTest.shouldNotJoinWithEmptyTableOnStreamUpdates."""
-    join = StreamTableJoin(make_config, capture, left=False)
+@STREAM_TABLE_JOINS
+def test_stream_record_finds_nothing_in_an_empty_table(make_config, capture, left):
+    """Mirrors KStreamKTableJoinTest.shouldNotJoinWithEmptyTableOnStreamUpdates and
+    KStreamKTableLeftJoinTest.shouldJoinWithEmptyTableOnStreamUpdates."""
+    join = StreamTableJoin(make_config, capture, left=left)
     with join.driver:
         join.push_to_stream(2, "X")
-        assert take(capture) == []
+        assert take(capture) == joined(left, [(k, f"X{k}", None, k) for k in KEYS[:2]])
 
 
-def test_table_updates_do_not_trigger_output(make_config, capture):
-    """Mirrors KStreamKTableJoinTest.shouldNotJoinOnTableUpdates."""
-    join = StreamTableJoin(make_config, capture, left=False)
+@STREAM_TABLE_JOINS
+def test_table_updates_do_not_trigger_output(make_config, capture, left):
+    """Mirrors KStreamKTable{,Left}JoinTest.shouldNotJoinOnTableUpdates."""
+    join = StreamTableJoin(make_config, capture, left=left)
     with join.driver:
         join.push_to_stream(2, "X")
-        assert take(capture) == []
+        assert take(capture) == joined(left, [(k, f"X{k}", None, k) for k in KEYS[:2]])
         join.push_to_table(2, "Y")
         assert take(capture) == []
         join.push_to_stream(4, "X")
-        assert take(capture) == [(0, "X0+Y0", 0), (1, "X1+Y1", 1)]
+        assert take(capture) == joined(left, [(k, f"X{k}", f"Y{k}" if k < 2 else None, k) for k in KEYS])
         join.push_to_table(4, "YY")
         assert take(capture) == []
         join.push_to_stream(4, "X")
-        assert take(capture) == [(0, "X0+YY0", 0), (1, "X1+YY1", 1), (2, "X2+YY2", 2), (3, "X3+YY3", 3)]
+        assert take(capture) == joined(left, [(k, f"X{k}", f"YY{k}", k) for k in KEYS])
         join.push_to_table(4, "YYY")
         assert take(capture) == []
 
 
-def test_stream_records_join_only_when_the_table_has_the_key(make_config, capture):
-    """Mirrors KStreamKTableJoinTest.shouldJoinOnlyIfMatchFoundOnStreamUpdates."""
-    join = StreamTableJoin(make_config, capture, left=False)
+@STREAM_TABLE_JOINS
+def test_stream_records_find_the_keys_the_table_has(make_config, capture, left):
+    """Mirrors KStreamKTableJoinTest.shouldJoinOnlyIfMatchFoundOnStreamUpdates and
+    KStreamKTableLeftJoinTest.shouldJoinRegardlessIfMatchFoundOnStreamUpdates."""
+    join = StreamTableJoin(make_config, capture, left=left)
     with join.driver:
         join.push_to_table(2, "Y")
         assert take(capture) == []
         join.push_to_stream(4, "X")
-        assert take(capture) == [(0, "X0+Y0", 0), (1, "X1+Y1", 1)]
+        assert take(capture) == joined(left, [(k, f"X{k}", f"Y{k}" if k < 2 else None, k) for k in KEYS])
 
 
-def test_table_tombstone_removes_the_join_partner(make_config, capture):
-    """Mirrors KStreamKTableJoinTest.shouldClearTableEntryOnNullValueUpdates."""
-    join = StreamTableJoin(make_config, capture, left=False)
+@STREAM_TABLE_JOINS
+def test_table_tombstone_removes_the_join_partner(make_config, capture, left):
+    """Mirrors KStreamKTable{,Left}JoinTest.shouldClearTableEntryOnNullValueUpdates."""
+    join = StreamTableJoin(make_config, capture, left=left)
     with join.driver:
         join.push_to_table(4, "Y")
         assert take(capture) == []
         join.push_to_stream(4, "X")
-        assert take(capture) == [(0, "X0+Y0", 0), (1, "X1+Y1", 1), (2, "X2+Y2", 2), (3, "X3+Y3", 3)]
+        assert take(capture) == joined(left, [(k, f"X{k}", f"Y{k}", k) for k in KEYS])
         join.push_deletes_to_table(2)
         assert take(capture) == []
         join.push_to_stream(4, "XX")
-        assert take(capture) == [(2, "XX2+Y2", 2), (3, "XX3+Y3", 3)]
+        assert take(capture) == joined(left, [(k, f"XX{k}", f"Y{k}" if k >= 2 else None, k) for k in KEYS])
 
 
 def test_null_stream_key_is_skipped_with_a_warning(make_config, capture, caplog):

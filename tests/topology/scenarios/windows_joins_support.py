@@ -13,7 +13,17 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from streams_runtime import Consumed, Serdes, StreamsBuilder, TopologyTestDriver
+import pytest
+
+from streams_runtime import (
+    Consumed,
+    JoinWindows,
+    Serde,
+    Serdes,
+    StreamJoined,
+    StreamsBuilder,
+    TopologyTestDriver,
+)
 
 from .support import Capture, KeyValueTimestamp
 
@@ -51,6 +61,19 @@ def session_merger(key: Any, aggregate_one: Any, aggregate_two: Any) -> str:
     return f"{aggregate_one}+{aggregate_two}"
 
 
+def joined(left: bool, rows: Iterable[tuple[Any, Any, Any, int]]) -> list[KeyValueTimestamp]:
+    """What a stream-table join emits for ``rows`` of ``(key, stream value, table partner or None,
+    timestamp)``: the inner join the rows with a partner, the left join every row (a missing partner
+    printed ``null``)."""
+    return [
+        (k, to_string_joiner(v, partner), ts) for k, v, partner, ts in rows if left or partner is not None
+    ]
+
+
+#: run a stream-table scenario as both Kafka Streams tests ran it, the inner and the left join
+STREAM_TABLE_JOINS = pytest.mark.parametrize("left", [False, True], ids=["join", "left-join"])
+
+
 def take(capture: Capture) -> list[KeyValueTimestamp]:
     """What the captured processor saw since the last call, then forget it
     (``checkAndClearProcessResult``)."""
@@ -67,6 +90,29 @@ def pipe_each(topic, prefix: str, keys: Iterable[int], timestamp: int, step: int
     """
     for index, key in enumerate(keys):
         topic.pipe_input(key, f"{prefix}{key}", timestamp + index * step)
+
+
+def stream_stream_join(
+    make_config, capture, windows: JoinWindows, kind: str = "join", right_serde: Serde | None = None
+) -> tuple[TopologyTestDriver, Any, Any]:
+    """The topology of Kafka Streams' KStreamKStream{,Left,Outer}JoinTest: ``topic1`` (Integer keys,
+    String values) ``join``/``left_join``/``outer_join`` ``topic2`` (String values unless
+    ``right_serde``) with :func:`to_string_joiner`, the results into ``capture``; returns the driver
+    and the two input topics (timestamps from 0)."""
+    right_serde = right_serde or Serdes.String()
+    builder = StreamsBuilder()
+    left = builder.stream("topic1", Consumed.with_(Serdes.Integer(), Serdes.String()))
+    right = builder.stream("topic2", Consumed.with_(Serdes.Integer(), right_serde))
+    getattr(left, kind)(
+        right,
+        to_string_joiner,
+        windows,
+        stream_joined=StreamJoined.with_(Serdes.Integer(), Serdes.String(), right_serde),
+    ).process(capture)
+    driver = TopologyTestDriver(builder.build(), make_config(Serdes.String(), Serdes.String()))
+    topic1 = driver.create_input_topic("topic1", Serdes.Integer(), Serdes.String(), start_timestamp_ms=0)
+    topic2 = driver.create_input_topic("topic2", Serdes.Integer(), right_serde, start_timestamp_ms=0)
+    return driver, topic1, topic2
 
 
 def warnings(caplog) -> list[str]:

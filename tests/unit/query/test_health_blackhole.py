@@ -22,6 +22,7 @@ from streams_runtime.processor.internals.assignment.assignment_info import Assig
 from streams_runtime.processor.internals.assignment.partition_grouper import SourcePartition
 from streams_runtime.server.app import create_app
 from streams_runtime.server.http_server import HttpServer
+from tests.ports import free_port
 from tests.unit.query.fakes import FakeClient, FakeThread, partition_of
 
 SECRET = "forwarding-secret-of-the-blackhole-test"
@@ -54,12 +55,6 @@ class BlackHole:
             conn.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _timed(http: httpx.Client, path: str) -> tuple[int, float]:
     started = time.perf_counter()
     status = http.get(path).status_code
@@ -68,7 +63,7 @@ def _timed(http: httpx.Client, path: str) -> tuple[int, float]:
 
 def test_should_answer_health_probes_fast_while_an_owner_black_holes_lookups():
     hole = BlackHole()
-    port = _free_port()
+    port = free_port()
     me = f"127.0.0.1:{port}"
     hosts = AssignmentInfo(
         partitions_by_host={

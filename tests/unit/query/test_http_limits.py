@@ -14,16 +14,11 @@ import pytest
 
 from streams_runtime.server.app import create_app
 from streams_runtime.server.http_server import HttpServer
+from tests.ports import free_port
 from tests.unit.query.fakes import FakeClient, FakeThread
 
 TOKEN = "client-token-of-the-limits-test"
 HEADER_TIMEOUT_S = 2.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -37,7 +32,7 @@ def server() -> Iterator[HttpServer]:
         "application_server_max_headers": 100,
         "application_server_max_body_bytes": 1_048_576,
     }
-    http = HttpServer(create_app(client), "127.0.0.1", _free_port())
+    http = HttpServer(create_app(client), "127.0.0.1", free_port())
     http.start()
     try:
         yield http

@@ -24,21 +24,28 @@ from streams_runtime.processor.internals import (
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
-from tests.fakes import FakeMessage, FakeStreamsProducer
+from streams_runtime.testing import InMemoryClientSupplier
+from tests.fakes import FakeMessage
 from tests.unit.runtime.helpers import T0
 
 
-@pytest.fixture(autouse=True)
-def fake_producer(monkeypatch):
-    FakeStreamsProducer.reset()
-    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
+@pytest.fixture
+def supplier() -> InMemoryClientSupplier:
+    supplier = InMemoryClientSupplier()
+    for topic in ("in", "input", "out", "output"):
+        supplier.cluster.create_topic(topic, 1)
+    return supplier
 
 
-def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhile(monkeypatch):
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "app")
+def _collectors(supplier: InMemoryClientSupplier, application_id: str = "app") -> TaskRecordCollectors:
+    return TaskRecordCollectors("unused:9092", "c", {}, [], application_id, client_supplier=supplier)
+
+
+def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhile(monkeypatch, supplier):
+    collectors = _collectors(supplier)
     try:
         collector = collectors.for_task(T0)
-        producer = FakeStreamsProducer.instances[0]
+        [producer] = supplier.producers
         collector.send("out", b"k", b"v", (), 0, 0)
         assert collector.commit([TopicPartition("in", 0, 7)], "group metadata")
         assert collectors.unconfirmed_tasks() == {T0}
@@ -52,7 +59,8 @@ def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhil
         calls = len(producer.calls)
         assert not collector.confirm({})
         # the same offsets again, in a transaction of their own: no record, no begin of real work
-        assert producer.calls[calls:] == ["begin_transaction", "send_offsets", "commit_transaction"]
+        nudge = ["begin_transaction", "send_offsets_to_transaction", "commit_transaction"]
+        assert producer.calls[calls:] == nudge
         assert not collector.in_transaction
 
         assert collector.confirm({("in", 0): 9})
@@ -61,20 +69,20 @@ def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhil
         collectors.close()
 
 
-def test_the_nudges_back_off_while_the_offsets_do_not_show(monkeypatch):
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "app")
+def test_the_nudges_back_off_while_the_offsets_do_not_show(monkeypatch, supplier):
+    collectors = _collectors(supplier)
     clock = [100.0]
     monkeypatch.setattr(record_collector.time, "monotonic", lambda: clock[0])
     try:
         collector = collectors.for_task(T0)
-        producer = FakeStreamsProducer.instances[0]
+        [producer] = supplier.producers
         assert collector.commit([TopicPartition("in", 0, 7)], "group metadata")
         nudged_at = []
         while clock[0] < 106.0:
             clock[0] += 0.125  # exact in binary: no rounding at the boundaries
-            before = producer.calls.count("send_offsets")
+            before = producer.calls.count("send_offsets_to_transaction")
             assert not collector.confirm({})
-            if producer.calls.count("send_offsets") > before:
+            if producer.calls.count("send_offsets_to_transaction") > before:
                 nudged_at.append(clock[0] - 100.0)
         # after 0.25 s, then at doubling intervals up to every 2 s
         assert nudged_at == [0.25, 0.75, 1.75, 3.75, 5.75]
@@ -82,8 +90,8 @@ def test_the_nudges_back_off_while_the_offsets_do_not_show(monkeypatch):
         collectors.close()
 
 
-def test_a_commit_without_input_offsets_leaves_nothing_to_confirm():
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "app")
+def test_a_commit_without_input_offsets_leaves_nothing_to_confirm(supplier):
+    collectors = _collectors(supplier)
     try:
         collector = collectors.for_task(T0)
         collector.send("out", b"k", b"v", (), 0, 0)
@@ -115,14 +123,16 @@ class GroupConsumer:
         pass
 
 
-def _manager(tmp_path: Any) -> tuple[TaskManager, GroupConsumer, TaskRecordCollectors]:
+def _manager(
+    tmp_path: Any, supplier: InMemoryClientSupplier
+) -> tuple[TaskManager, GroupConsumer, TaskRecordCollectors]:
     topology = Topology()
     topology.add_source("src", "input", key_serde=Serdes.String(), value_serde=Serdes.String())
     topology.add_sink("sink", "output", "src", key_serde=Serdes.String(), value_serde=Serdes.String())
     builder = topology.internal_builder
     builder.application_id = "confirm"
     consumer = GroupConsumer()
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [], "confirm")
+    collectors = _collectors(supplier, "confirm")
     config = {
         "application_id": "confirm",
         "state_dir": str(tmp_path),
@@ -149,11 +159,11 @@ def _records(offsets: range) -> list[FakeMessage]:
     return [FakeMessage(o, b"k", b"v%d" % o, topic="input", partition=0) for o in offsets]
 
 
-def test_a_task_begins_no_transaction_until_its_last_commit_shows(tmp_path, monkeypatch):
+def test_a_task_begins_no_transaction_until_its_last_commit_shows(tmp_path, monkeypatch, supplier):
     monkeypatch.setattr(transactional_record_collector, "CONFIRM_NUDGE_S", 60.0)
-    manager, consumer, collectors = _manager(tmp_path)
+    manager, consumer, collectors = _manager(tmp_path, supplier)
     try:
-        producer = FakeStreamsProducer.instances[0]
+        [producer] = supplier.producers
         manager.add_records(_records(range(3)))
         assert manager.process(0) == 3
         assert manager.commit() == 1
@@ -168,7 +178,7 @@ def test_a_task_begins_no_transaction_until_its_last_commit_shows(tmp_path, monk
         consumer.shown[("input", 0)] = 3  # the group shows the offsets: the task goes on
         assert manager.process(0) == 2
         assert producer.calls.count("begin_transaction") == 2
-        assert [s[2] for s in producer.sent] == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+        assert [r.value for r in supplier.cluster.records("output")] == [b"v0", b"v1", b"v2", b"v3", b"v4"]
     finally:
         manager.close_all(clean=False)
         collectors.close()

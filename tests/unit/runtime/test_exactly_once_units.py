@@ -1,6 +1,7 @@
 """Exactly-once pieces that need no broker: the EOS dirty marker of the StateDirectory, the
-transactional collector's transaction state and error translation (against a fake producer),
-and which collector a thread gets for each processing guarantee."""
+transactional collector's transaction state and error translation (against the in-memory client
+supplier's producer, errors injected through its cluster's faults), and which collector a thread
+gets for each processing guarantee."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from streams_runtime.processor.internals.transactional_record_collector import (
     TransactionalRecordCollector,
 )
 from streams_runtime.processor.task_id import TaskId
-from tests.fakes import FakeStreamsProducer
+from streams_runtime.testing import InMemoryClientSupplier
+from streams_runtime.testing.in_memory_clients import InMemoryProducer
 
 T0, T1 = TaskId(0, 0), TaskId(0, 1)
 CHANGELOG = "app-counts-changelog"
@@ -91,80 +93,108 @@ def _error(
     return KafkaException(error)
 
 
+def _supplier() -> InMemoryClientSupplier:
+    supplier = InMemoryClientSupplier()
+    for topic in ("in", "out", CHANGELOG):
+        supplier.cluster.create_topic(topic, 2)
+    return supplier
+
+
 @pytest.fixture
-def collector(monkeypatch) -> TransactionalRecordCollector:
-    FakeStreamsProducer.reset()
-    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
+def supplier() -> InMemoryClientSupplier:
+    return _supplier()
+
+
+@pytest.fixture
+def collector(supplier: InMemoryClientSupplier) -> TransactionalRecordCollector:
     return TransactionalRecordCollector(
-        "unused:9092", "c", {}, [CHANGELOG], task_id=T1, transactional_id="app-0_1"
+        "unused:9092",
+        "c",
+        {},
+        [CHANGELOG],
+        task_id=T1,
+        transactional_id="app-0_1",
+        client_supplier=supplier,
     )
+
+
+@pytest.fixture
+def producer(supplier: InMemoryClientSupplier, collector: TransactionalRecordCollector) -> InMemoryProducer:
+    [made] = supplier.producers
+    return made
+
+
+def fail(supplier: InMemoryClientSupplier, call: str, error: BaseException) -> None:
+    """The next ``call`` of the producer raises ``error``."""
+    supplier.cluster.faults.inject(call, error)
 
 
 def send(collector: TransactionalRecordCollector, topic: str = "out") -> None:
     collector.send(topic, b"k", b"v", (), 0, 1)
 
 
-def test_should_init_transactions_with_the_task_transactional_id(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_init_transactions_with_the_task_transactional_id(producer):
     assert producer.config["transactional.id"] == "app-0_1"
     assert producer.config["transaction.timeout.ms"] == 10_000
     assert producer.calls == ["init_transactions"]
 
 
-def test_should_begin_a_transaction_lazily_and_once_per_commit(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_begin_a_transaction_lazily_and_once_per_commit(collector, producer):
     send(collector)
     send(collector, CHANGELOG)
     assert producer.calls.count("begin_transaction") == 1 and collector.in_transaction
 
     assert collector.commit([TopicPartition("in", 1, 2)], object())
-    assert producer.calls[-3:] == ["flush", "send_offsets", "commit_transaction"]
+    assert producer.calls[-3:] == ["flush", "send_offsets_to_transaction", "commit_transaction"]
     assert not collector.in_transaction
 
     send(collector)
     assert producer.calls.count("begin_transaction") == 2
 
 
-def test_should_ask_the_transactional_producer_for_error_reports_only(collector):
+def test_should_ask_the_transactional_producer_for_error_reports_only(producer):
     # the task counts its changelog offsets (markers included), see test_counted_changelog_offsets
-    assert FakeStreamsProducer.instances[0].errors_only is True
+    assert producer.config["delivery.report.only.error"] is True
 
 
-def test_should_commit_nothing_when_nothing_was_sent_or_consumed(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_commit_nothing_when_nothing_was_sent_or_consumed(collector, producer):
     assert not collector.commit([], None)
     assert "begin_transaction" not in producer.calls
     assert collector.commit([TopicPartition("in", 1, 5)], object())  # offsets alone: a transaction
-    assert producer.calls[-4:] == ["begin_transaction", "flush", "send_offsets", "commit_transaction"]
+    assert producer.calls[-4:] == [
+        "begin_transaction",
+        "flush",
+        "send_offsets_to_transaction",
+        "commit_transaction",
+    ]
 
 
 @pytest.mark.parametrize(
     "code", [KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH, KafkaError._FENCED]
 )  # noqa: SLF001
-def test_should_report_a_fenced_commit_as_task_migrated(collector, code):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_report_a_fenced_commit_as_task_migrated(supplier, collector, producer, code):
     send(collector)
-    producer.fail["commit_transaction"] = _error(code, abortable=True)
+    fail(supplier, "commit_transaction", _error(code, abortable=True))
     with pytest.raises(TaskMigratedError) as raised:
         collector.commit([TopicPartition("in", 1, 2)], object())
     assert raised.value.task_ids == {T1}
     assert "abort_transaction" not in producer.calls
 
 
-def test_should_abort_and_fail_on_another_abortable_error(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_abort_and_fail_on_another_abortable_error(supplier, collector, producer):
     send(collector)
-    producer.fail["send_offsets"] = _error(KafkaError.GROUP_AUTHORIZATION_FAILED, abortable=True)
+    refused = _error(KafkaError.GROUP_AUTHORIZATION_FAILED, abortable=True)
+    fail(supplier, "send_offsets_to_transaction", refused)
     with pytest.raises(TransactionError, match="GROUP_AUTHORIZATION_FAILED"):
         collector.commit([TopicPartition("in", 1, 2)], object())
     assert "abort_transaction" in producer.calls
     assert not collector.in_transaction
+    assert supplier.cluster.records("out", read_committed=True) == []  # the record was aborted
 
 
-def test_should_abort_and_report_the_task_corrupted_when_a_send_times_out(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_abort_and_report_the_task_corrupted_when_a_send_times_out(supplier, collector, producer):
     send(collector)
-    producer.fail["commit_transaction"] = _error(KafkaError.NOT_ENOUGH_REPLICAS)
+    fail(supplier, "commit_transaction", _error(KafkaError.NOT_ENOUGH_REPLICAS))
     with pytest.raises(TaskCorruptedError, match="NOT_ENOUGH_REPLICAS") as raised:
         collector.commit([TopicPartition("in", 1, 2)], object())
     assert raised.value.task_ids and isinstance(raised.value, TaskMigratedError)
@@ -172,21 +202,22 @@ def test_should_abort_and_report_the_task_corrupted_when_a_send_times_out(collec
     assert not collector.in_transaction
 
 
-def test_should_retry_a_retriable_commit(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_retry_a_retriable_commit(supplier, collector, producer):
     send(collector)
-    producer.fail["commit_transaction"] = _error(KafkaError.CONCURRENT_TRANSACTIONS, retriable=True)
+    fail(supplier, "commit_transaction", _error(KafkaError.CONCURRENT_TRANSACTIONS, retriable=True))
     assert collector.commit([], None)
     assert producer.calls.count("commit_transaction") == 2
+    assert [r.value for r in supplier.cluster.records("out", read_committed=True)] == [b"v"]
 
 
-@pytest.mark.parametrize("call", ["send_offsets", "commit_transaction"])
-def test_should_give_up_a_timed_out_transactional_call_and_report_the_task_corrupted(collector, call):
+@pytest.mark.parametrize("call", ["send_offsets_to_transaction", "commit_transaction"])
+def test_should_give_up_a_timed_out_transactional_call_and_report_the_task_corrupted(
+    supplier, collector, producer, call
+):
     """librdkafka can keep asking a coordinator whose broker is gone: no second try on the same
     producer; the task's new producer looks the coordinator up again."""
-    producer = FakeStreamsProducer.instances[0]
     send(collector)
-    producer.fail[call] = _error(KafkaError._TIMED_OUT, retriable=True)  # noqa: SLF001
+    fail(supplier, call, _error(KafkaError._TIMED_OUT, retriable=True))  # noqa: SLF001
     with pytest.raises(TaskCorruptedError, match="_TIMED_OUT"):
         collector.commit([TopicPartition("in", 1, 2)], object(), task_timeout_ms=300_000)
     assert producer.calls.count(call) == 1
@@ -243,11 +274,10 @@ def test_should_give_up_a_send_offsets_call_that_overruns_its_timeout(monkeypatc
     assert client.closed.wait(5)
 
 
-def test_should_not_ask_a_wedged_producer_to_abort_or_close(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_not_ask_a_wedged_producer_to_abort_or_close(supplier, collector, producer):
     send(collector)
-    producer.wedged = True
-    producer.fail["send_offsets"] = _error(KafkaError._TIMED_OUT)  # noqa: SLF001
+    collector.producer.wedged = True
+    fail(supplier, "send_offsets_to_transaction", _error(KafkaError._TIMED_OUT))  # noqa: SLF001
     with pytest.raises(TaskCorruptedError, match="_TIMED_OUT"):
         collector.commit([TopicPartition("in", 1, 2)], object(), task_timeout_ms=300_000)
     collector.close_dirty()
@@ -255,41 +285,40 @@ def test_should_not_ask_a_wedged_producer_to_abort_or_close(collector):
     assert "close" not in producer.calls and not collector.in_transaction
 
 
-def test_should_find_the_fencing_behind_a_refused_send(collector):
+def test_should_find_the_fencing_behind_a_refused_send(supplier, collector):
     """librdkafka raises the fatal _FENCED from poll and refuses later sends with _FATAL."""
-    producer = FakeStreamsProducer.instances[0]
     send(collector)
-    producer.fail["produce"] = _error(KafkaError._FATAL)  # noqa: SLF001
-    producer.fail["poll"] = _error(KafkaError._FENCED, fatal=True)  # noqa: SLF001
+    fail(supplier, "produce", _error(KafkaError._FATAL))  # noqa: SLF001
+    fail(supplier, "poll", _error(KafkaError._FENCED, fatal=True))  # noqa: SLF001
     with pytest.raises(TaskMigratedError):
         send(collector)
 
 
-def test_should_treat_a_fatal_producer_without_a_known_cause_as_migrated(collector):
+def test_should_treat_a_fatal_producer_without_a_known_cause_as_migrated(supplier, collector):
     """Re-creating the task either works (it was fenced) or surfaces the persistent error."""
     send(collector)
-    FakeStreamsProducer.instances[0].fail["produce"] = _error(KafkaError._FATAL)  # noqa: SLF001
+    fail(supplier, "produce", _error(KafkaError._FATAL))  # noqa: SLF001
     with pytest.raises(TaskMigratedError):
         send(collector)
 
 
-def test_should_treat_a_callback_broken_by_a_fatal_error_as_migrated(collector):
+def test_should_treat_a_callback_broken_by_a_fatal_error_as_migrated(supplier, collector):
     """confluent runs a delivery callback with the fatal error pending: poll raises SystemError."""
     send(collector)
-    FakeStreamsProducer.instances[0].fail["poll"] = SystemError("returned a result with an exception set")
+    fail(supplier, "poll", SystemError("returned a result with an exception set"))
     collector.serve()
     with pytest.raises(TaskMigratedError):
         send(collector)
 
 
-def test_should_abort_the_open_transaction_on_dirty_close(collector):
-    producer = FakeStreamsProducer.instances[0]
+def test_should_abort_the_open_transaction_on_dirty_close(supplier, collector, producer):
     send(collector)
     collector.close_dirty()
     for thread in threading.enumerate():  # the producer closes on a daemon thread
         if thread.name.startswith("close-app-0_1"):
             thread.join(5)
-    assert producer.calls[-3:] == ["abort_transaction", "purge", "close"]
+    assert producer.calls[-4:] == ["abort_transaction", "purge", "flush", "close"]
+    assert [r.state for r in supplier.cluster.records("out")] == ["aborted"]
 
 
 # ---------------------------------------------------------------------- configuration
@@ -320,14 +349,13 @@ def test_should_read_committed_only_under_exactly_once():
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel):
-    FakeStreamsProducer.reset()
-    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     monkeypatch.setattr(transactional_record_collector, "PARALLEL_COMMITS", parallel)
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app")
+    supplier = _supplier()
+    collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app", client_supplier=supplier)
     try:
         for task in (T0, T1):
             send(collectors.for_task(task))
-        FakeStreamsProducer.instances[1].fail["commit_transaction"] = _error(KafkaError.PRODUCER_FENCED)
+        supplier.cluster.fence("app-0_1")
         outcomes = collectors.commit_all(
             [(T0, [TopicPartition("in", 0, 3)], object()), (T1, [TopicPartition("in", 1, 3)], object())]
         )

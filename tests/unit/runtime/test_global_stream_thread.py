@@ -1,5 +1,5 @@
 """The GlobalStreamThread's handling of corrupt global records, without a broker: the global task is
-fed fake consumer messages and the dead-letter producer is a fake StreamsProducer. Dead-letter
+fed fake consumer messages and the dead-letter producer is the in-memory client supplier's. Dead-letter
 records get the task path's headers, the producer exists only once one was sent, the checkpoint
 is written only after its acks, and log_and_continue / log_and_fail keep their behaviour."""
 
@@ -15,14 +15,14 @@ import pytest
 from streams_runtime import Consumed, Materialized, Serdes, StreamsBuilder
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import DeserializationFailedError
-from streams_runtime.processor.internals import record_collector
-from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
+from streams_runtime.kafka.clients import KafkaError, KafkaException
 from streams_runtime.processor.internals.global_stream_thread import GLOBAL_DIR, GlobalStreamThread
 from streams_runtime.processor.internals.record_collector import ProductionError
 from streams_runtime.processor.internals.state_directory import StateDirectory
 from streams_runtime.state.stores import Stores
+from streams_runtime.testing import InMemoryClientSupplier
+from streams_runtime.testing.in_memory_clients import InMemoryProducer
 from tests import fakes
-from tests.fakes import FakeStreamsProducer
 
 TOPIC, STORE, DLQ = "scores", "scores-store", "scores-dlq"
 
@@ -32,20 +32,48 @@ FakeMessage = functools.partial(fakes.FakeMessage, topic=TOPIC)
 
 
 EVENTS: list[str] = []
-_EVENT_OF = {"poll": "dead-letter acks", "flush": "dead-letter acks", "close": "producer closed"}
 
 
-def _record_event(call: str) -> None:
-    if call in _EVENT_OF:
-        EVENTS.append(_EVENT_OF[call])
+class EventProducer(InMemoryProducer):
+    """The in-memory producer, noting in :data:`EVENTS` when acknowledgements are served and when
+    it closes (the order the checkpoint must keep)."""
+
+    def poll(self, timeout: float = -1) -> int:
+        served = super().poll(timeout)
+        EVENTS.append("dead-letter acks")
+        return served
+
+    def flush(self, timeout: float = -1) -> int:
+        left = super().flush(timeout)
+        EVENTS.append("dead-letter acks")
+        return left
+
+    def close(self, timeout: float = -1) -> bool:
+        closed = super().close(timeout)
+        EVENTS.append("producer closed")
+        return closed
+
+
+class EventSupplier(InMemoryClientSupplier):
+    """A thread's own in-memory cluster (with the dead-letter topic); its producers note events."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cluster.create_topic(DLQ, 1)
+
+    def get_producer(self, bootstrap_servers: str, overrides: Any = None) -> InMemoryProducer:
+        producer = EventProducer(self.cluster, overrides or {})
+        self.producers.append(producer)
+        return producer
+
+
+def supplier_of(thread: GlobalStreamThread) -> EventSupplier:
+    return thread._runtime.client_supplier  # noqa: SLF001
 
 
 @pytest.fixture
-def make_thread(monkeypatch, tmp_path):
+def make_thread(tmp_path):
     EVENTS.clear()
-    FakeStreamsProducer.reset()
-    FakeStreamsProducer.on_call = _record_event
-    monkeypatch.setattr(record_collector, "StreamsProducer", FakeStreamsProducer)
     threads: list[GlobalStreamThread] = []
 
     def make(in_memory: bool = False, **config: Any) -> GlobalStreamThread:
@@ -72,7 +100,7 @@ def make_thread(monkeypatch, tmp_path):
             config=StreamsConfig(props),
             client_id="app-client",
             bootstrap_servers="unused:9092",
-            client_supplier=DEFAULT_CLIENT_SUPPLIER,
+            client_supplier=EventSupplier(),
             global_topics={TOPIC: 1},
             builder=builder.build().internal_builder,
             state_directory=state_directory,
@@ -97,12 +125,12 @@ def test_should_dead_letter_a_corrupt_global_record_with_the_task_path_headers(m
     assert thread._apply([good(0, 0), corrupt, good(2, 2)]) == 3  # noqa: SLF001
 
     assert thread.stores[STORE].get("u0").value == 0 and thread.stores[STORE].get("u2").value == 2
-    [producer] = FakeStreamsProducer.instances
-    assert producer.client_id == "app-client-GlobalStreamThread-producer"
-    [(topic, key, value, partition, timestamp, headers)] = producer.sent
-    assert (topic, key, value, partition, timestamp) == (DLQ, b"bad", b"xx", None, 1_001)
-    assert headers[0] == ("origin", b"test")
-    named = dict(headers[1:])
+    [producer] = supplier_of(thread).producers
+    assert producer.config["client.id"] == "app-client-GlobalStreamThread-producer"
+    [record] = supplier_of(thread).cluster.records(DLQ)
+    assert (record.key, record.value, record.timestamp) == (b"bad", b"xx", 1_001)
+    assert record.headers[0] == ("origin", b"test")
+    named = dict(record.headers[1:])
     assert named["__streams.errors.topic"] == TOPIC.encode()
     assert named["__streams.errors.partition"] == b"0"
     assert named["__streams.errors.offset"] == b"1"
@@ -119,7 +147,8 @@ def test_should_write_the_checkpoint_only_after_the_dead_letter_records_are_ackn
 
 def test_should_not_move_the_checkpoint_past_a_record_whose_dead_letter_write_failed(make_thread):
     thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
-    FakeStreamsProducer.fail_deliveries = True
+    refused = KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "broker said no"))
+    supplier_of(thread).cluster.faults.inject("delivery", refused, times=10)
     thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
     with pytest.raises(ProductionError, match=DLQ):
         thread._checkpoint()  # noqa: SLF001
@@ -131,34 +160,33 @@ def test_should_create_no_producer_until_a_record_is_dead_lettered_and_close_it_
     thread = make_thread(default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ)
     thread._apply([good(0, 0), good(1, 1)])  # noqa: SLF001
     thread._checkpoint()  # noqa: SLF001
-    assert FakeStreamsProducer.instances == []
+    assert supplier_of(thread).producers == []
     thread._apply([FakeMessage(2, b"bad", b"xx")])  # noqa: SLF001
-    assert len(FakeStreamsProducer.instances) == 1
+    assert len(supplier_of(thread).producers) == 1
     thread._ready.set()  # noqa: SLF001 (a clean run: close checkpoints first)
     thread._close()  # noqa: SLF001
-    assert EVENTS[-3:] == ["dead-letter acks", f"checkpoint {{{(TOPIC, 0)!r}: 2}}", "producer closed"]
+    checkpoint = f"checkpoint {{{(TOPIC, 0)!r}: 2}}"
+    # the producer's close flushes what is left, then closes
+    assert EVENTS[-4:] == ["dead-letter acks", checkpoint, "dead-letter acks", "producer closed"]
 
 
 def test_should_skip_a_corrupt_global_record_without_a_producer_under_log_and_continue(make_thread):
     thread = make_thread(default_deserialization_exception_handler="log_and_continue")
     assert thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2)]) == 3  # noqa: SLF001
     assert thread.stores[STORE].get("u2").value == 2
-    assert FakeStreamsProducer.instances == []
+    assert supplier_of(thread).producers == []
 
 
 def test_should_fail_on_a_corrupt_global_record_under_log_and_fail(make_thread):
     thread = make_thread()
     with pytest.raises(DeserializationFailedError, match=f"topic={TOPIC} partition=0 offset=1"):
         thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
-    assert FakeStreamsProducer.instances == []
+    assert supplier_of(thread).producers == []
 
 
-def dead_lettered_offsets() -> list[bytes]:
-    return [
-        dict(headers)["__streams.errors.offset"]
-        for producer in FakeStreamsProducer.instances
-        for *_, headers in producer.sent
-    ]
+def dead_lettered_offsets(thread: GlobalStreamThread) -> list[bytes]:
+    """The source offsets of the records ``thread`` dead-lettered (each thread has its own cluster)."""
+    return [dict(r.headers)["__streams.errors.offset"] for r in supplier_of(thread).cluster.records(DLQ)]
 
 
 def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool) -> GlobalStreamThread:
@@ -166,7 +194,6 @@ def restart(make_thread, thread: GlobalStreamThread, ends: int, in_memory: bool)
     up to the point where ``_restore`` has read the checkpoint (the log is ``[0, ends)``)."""
     thread._ready.set()  # noqa: SLF001 (a clean run: close checkpoints first)
     thread._close()  # noqa: SLF001
-    FakeStreamsProducer.instances.clear()
     again = make_thread(
         in_memory=in_memory, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
     )
@@ -183,7 +210,7 @@ def test_should_not_dead_letter_a_record_again_when_it_is_reread_at_or_below_the
         in_memory=in_memory, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
     )
     thread._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), good(2, 2)])  # noqa: SLF001
-    assert dead_lettered_offsets() == [b"1"]
+    assert dead_lettered_offsets(thread) == [b"1"]
 
     # the restore of a store without a trusted checkpoint re-reads the topic from its start
     again = restart(make_thread, thread, ends=5, in_memory=in_memory)
@@ -200,12 +227,12 @@ def test_should_not_dead_letter_a_record_again_when_it_is_reread_at_or_below_the
         == 5
     )
     assert again.stores[STORE].get("u2").value == 2, "re-read records are still applied"
-    assert dead_lettered_offsets() == [b"3"], "only the record past the checkpoint is dead-lettered"
+    assert dead_lettered_offsets(again) == [b"3"], "only the record past the checkpoint is dead-lettered"
 
     # and the checkpoint written now covers offset 3: a second restart sends nothing
     third = restart(make_thread, again, ends=5, in_memory=in_memory)
     third._apply([good(0, 0), FakeMessage(1, b"bad", b"xx"), FakeMessage(3, b"bad2", b"xx")])  # noqa: SLF001
-    assert dead_lettered_offsets() == []
+    assert dead_lettered_offsets(third) == []
 
 
 def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_lost(make_thread):
@@ -219,14 +246,13 @@ def test_should_dead_letter_again_a_record_past_the_checkpoint_so_nothing_is_los
     thread._apply([FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001 (then the process dies: no checkpoint)
     thread._task.close()  # noqa: SLF001
     thread._task = None  # noqa: SLF001
-    FakeStreamsProducer.instances.clear()
     again = make_thread(
         in_memory=True, default_deserialization_exception_handler="dead_letter", dead_letter_topic=DLQ
     )
     tp = (TOPIC, 0)
     again._collector.dead_lettered_up_to = again._dead_letter_watermark({tp: 0}, {tp: 2})  # noqa: SLF001
     again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
-    assert dead_lettered_offsets() == [b"1"]
+    assert dead_lettered_offsets(again) == [b"1"]
 
 
 def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_lettered(make_thread):
@@ -239,7 +265,7 @@ def test_should_ignore_a_checkpoint_beyond_the_log_when_deciding_what_was_dead_l
     again = restart(make_thread, thread, ends=2, in_memory=True)  # checkpoint 3, log [0, 2)
     assert again._collector.dead_lettered_up_to == {}  # noqa: SLF001
     again._apply([good(0, 0), FakeMessage(1, b"bad", b"xx")])  # noqa: SLF001
-    assert dead_lettered_offsets() == [b"1"]
+    assert dead_lettered_offsets(again) == [b"1"]
 
 
 def test_should_not_let_a_source_records_own_headers_fake_the_dead_letter_source(make_thread):
@@ -251,4 +277,4 @@ def test_should_not_let_a_source_records_own_headers_fake_the_dead_letter_source
         ("__streams.errors.offset", b"0"),
     ]
     thread._apply([FakeMessage(7, b"bad", b"xx", forged)])  # noqa: SLF001
-    assert dead_lettered_offsets() == [b"7"]
+    assert dead_lettered_offsets(thread) == [b"7"]
