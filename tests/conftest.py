@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -158,6 +159,20 @@ def _time_group(nodeid: str) -> str:
         return group.group(1)
     broker = re.search(r"\[(kafka|tansu)\b", nodeid)
     return f"other on {broker.group(1)}" if broker else "broker-free"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test outside tests/dags must not import Airflow: only tests/dags/conftest.py points it at
+    a temporary home and the repo's DAGs before its first import, and an earlier import in the same
+    process makes every tests/dags test there fail (how it goes depends on which tests xdist puts
+    on one worker, so it fails here, in the test that imported it)."""
+    imported_before = "airflow.configuration" in sys.modules
+    result = yield
+    imported_now = not imported_before and "airflow.configuration" in sys.modules
+    if imported_now and "/tests/dags/" not in str(item.fspath):
+        pytest.fail(f"{item.nodeid} imported airflow: move it under tests/dags/ (see tests/dags/conftest.py)")
+    return result
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -6,8 +6,12 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def set_conn(monkeypatch, conn_id: str, conn: dict) -> str:
@@ -28,6 +32,33 @@ def test_kafka_hook_reads_the_bootstrap_servers_from_the_connection(monkeypatch,
     from streams_ops.hooks.kafka_admin import KafkaAdminHook
 
     assert KafkaAdminHook(set_conn(monkeypatch, "k1", conn)).bootstrap_servers == expected
+
+
+def test_compose_defines_the_connection_the_kafka_hook_uses_by_default() -> None:
+    """docker-compose.yml's Airflow scheduler has the Connection ``KafkaAdminHook`` looks up when
+    a DAG names none (here, not in tests/deploy: importing a hook imports Airflow, which only
+    tests/dags configures)."""
+    from streams_ops.hooks.kafka_admin import KafkaAdminHook
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    env = compose["services"]["airflow-scheduler"]["environment"]
+    assert f"AIRFLOW_CONN_{KafkaAdminHook.default_conn_name.upper()}" in env
+
+
+def test_compose_gives_airflow_the_workers_address_and_token() -> None:
+    """docker-compose.yml's Airflow scheduler reaches the stream workers through the Connection
+    ``StreamsWorkerHook`` uses by default, with the workers' own HTTP port and token."""
+    from streams_ops.hooks.streams_worker import StreamsWorkerHook
+
+    from streams_runtime.worker import HTTP_TOKEN_ENV
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    env = services["airflow-scheduler"]["environment"]
+    conn = yaml.safe_load(env[f"AIRFLOW_CONN_{StreamsWorkerHook.default_conn_name.upper()}"])
+    worker_args = services["stream-worker"]["command"][-1].split()
+    assert conn["host"] == "stream-worker"
+    assert conn["port"] == int(worker_args[worker_args.index("--http-port") + 1])
+    assert conn["password"] == services["stream-worker"]["environment"][HTTP_TOKEN_ENV]
 
 
 def test_kafka_hook_says_what_is_missing(monkeypatch) -> None:

@@ -71,13 +71,6 @@ def test_every_client_points_at_the_advertised_kafka_listener() -> None:
     assert f"{conn['host']}:{conn['port']}" == advertised
 
 
-def test_airflow_connection_is_the_one_the_hook_uses_by_default() -> None:
-    from plugins.streams_ops.hooks.kafka_admin import KafkaAdminHook
-
-    env = SERVICES["airflow-scheduler"]["environment"]
-    assert f"AIRFLOW_CONN_{KafkaAdminHook.default_conn_name.upper()}" in env
-
-
 def test_airflow_services_share_folders_that_exist_in_the_image() -> None:
     for name in ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"):
         env = SERVICES[name]["environment"]
@@ -274,16 +267,6 @@ def test_stream_worker_port_is_exposed_for_prometheus_and_checked_for_readiness(
     assert check["test"][0] == "CMD" and check["test"][1] == "python"
     assert f"http://127.0.0.1:{port}/health/ready" in check["test"][-1] and "/health/ready" in routes
     assert int(check["start_period"].rstrip("s")) >= 60, "a restore at start must not count as failures"
-
-
-def test_airflow_reaches_the_workers_with_their_token() -> None:
-    from plugins.streams_ops.hooks.streams_worker import StreamsWorkerHook
-    from streams_runtime.worker import HTTP_TOKEN_ENV
-
-    env = SERVICES["airflow-scheduler"]["environment"]
-    conn = yaml.safe_load(env[f"AIRFLOW_CONN_{StreamsWorkerHook.default_conn_name.upper()}"])
-    assert conn["host"] == "stream-worker" and conn["port"] == _http_port()
-    assert conn["password"] == SERVICES["stream-worker"]["environment"][HTTP_TOKEN_ENV]
 
 
 SYSTEMD_UNIT = ROOT / "deploy" / "systemd" / "streams-worker@.service"
