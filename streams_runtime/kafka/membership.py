@@ -20,6 +20,8 @@ rebalances when they change. kafka-python calls the assignor on its own IO threa
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -36,6 +38,23 @@ from streams_runtime.kafka.outage import quiet_connection_errors
 from streams_runtime.kafka.profile import client_config
 
 PROTOCOL_NAME = "streams"
+
+#: kafka-python's IO loop warns when one of its steps runs over 0.1 s ("Task ... ran for 0.13s
+#: (>0.100s threshold). It is blocking the event loop"), a threshold meant for its own tests that a
+#: busy machine passes every few seconds while nothing is wrong (the coordination client does
+#: little but heartbeat; KafkaConsumer does not accept the threshold as a config). Steps up to
+#: this long are not logged; a longer one (a session timeout's order of magnitude) still is.
+SLOW_STEP_WORTH_A_WARNING_S = 1.0
+_SLOW_STEP = re.compile(r"ran for ([0-9.]+)s \(>")
+
+
+class _SlowStepFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        found = _SLOW_STEP.search(record.getMessage())
+        return found is None or float(found.group(1)) >= SLOW_STEP_WORTH_A_WARNING_S
+
+
+logging.getLogger("kafka.net.selector").addFilter(_SlowStepFilter())
 #: librdkafka profile keys that mean the same to kafka-python, and their kafka-python names
 _PROFILE_KEYS = {
     "allow.auto.create.topics": "allow_auto_create_topics",
