@@ -105,6 +105,20 @@ def _xdist_group(item: pytest.Item) -> str | None:
 
 
 @pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One local[2] SparkSession for the whole run (per test process), UI off, two shuffle
+    partitions, UTC: Spark's start is the cost. Shared by tests/spark_jobs and the DAG tests: a
+    session is process-wide (``getOrCreate``), so a module that made and stopped its own would stop
+    it under every later test of the process."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from spark_jobs.session import local_session
+
+    session = local_session(app_name="streams-runtime-tests", master="local[2]", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
 def broker_kind(request: pytest.FixtureRequest) -> str:
     """The kind of broker this test runs on (parametrized by ``pytest_generate_tests``)."""
     return str(getattr(request, "param", configured_brokers(request.config)[0]))

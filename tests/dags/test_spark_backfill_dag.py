@@ -2,7 +2,7 @@
 and a seeded bad record that fails the suite and publishes nothing.
 
 Runs the colleague's job (``spark_jobs.payments_backfill.main:run_backfill``) inside ``dag.test()``
-on a local SparkSession owned by this module (stopped at its end).
+on the run's shared local SparkSession (tests/conftest.py's ``spark``).
 """
 
 from __future__ import annotations
@@ -27,16 +27,6 @@ USERS = ["user-0", "user-1", "user-2"]
 
 def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """A local session for this module; the job borrows it (the active session)."""
-    from spark_jobs.session import local_session
-
-    session = local_session(app_name="streams-ops-dag-tests", master="local[2]", shuffle_partitions=2)
-    yield session
-    session.stop()
 
 
 def payments(n: int = 60) -> list[tuple[str, dict, int]]:

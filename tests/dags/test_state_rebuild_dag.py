@@ -191,15 +191,6 @@ def test_restore_mode_rebuilds_every_owning_task_and_matches_the_changelog(
     assert no_store.task_states()["resolve"] == "failed"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from spark_jobs.session import local_session
-
-    session = local_session(app_name="streams-state-rebuild-tests", master="local[2]", shuffle_partitions=2)
-    yield session
-    session.stop()
-
-
 @pytest.mark.spark
 def test_recompute_mode_rewrites_the_changelog_from_spark_and_rebuilds_the_right_totals(
     run_dag, kafka_conn, start_worker, spark, bootstrap_servers, tmp_path

@@ -1,33 +1,20 @@
-"""Fixtures of the Spark job tests: one local SparkSession for the whole run, and topic factories.
+"""Fixtures of the Spark job tests: topic factories (the ``spark`` session is tests/conftest.py's,
+shared with the DAG tests).
 
 Modules whose tests use the ``spark`` fixture carry the ``spark`` marker (and ``kafka`` when they
-talk to the embedded broker). Spark's start-up (JVM, Python workers) is the cost, so the session
-is created once for the run and shared.
+talk to the embedded broker).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pytest
 
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
 from tests.history import KEEP_HISTORY
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """A local[2] session, UI off, two shuffle partitions, UTC; ``kafka_range`` registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from spark_jobs.session import local_session
-
-    session = local_session(app_name="streams-runtime-tests", master="local[2]", shuffle_partitions=2)
-    yield session
-    session.stop()
 
 
 @dataclass(frozen=True)
