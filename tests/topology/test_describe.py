@@ -6,6 +6,7 @@ import logging
 
 from streams_runtime import (
     Consumed,
+    Joined,
     Materialized,
     Produced,
     Serdes,
@@ -237,4 +238,24 @@ def test_named_internal_resources_are_not_warned_about(caplog):
     _word_count(builder)
     with caplog.at_level(logging.WARNING, logger="streams_runtime.kstream"):
         builder.build()
+    assert "generated name" not in caplog.text
+
+
+def test_a_join_repartition_warning_names_the_option_that_names_it(caplog):
+    """A stream re-keyed before a stream-table join: the warning points at Joined.as_, and the
+    repartition topic named with it is not warned about."""
+
+    def build(joined: Joined) -> None:
+        builder = StreamsBuilder()
+        table = builder.table("categories", materialized=Materialized.as_("categories"))
+        builder.stream("lines").select_key(lambda k, v: v).join(table, lambda v, c: c, joined).to("out")
+        builder.build()
+
+    with caplog.at_level(logging.WARNING, logger="streams_runtime.kstream"):
+        build(Joined.with_(Serdes.String(), Serdes.String(), Serdes.String()))
+    assert "-repartition has a generated name" in caplog.text
+    assert "Joined.as_ (a stream-table join)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="streams_runtime.kstream"):
+        build(Joined.as_("enrich").with_key_serde(Serdes.String()))
     assert "generated name" not in caplog.text

@@ -147,8 +147,11 @@ class InternalStreamsBuilder:
         for topic in builder.internal_topics:
             if GENERATED.match(topic):
                 log.warning(
-                    "Repartition topic %s has a generated name; name it (Grouped.as_, "
-                    "Repartitioned.as_, Materialized.as_) so it stays stable across topology changes",
+                    "Repartition topic %s has a generated name; name it so it stays stable across "
+                    "topology changes, with the option of the operation that repartitions: "
+                    "Grouped.as_ (group_by, group_by_key), Joined.as_ (a stream-table join), "
+                    "StreamJoined.with_name (a stream-stream join), Repartitioned.as_ (repartition), "
+                    "Materialized.as_ (to_table)",
                     topic,
                 )
         for store, entry in builder.stores.items():
