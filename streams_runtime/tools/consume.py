@@ -71,6 +71,8 @@ class RecordPrinter:
         self._out = out
         self.per_partition: Counter[int] = Counter()
         self.unreadable = 0
+        #: for the first record each side could not read: what the other serdes read it as
+        self.readings: dict[str, dict[str, Any]] = {}
 
     def print(self, message: Any) -> None:
         line: dict[str, Any] = {
@@ -85,6 +87,7 @@ class RecordPrinter:
             except Exception as exc:
                 errors.append(f"--{side}-serde {self._names[side]} cannot read the {side}: {exc}")
                 line[f"{side}_base64"] = base64.b64encode(data or b"").decode("ascii")
+                self.readings.setdefault(side, other_readings(data, message.topic(), self._names[side]))
         headers = message.headers()
         if headers:
             line["headers"] = {k: None if v is None else v.decode("utf-8", "replace") for k, v in headers}
@@ -93,6 +96,20 @@ class RecordPrinter:
             self.unreadable += 1
         self.per_partition[message.partition()] += 1
         self._out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+
+
+def other_readings(data: bytes | None, topic: str, failed: str) -> dict[str, Any]:
+    """What each serde of :data:`SERDE_CHOICES` but ``failed`` reads ``data`` as, for those that
+    read it (a long count is 8 bytes that also read as a double, and often as a string)."""
+    readings: dict[str, Any] = {}
+    for name in SERDE_CHOICES:
+        if name == failed:
+            continue
+        try:
+            readings[name] = named_serde(name).deserialize(topic, data)
+        except Exception:
+            continue
+    return readings
 
 
 def consume(
@@ -150,10 +167,16 @@ def run(args: argparse.Namespace) -> int:
         f"read {sum(printer.per_partition.values())} record(s) from {args.topic} ({counts})", file=sys.stderr
     )
     if printer.unreadable:
+        hints = "".join(
+            f"; the first unreadable {side} reads as "
+            + ", ".join(f"--{side}-serde {name}: {value!r}" for name, value in readings.items())
+            for side, readings in printer.readings.items()
+            if readings
+        )
         raise ConsumeError(
             f"{printer.unreadable} record(s) of {args.topic} could not be read with --key-serde "
             f'{args.key_serde} --value-serde {args.value_serde}; they are printed with "error" and '
-            "their bytes in base64"
+            f"their bytes in base64{hints}"
         )
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 
 from streams_runtime.cli import main
 from streams_runtime.kafka.clients import create_producer
@@ -71,19 +72,23 @@ def test_should_print_an_unreadable_record_with_its_bytes_and_exit_1(kafka_broke
     producer = create_producer(kafka_broker)
     producer.produce(topic, key=b"good", value=b'{"ok": true}', headers=[("source", b"test")])
     producer.produce(topic, key=b"bad", value=b"not json")
+    producer.produce(topic, key=b"count", value=struct.pack(">q", 3))  # a Long count, read as JSON
     producer.flush(30)
     capsys.readouterr()
 
     code, records, err = _cli(capsys, kafka_broker, "consume", topic)
     assert code == 1
-    good, bad = records
+    good, bad, count = records
     assert (good["key"], good["value"], good["headers"]) == ("good", {"ok": True}, {"source": "test"})
     assert bad["key"] == "bad" and "value" not in bad
     assert base64.b64decode(bad["value_base64"]) == b"not json"
     assert bad["error"].startswith("--value-serde json cannot read the value")
+    assert count["error"].startswith("--value-serde json cannot read the value")
     assert (
-        f"error: 1 record(s) of {topic} could not be read with --key-serde string --value-serde json" in err
+        f"error: 2 record(s) of {topic} could not be read with --key-serde string --value-serde json" in err
     )
+    # the first unreadable value ("not json", 8 bytes) is offered as a string first
+    assert "the first unreadable value reads as --value-serde string: 'not json'" in err
 
 
 def test_should_name_a_topic_that_does_not_exist(kafka_broker, unique_name, capsys):
