@@ -112,7 +112,7 @@ if ! "$VENV/bin/uv" --version 2>/dev/null | grep -q "$UV_VERSION"; then
 fi
 
 # Step 3: dependencies, exactly as locked
-say "syncing $NAME to requirements.lock (a cold install takes about a minute)"
+say "syncing $NAME to requirements.lock (a cold install takes one to three minutes)"
 SYNC="$LOCK"
 if [ "$PY_VERSION" != "3.11" ]; then
   SYNC="$VENV/requirements-$PY_VERSION.lock"

@@ -18,6 +18,9 @@ from streams_runtime.kstream.options import Branched
 
 
 class BranchedKStream:
+    """What ``KStream.split()`` returns: add branches, then ``default_branch()`` or
+    ``no_default_branch()`` (see the module docstring)."""
+
     def __init__(self, source: Any, splitter_name: str) -> None:
         self._source = source
         self._internal = source._internal  # noqa: SLF001 - DSL classes share the builder

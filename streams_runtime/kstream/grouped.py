@@ -43,6 +43,9 @@ def _count_init() -> int:
 
 
 class KGroupedStream:
+    """A stream grouped by key (``group_by_key``/``group_by``): ``count``, ``reduce``,
+    ``aggregate`` into a KTable, ``windowed_by`` for windowed aggregations, ``cogroup``."""
+
     def __init__(
         self,
         internal: Any,
@@ -135,6 +138,9 @@ class KGroupedStream:
 
 
 class KGroupedTable:
+    """A table re-grouped by a new key (``KTable.group_by``): ``count``, ``reduce`` and
+    ``aggregate`` with a subtractor, since an update moves a row from its old group to its new one."""
+
     def __init__(
         self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, grouped_name: str | None
     ) -> None:

@@ -32,6 +32,10 @@ SOURCE_NAME = "KTABLE-SOURCE-"
 
 
 class KTable:
+    """A changelog stream: the latest value per key (see the module docstring). Made by
+    ``StreamsBuilder.table``, aggregations and ``to_table``; ``to_stream()`` turns it back into a
+    stream of its updates."""
+
     def __init__(
         self,
         internal: Any,

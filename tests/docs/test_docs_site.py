@@ -45,6 +45,27 @@ def test_configuration_reference_lists_every_key(site: pathlib.Path) -> None:
         assert f"<code>{name}</code>" in page
 
 
+#: the classes a topology is written, run and tested with: each has its section in the API reference
+API_CLASSES = (
+    "StreamsBuilder Topology KStream KTable GlobalKTable KGroupedStream KGroupedTable CogroupedKStream "
+    "BranchedKStream TimeWindows SlidingWindows SessionWindows JoinWindows TimeWindowedKStream "
+    "SessionWindowedKStream Windowed EmitStrategy Suppressed Consumed Produced Grouped Materialized "
+    "Joined StreamJoined TableJoined Repartitioned Branched Printed KeyValue Serdes Serde WindowedSerdes "
+    "Processor FixedKeyProcessor ProcessorContext Record PunctuationType Stores KafkaStreams StreamsConfig "
+    "TopologyTestDriver TestInputTopic TestOutputTopic StreamsError"
+).split()
+
+
+def test_api_reference_documents_every_class_a_topology_is_written_with(site: pathlib.Path) -> None:
+    page = (site / "reference" / "api.html").read_text()
+    documented = {name.rsplit(".", 1)[-1] for name in re.findall(r'<h2 id="(streams_runtime[\w.]*)"', page)}
+    assert set(API_CLASSES) <= documented, sorted(set(API_CLASSES) - documented)
+    for name in API_CLASSES:
+        assert name in streams_runtime.__all__, f"{name} is documented but not exported by the package"
+    # members without a docstring are listed too (a window's factory methods, for one)
+    assert "of_size_and_grace" in page and "flat_map_values" in page
+
+
 def test_pages_load_nothing_from_the_network(site: pathlib.Path) -> None:
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 10

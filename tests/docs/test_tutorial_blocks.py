@@ -72,6 +72,24 @@ def check_word_count() -> None:
         assert driver.get_key_value_store("word-count-store").get("hello") == 2
 
 
+def check_words_per_minute() -> None:
+    scope, printed = _run("words-per-minute")
+    assert printed.splitlines() == [
+        "{'hello@0': 1, 'kafka@0': 2, 'hello@60000': 1}",  # the late "kafka" counted in its window
+        "[(0, 1), (60000, 1)]",
+    ], printed
+    # past the grace (stream time 61 s + 5 min) a record for the first minute is dropped
+    from streams_runtime import Serdes, TopologyTestDriver
+
+    with TopologyTestDriver(scope["topology"], {"application_id": "words-per-minute"}) as driver:
+        lines = driver.create_input_topic("text-input", Serdes.String(), Serdes.String())
+        counts = driver.create_output_topic("words-per-minute", Serdes.String(), Serdes.Long())
+        lines.pipe_input(None, "hello", timestamp=1_000)
+        lines.pipe_input(None, "hello", timestamp=400_000)
+        lines.pipe_input(None, "hello", timestamp=2_000)  # window [0, 60 s) closed at 360 s
+        assert counts.read_key_values_to_map() == {"hello@0": 1, "hello@360000": 1}
+
+
 def check_in_memory_runtime() -> None:
     # real stream threads: in a process of its own, so a hang is a timeout and no thread outlives it
     page, code = MARKED["in-memory-runtime"]
@@ -231,6 +249,7 @@ def check_check_script(tmp_path: Path) -> None:
 
 CHECKS: dict[str, Callable[..., None]] = {
     "word-count": check_word_count,
+    "words-per-minute": check_words_per_minute,
     "in-memory-runtime": check_in_memory_runtime,
     "foreign-key-join": check_foreign_key_join,
     "more-dsl": check_more_dsl,
