@@ -23,7 +23,12 @@ TEXT = (ROOT / "docs" / "tutorials" / "airflow-and-spark.md").read_text()
 #: the provider's package: the one name in backticks of the form `streams_...` that Airflow does not hold
 PROVIDER = "streams_ops"
 
-FIELD = re.compile(r"\*\*(?P<title>[^*]+)\*\* \(`(?P<name>[a-z_]+)`(?:, default `(?P<default>[^`]*)`)?\)")
+# the page wraps its lines: any whitespace between the parts
+FIELD = re.compile(
+    r"\*\*(?P<title>[^*]+)\*\*\s+\(`(?P<name>[a-z_]+)`(?:,\s+default\s+`(?P<default>[^`]*)`)?\)"
+)
+#: what starts a field's mention; each must be a whole FIELD, or the check would skip it silently
+FIELD_START = re.compile(r"\*\*[^*]+\*\*\s+\(`")
 TASK = re.compile(r"\btasks? `(?P<id>[a-z_]+)`")
 
 
@@ -44,6 +49,7 @@ def test_the_page_names_the_four_dags_and_their_fields() -> None:
         "streams_state_rebuild",
     } <= _named_dags()
     assert len(FIELD.findall(TEXT)) >= 6  # the form fields the walk sets or reads
+    assert len(FIELD.findall(TEXT)) == len(FIELD_START.findall(TEXT)), "a field written another way"
     assert TASK.search(TEXT)
 
 
