@@ -1,11 +1,13 @@
 """Pure DataFrame functions of the payments backfill: what the stream application computes.
 
-The stream side (``streams_runtime/demo.py`` produces the input) writes payments to a topic keyed
-by user, each value the JSON ``{"payment_id": int, "user": str, "amount": number}``. The stream
-application aggregates them per user in tumbling windows by record timestamp, as Kafka Streams'
+The input is the demo's topic of payments keyed by user (``streams_runtime.demo.app``), each value
+the JSON ``{"payment_id": int, "user": str, "amount": number}``. The stream application keeps each
+user's count and total of every payment so far (``group_by_key().aggregate(...)``, no windows).
+The backfill recomputes that spend per user and tumbling window of record time, as Kafka Streams'
 ``groupByKey().windowedBy(TimeWindows.ofSizeWithNoGrace(size)).aggregate(...)`` would: windows
 are aligned to the epoch, half-open ``[start, start + size)``, a record at ``t`` falls in the one
-window with ``start = t - t mod size``.
+window with ``start = t - t mod size``. Summed over an interval's windows, a user's counts and
+totals are what the stream's count and total for that user grew by through the interval's records.
 
 This module recomputes that from the raw records. No I/O and no session state: every function maps
 DataFrames to DataFrames, so a test checks it on a hand-made input and the job composes them as
