@@ -131,6 +131,12 @@ def streams_spark_backfill():
             raise ValueError("give both range_start and range_end, or neither")
         if start:
             begin, stop, step = parse(start), parse(end), timedelta(hours=int(params["chunk_hours"]))
+        elif data_interval_start is None or data_interval_end is None:
+            # a manual run triggered without a logical date (the REST API's default) has no data
+            # interval: the day the UI's form would cover, the last UTC day that is over
+            stop = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            begin, step = stop - timedelta(days=1), timedelta(days=1)
+            print(f"no data interval (a run without a logical date): the last day over, [{begin}, {stop})")
         else:
             begin, stop = data_interval_start, data_interval_end
             step = stop - begin

@@ -207,3 +207,20 @@ def test_a_range_in_the_future_is_rejected_when_planned(run_dag, kafka_conn, uni
     assert run.state == "success"
     states = run.task_states()
     assert states["plan_intervals"] == "skipped" and states["backfill"] == "skipped", states
+
+
+def test_a_run_without_a_logical_date_plans_the_last_day_over(airflow_db) -> None:
+    """A manual run triggered through the REST API without a logical date has no data interval;
+    its plan is the day the UI's form covers (yesterday, UTC), not a TypeError."""
+    from datetime import timedelta
+
+    from airflow.dag_processing.dagbag import DagBag
+
+    dag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags")).get_dag(DAG_ID)
+    plan = dag.get_task("plan_intervals").python_callable
+    params = {"range_start": None, "range_end": None, "chunk_hours": 1, "intervals_per_task": 1}
+    [batch] = plan(params=params, data_interval_start=None, data_interval_end=None)
+    midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    assert batch["intervals"] == [
+        {"interval_start": (midnight - timedelta(days=1)).isoformat(), "interval_end": midnight.isoformat()}
+    ]
