@@ -4,6 +4,9 @@ Each stream record waits in a time-ordered buffer until stream time has passed i
 the grace period, then joins with the table version valid at the record's timestamp; so a table
 update that arrives a little late still meets the stream records it should have met. A record
 already older than ``stream time - grace`` joins at once and evicts nothing (as Kafka Streams).
+Stream time here is the buffer's: the newest timestamp of a record that went into the buffer. A
+record with a null key or value never does (it is dropped, or a left join's null key joins at
+once), so it moves no stream time, as in Kafka Streams, whose buffer store keeps its own.
 Eviction runs after each buffered put: every record with ``timestamp <= stream time - grace``
 leaves, oldest first (ties in arrival order).
 
@@ -71,12 +74,15 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
                     self.seq = max(self.seq, _ENTRY.unpack(kv.key)[1] + 1)
 
     def process(self, record: Record) -> None:
+        if record.key is None or record.value is None:
+            # dropped or joined at once, as without grace; it does not move the buffer's stream
+            # time, which is the newest timestamp buffered, as in Kafka Streams (where a left
+            # join's null-key record fails the task: docs/decisions/0012-kafka-streams-differences.md)
+            self.join.process(record)
+            return
         if record.timestamp > self.stream_time:
             self.stream_time = record.timestamp
             self.store.put(_STREAM_TIME, struct.pack(">q", self.stream_time))
-        if record.key is None or record.value is None:
-            self.join.process(record)  # dropped or joined at once, as without grace
-            return
         horizon = self.stream_time - self.grace_ms
         if record.timestamp < horizon:
             self.join.process(record)
