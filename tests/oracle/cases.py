@@ -1,10 +1,12 @@
 """Hypothesis strategies for oracle cases (docs/oracle.md): random well-typed topologies.
 
-Five families (``FAMILIES``, one test each): chains (one pipeline from ``in`` to ``out``: stateless
+Eight families (``FAMILIES``, one test each): chains (one pipeline from ``in`` to ``out``: stateless
 operations and up to two aggregation stages), windows (a windowed aggregation of any window type,
 maybe emitting on window close, maybe suppressed), tables (a table, re-keyed by ``group_by`` and
 aggregated with adder and subtractor), joins (a stream joined with a stream or a table read from
-``in2``) and branches (merge and split). An aggregation stage groups a stream by key or re-keyed,
+``in2``; stream_table_grace: always a versioned table joined with a grace period) and branches
+(merge and split), table_joins and cogroups. Every case asks for the task metrics and the
+expired-window warnings (docs/oracle.md). An aggregation stage groups a stream by key or re-keyed,
 or makes it a table and re-keys that; windows it or not; counts, reduces or aggregates. Keys come
 from a three-letter alphabet plus null so they repeat; timestamps go backwards as often as
 forwards, so windows and joins see late records within and beyond their grace; values include

@@ -2,8 +2,9 @@
 TopologyTestDriver and through this project's, every output record compared (docs/oracle.md).
 
 Hypothesis draws the cases (tests/oracle/cases.py, one test per family: chains, windows, tables,
-joins, branches, table_joins, cogroups) derandomized, so a run is the same run every time; a
-difference fails with the first differing record and the (shrunk) case as JSON. The cases that
+joins, stream_table_grace, branches, table_joins, cogroups) derandomized, so a run is the same
+run every time; a difference (of a record, of a task metric after a step, of an expired-window
+warning) fails with the first one and the (shrunk) case as JSON. The cases that
 once differed are kept as files (``regressions/``) and run as they are.
 
 ``ORACLE_SCALE`` (an integer, 1 by default) multiplies every family's number of cases:
