@@ -130,3 +130,48 @@ def test_a_stale_oracle_build_should_fail_naming_the_setup_target(
     (tmp_path / ".stamp").write_text("a hash of older sources\n")
     with pytest.raises(kafka_streams_side.OracleUnavailableError, match="older than .*make setup-oracle"):
         kafka_streams_side.check_built()
+
+
+LATE_RECORD = {
+    "config": CONFIG,
+    "metrics": ["dropped-records-total", "record-lateness-avg", "record-lateness-max"],
+    "warnings": True,
+    "topology": {
+        "pipelines": [
+            {
+                "source": {"topic": "in", "key": "string", "value": "string"},
+                "ops": [
+                    {"op": "group_by_key"},
+                    {"op": "windowed_by", "window": {"type": "sliding", "difference": 5, "grace": 2}},
+                    {"op": "count"},
+                    {"op": "to_stream"},
+                    {"op": "to", "topic": "out"},
+                ],
+            }
+        ]
+    },
+    "inputs": [
+        {"topic": "in", "key": "a", "value": "x", "timestamp": 20},
+        {"topic": "in", "key": "a", "value": "y", "timestamp": 3},
+    ],
+    "outputs": [{"topic": "out", "key": "string", "value": "long"}],
+}
+
+
+def test_harness_should_report_a_differing_metric_or_warning(
+    kafka_streams_oracle: KafkaStreamsOracle,
+) -> None:
+    """A late record into a sliding window: both sides count it, measure its lateness (17 ms) and
+    name its window [3,8]; a result with another count or window must be reported."""
+    expected = kafka_streams_oracle.run(LATE_RECORD)
+    actual = run_case(LATE_RECORD)
+    assert first_difference(LATE_RECORD, expected, actual) is None
+    assert {"step": 1, "task": "0_0", "name": "record-lateness-max", "value": 17.0} in expected["metrics"]
+    assert expected["warnings"] == [
+        {"step": 1, "window": "timestamp=[3] window=[3,8] expiration=[18] streamTime=[20]"}
+    ]
+    dropped = [m for m in actual["metrics"] if m["name"] == "dropped-records-total" and m["step"] == 1]
+    dropped[0]["value"] = 2.0
+    assert "metrics entry" in str(first_difference(LATE_RECORD, expected, actual))
+    wrong_window = dict(actual, metrics=expected["metrics"], warnings=[{"step": 1, "window": "[-2,3]"}])
+    assert "warnings entry 0 differs" in str(first_difference(LATE_RECORD, expected, wrong_window))
