@@ -145,3 +145,26 @@ def test_an_out_of_order_versioned_update_should_count_as_dropped_by_a_foreign_k
         topic.pipe_input("a", "y", 5)  # older than the key's latest version: joins nothing
         assert [(r.key, r.value) for r in out.read_records_to_list()] == [("a", "x|1")]
         assert _dropped(driver) == 1
+
+
+def test_a_stream_table_grace_join_should_evict_records_of_one_timestamp_in_key_order() -> None:
+    """Kafka Streams' join buffer orders its records by timestamp, then serialized key, then
+    arrival: ``c`` and then ``a``, both at 0, leave as ``a``, ``c``."""
+    builder = StreamsBuilder()
+    store = Stores.persistent_versioned_key_value_store("in2-versioned", 1000)
+    table = builder.table("in2", Consumed.with_(S, S), _versioned(store))
+    joined = Joined.with_(S, S, S).with_grace_period(5)
+    stream = builder.stream("in", Consumed.with_(S, S))
+    stream.left_join(table, lambda a, b: f"{a}|{b}", joined).to("out", Produced.with_(S, S))
+    with TopologyTestDriver(builder.build(), DEBUG) as driver:
+        topic = driver.create_input_topic("in", S, S)
+        out = driver.create_output_topic("out", S, S)
+        topic.pipe_input("c", "1", 0)
+        topic.pipe_input("a", "2", 0)
+        topic.pipe_input("c", "3", 0)
+        topic.pipe_input("b", "4", 9)
+        assert [(r.key, r.value) for r in out.read_records_to_list()] == [
+            ("a", "2|None"),
+            ("c", "1|None"),
+            ("c", "3|None"),
+        ]
