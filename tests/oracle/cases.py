@@ -433,7 +433,13 @@ def join_cases(draw: st.DrawFn, with_grace: bool = False) -> dict[str, Any]:
     }
     no_null_key: frozenset[str] = frozenset()
     if "versioned" in right["source"] and (with_grace or draw(st.booleans())):
-        join["grace"] = draw(st.sampled_from(JOIN_GRACES))
+        join["grace"] = grace = draw(st.sampled_from(JOIN_GRACES))
+        versioned = right["source"]["versioned"]
+        if with_grace and versioned["history_retention"] < grace and draw(st.integers(0, 7)) != 7:
+            # mostly a history that covers the grace period: a shorter one fails the topology
+            # on both sides ("History retention must be at least grace period")
+            longer = [r for r in HISTORY_RETENTIONS if r >= grace]
+            versioned["history_retention"] = draw(st.sampled_from(longer))
         if join["op"] == "left_join" and LEFT_JOIN_GRACE_NULL_KEY in EXCLUDED:
             no_null_key = frozenset({"in"})
     if right_kind == "global_table":
