@@ -7,6 +7,9 @@ operation by operation with explicit serdes, the same steps, and the result in t
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from streams_runtime import (
@@ -35,6 +38,14 @@ from streams_runtime import (
 from tests.oracle.catalogue import CATALOGUE, STRING, Catalogue
 
 APPLICATION_ID = "oracle"
+#: what Kafka Streams' task-level metrics are called here: its name -> (this project's sensor,
+#: the sensor's statistic)
+TASK_METRICS = {
+    "dropped-records-total": ("dropped-records", "total"),
+    "record-lateness-avg": ("record-lateness", "avg"),
+    "record-lateness-max": ("record-lateness", "max"),
+}
+EXPIRED_WINDOW = "Skipping record for expired window"
 
 
 def serde(value_type: str) -> Any:
@@ -54,7 +65,14 @@ def run_case(case: dict[str, Any], catalogue: Catalogue = CATALOGUE) -> dict[str
         for pipeline in case["topology"]["pipelines"]:
             _add_pipeline(builder, pipeline, named, catalogue)
         config = {"application_id": APPLICATION_ID, **case.get("config", {})}
-        with TopologyTestDriver(builder.build(), config) as driver:
+        if "metrics" in case:
+            result["metrics"] = []
+            config["metrics.recording.level"] = "DEBUG"
+        warnings: list[str] | None = None
+        if case.get("warnings"):
+            result["warnings"] = []
+            warnings = []
+        with _warnings_into(warnings), TopologyTestDriver(builder.build(), config) as driver:
             inputs = {}
             for pipeline in case["topology"]["pipelines"]:
                 source = pipeline["source"]
@@ -85,9 +103,69 @@ def run_case(case: dict[str, Any], catalogue: Catalogue = CATALOGUE) -> dict[str
                             }
                             for r in output.read_records_to_list()
                         )
+                    if "metrics" in case:
+                        result["metrics"].extend(_task_metrics(driver, case["metrics"], step))
+                    if warnings is not None:
+                        result["warnings"].extend({"step": step, "window": w} for w in warnings)
+                        warnings.clear()
     except Exception as error:  # noqa: BLE001 - the case's result, compared with Kafka Streams'
         result["error"] = f"{type(error).__name__}: {error}"
     return result
+
+
+def _task_metrics(driver: TopologyTestDriver, names: list[str], step: int) -> list[dict[str, Any]]:
+    """The listed task-level metrics of every task (by task id, then name), as the Java side
+    reports Kafka Streams' ``stream-task-metrics``: a statistic of no record yet is null."""
+    found = []
+    for name in names:
+        sensor_name, statistic = TASK_METRICS.get(name, (None, None))
+        for sensor in driver.metrics.sensors():
+            if sensor.name != sensor_name or sensor.group != "stream-task-metrics":
+                continue
+            value: float | None
+            if statistic == "total":
+                value = float(sensor.total)
+            elif not sensor.count:
+                value = None
+            else:
+                value = float(sensor.max) if statistic == "max" else sensor.avg()
+            found.append({"task": dict(sensor.tags)["task-id"], "name": name, "value": value})
+    found.sort(key=lambda metric: (metric["task"], metric["name"]))
+    return [{"step": step, **metric} for metric in found]
+
+
+class _ExpiredWindows(logging.Handler):
+    """Keeps what each "Skipping record for expired window" warning says from its timestamp on."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        at = message.find("timestamp=[")
+        if message.startswith(EXPIRED_WINDOW) and at >= 0:
+            self.into.append(message[at:])
+
+
+@contextmanager
+def _warnings_into(warnings: list[str] | None) -> Iterator[None]:
+    """While the case runs, the DSL's warnings go into ``warnings`` (and nowhere else)."""
+    if warnings is None:
+        yield
+        return
+    logger = logging.getLogger("streams_runtime.kstream")
+    handler = _ExpiredWindows(warnings)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def _windows(window: dict[str, Any]) -> Any:
@@ -180,7 +258,10 @@ def _join(
     if right.kind == "table":
         if how == "outer_join":
             raise ValueError("outer_join does not join a stream with a table")
-        return method(right.current, joiner, Joined.with_(key, serde(left_type), serde(right.value_type)))
+        joined = Joined.with_(key, serde(left_type), serde(right.value_type))
+        if "grace" in op:
+            joined = joined.with_grace_period(op["grace"])
+        return method(right.current, joiner, joined)
     if right.kind != "stream":
         raise ValueError("a stream joins a stream or a table")
     joined = StreamJoined.with_(key, serde(left_type), serde(right.value_type))

@@ -2,8 +2,9 @@
 TopologyTestDriver and through this project's, every output record compared (docs/oracle.md).
 
 Hypothesis draws the cases (tests/oracle/cases.py, one test per family: chains, windows, tables,
-joins, branches, table_joins, cogroups) derandomized, so a run is the same run every time; a
-difference fails with the first differing record and the (shrunk) case as JSON. The cases that
+joins, stream_table_grace, branches, table_joins, cogroups) derandomized, so a run is the same
+run every time; a difference (of a record, of a task metric after a step, of an expired-window
+warning) fails with the first one and the (shrunk) case as JSON. The cases that
 once differed are kept as files (``regressions/``) and run as they are.
 
 ``ORACLE_SCALE`` (an integer, 1 by default) multiplies every family's number of cases:
@@ -65,10 +66,17 @@ def test_a_case_that_once_differed_should_match(
     kafka_streams_oracle: KafkaStreamsOracle, path: pathlib.Path
 ) -> None:
     """Each file in regressions/ is a case the two runtimes once disagreed on (its ``about`` says
-    how): a minimal topology and records, kept as found, that must keep matching."""
+    how): a minimal topology and records, kept as found, that must keep matching. A case shows
+    something when Kafka Streams emits records, counts a dropped record or logs an expired
+    window."""
     case = json.loads(path.read_text())
     expected = kafka_streams_oracle.run(case)
-    assert expected["error"] is None and expected["records"], "the case no longer shows anything"
+    shows = (
+        expected["records"]
+        or expected.get("warnings")
+        or any(m["value"] for m in expected.get("metrics", []) if m["name"] == "dropped-records-total")
+    )
+    assert expected["error"] is None and shows, "the case no longer shows anything"
     _check(kafka_streams_oracle, case)
 
 
@@ -122,3 +130,48 @@ def test_a_stale_oracle_build_should_fail_naming_the_setup_target(
     (tmp_path / ".stamp").write_text("a hash of older sources\n")
     with pytest.raises(kafka_streams_side.OracleUnavailableError, match="older than .*make setup-oracle"):
         kafka_streams_side.check_built()
+
+
+LATE_RECORD = {
+    "config": CONFIG,
+    "metrics": ["dropped-records-total", "record-lateness-avg", "record-lateness-max"],
+    "warnings": True,
+    "topology": {
+        "pipelines": [
+            {
+                "source": {"topic": "in", "key": "string", "value": "string"},
+                "ops": [
+                    {"op": "group_by_key"},
+                    {"op": "windowed_by", "window": {"type": "sliding", "difference": 5, "grace": 2}},
+                    {"op": "count"},
+                    {"op": "to_stream"},
+                    {"op": "to", "topic": "out"},
+                ],
+            }
+        ]
+    },
+    "inputs": [
+        {"topic": "in", "key": "a", "value": "x", "timestamp": 20},
+        {"topic": "in", "key": "a", "value": "y", "timestamp": 3},
+    ],
+    "outputs": [{"topic": "out", "key": "string", "value": "long"}],
+}
+
+
+def test_harness_should_report_a_differing_metric_or_warning(
+    kafka_streams_oracle: KafkaStreamsOracle,
+) -> None:
+    """A late record into a sliding window: both sides count it, measure its lateness (17 ms) and
+    name its window [3,8]; a result with another count or window must be reported."""
+    expected = kafka_streams_oracle.run(LATE_RECORD)
+    actual = run_case(LATE_RECORD)
+    assert first_difference(LATE_RECORD, expected, actual) is None
+    assert {"step": 1, "task": "0_0", "name": "record-lateness-max", "value": 17.0} in expected["metrics"]
+    assert expected["warnings"] == [
+        {"step": 1, "window": "timestamp=[3] window=[3,8] expiration=[18] streamTime=[20]"}
+    ]
+    dropped = [m for m in actual["metrics"] if m["name"] == "dropped-records-total" and m["step"] == 1]
+    dropped[0]["value"] = 2.0
+    assert "metrics entry" in str(first_difference(LATE_RECORD, expected, actual))
+    wrong_window = dict(actual, metrics=expected["metrics"], warnings=[{"step": 1, "window": "[-2,3]"}])
+    assert "warnings entry 0 differs" in str(first_difference(LATE_RECORD, expected, wrong_window))

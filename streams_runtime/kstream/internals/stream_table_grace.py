@@ -4,12 +4,19 @@ Each stream record waits in a time-ordered buffer until stream time has passed i
 the grace period, then joins with the table version valid at the record's timestamp; so a table
 update that arrives a little late still meets the stream records it should have met. A record
 already older than ``stream time - grace`` joins at once and evicts nothing (as Kafka Streams).
+Stream time here is the buffer's: the newest timestamp of a record that went into the buffer. A
+record with a null key or value never does (it is dropped, or a left join's null key joins at
+once), so it moves no stream time, as in Kafka Streams, whose buffer store keeps its own.
 Eviction runs after each buffered put: every record with ``timestamp <= stream time - grace``
-leaves, oldest first (ties in arrival order).
+leaves, oldest first; records of one timestamp leave in the byte order of their serialized keys,
+then in arrival order, as from Kafka Streams' buffer (whose store keys are ``timestamp | key |
+seqnum``).
 
-The buffer is a logged key-value store ``<join name>-Buffer`` (bytes keys ``timestamp | seq``,
-values ``len(key) | key | value``), so buffered records survive a restart; stream time is kept
-in it under a reserved key. Record headers are not kept in the buffer.
+The buffer is a logged key-value store ``<join name>-Buffer`` (bytes keys ``timestamp | key |
+seq``, 8-byte big-endian numbers; values ``len(key) | key | value``), so buffered records survive
+a restart; stream time is kept in it under a reserved key. (A buffer written before keys held the
+record key, ``timestamp | seq``, reads the same: the timestamp is the first 8 bytes, the sequence
+number the last 8.) Record headers are not kept in the buffer.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from streams_runtime.kstream.internals.internal_processor import (
 )
 from streams_runtime.processor.api import Processor, Record
 
-_ENTRY = struct.Struct(">QQ")
+_U64 = struct.Struct(">Q")
 _LEN = struct.Struct(">i")
 _STREAM_TIME = b"\xff" * 17
 _OFFSET = 1 << 63
@@ -68,15 +75,18 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
         with self.store.all() as entries:
             for kv in entries:
                 if kv.key != _STREAM_TIME:
-                    self.seq = max(self.seq, _ENTRY.unpack(kv.key)[1] + 1)
+                    self.seq = max(self.seq, _U64.unpack_from(kv.key, len(kv.key) - 8)[0] + 1)
 
     def process(self, record: Record) -> None:
+        if record.key is None or record.value is None:
+            # dropped or joined at once, as without grace; it does not move the buffer's stream
+            # time, which is the newest timestamp buffered, as in Kafka Streams (where a left
+            # join's null-key record fails the task: docs/decisions/0012-kafka-streams-differences.md)
+            self.join.process(record)
+            return
         if record.timestamp > self.stream_time:
             self.stream_time = record.timestamp
             self.store.put(_STREAM_TIME, struct.pack(">q", self.stream_time))
-        if record.key is None or record.value is None:
-            self.join.process(record)  # dropped or joined at once, as without grace
-            return
         horizon = self.stream_time - self.grace_ms
         if record.timestamp < horizon:
             self.join.process(record)
@@ -84,7 +94,8 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
         topic = self.buffer_name
         key = self.key_serde.serialize(topic, record.key)
         value = self.value_serde.serialize(topic, record.value)
-        self.store.put(_ENTRY.pack(record.timestamp + _OFFSET, self.seq), _LEN.pack(len(key)) + key + value)
+        store_key = _U64.pack(record.timestamp + _OFFSET) + key + _U64.pack(self.seq)
+        self.store.put(store_key, _LEN.pack(len(key)) + key + value)
         self.seq += 1
         self._evict(horizon)
 
@@ -94,7 +105,7 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
             for kv in entries:
                 if kv.key == _STREAM_TIME:
                     continue
-                timestamp = _ENTRY.unpack(kv.key)[0] - _OFFSET
+                timestamp = _U64.unpack_from(kv.key, 0)[0] - _OFFSET
                 if timestamp > horizon:
                     break
                 ready.append((kv.key, timestamp, kv.value))

@@ -218,6 +218,8 @@ class KTableKTableJoinProcessor(InternalProcessor):
             self.dropped.record()
             return
         if not change.is_latest:  # an out-of-order update of a versioned table joins nothing
+            log.info("Skipping out-of-order record from versioned table while performing table-table join.")
+            self.dropped.record()  # counted, as in Kafka Streams (KIP-914)
             return
         found = self.getter.get(key)
         other = None if found is None else found.value

@@ -4,7 +4,11 @@ Owned by the driver / StreamThread and shared with its tasks and stores through 
 A sensor is identified by ``(group, name, tags)``; ``record(value)`` updates count, sum and max.
 Every dropped record is recorded on ``dropped-records`` (group ``stream-task-metrics``, tag
 ``task-id``) so nothing is lost silently; a record the deserialization handler sent to the
-dead-letter topic is also counted on ``dead-letter-records`` (same group and tag).
+dead-letter topic is also counted on ``dead-letter-records`` (same group and tag). At the
+``debug`` (or ``trace``) recording level a task also records each record's lateness on
+``record-lateness`` (same group and tag, as Kafka Streams' task-level ``record-lateness-avg`` and
+``-max``): the task's stream time minus the record's timestamp when the record is not ahead of
+it, else 0 (:meth:`Sensor.avg`, :attr:`Sensor.max`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 TASK_GROUP = "stream-task-metrics"
 DROPPED_RECORDS = "dropped-records"
 DEAD_LETTER_RECORDS = "dead-letter-records"
+RECORD_LATENESS = "record-lateness"
 
 
 class Sensor:
@@ -33,6 +38,10 @@ class Sensor:
         self.total += value
         if value > self.max:
             self.max = value
+
+    def avg(self) -> float | None:
+        """The mean of the recorded values (None before the first)."""
+        return self.total / self.count if self.count else None
 
     # Counter spelling, for callers that only count.
     def increment(self, amount: int = 1) -> None:
@@ -83,6 +92,9 @@ class StreamsMetrics:
 
     def dead_letter_records(self, task_id: object) -> Sensor:
         return self.sensor(DEAD_LETTER_RECORDS, TASK_GROUP, {"task-id": str(task_id)})
+
+    def record_lateness(self, task_id: object) -> Sensor:
+        return self.sensor(RECORD_LATENESS, TASK_GROUP, {"task-id": str(task_id)})
 
     def snapshot(self) -> dict[str, float]:
         out = {}

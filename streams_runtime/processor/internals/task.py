@@ -125,6 +125,11 @@ class StreamTask(Task):
         self._changelog_markers: dict[tuple[str, int], int] = {}
         self._changelog_sent_at_commit: dict[tuple[str, int], int] = {}
         self.dropped = metrics.dropped_records(task_id)
+        #: each record's lateness against the task's stream time (debug recording level, and not
+        #: for the global task, as in Kafka Streams: its records go through no partition group)
+        self.lateness: Any = None
+        if config["metrics_recording_level"] != "info" and str(task_id) != "-1_-1":
+            self.lateness = metrics.record_lateness(task_id)
         self.processing_handler = ProcessingHandler(
             config["processing_exception_handler"], self.dropped, task_id
         )
@@ -282,6 +287,10 @@ class StreamTask(Task):
         consumed, time = queue.poll()
         if time > self.stream_time:
             self.stream_time = time
+            if self.lateness is not None:
+                self.lateness.record(0)
+        elif self.lateness is not None:
+            self.lateness.record(self.stream_time - time)
         record = Record(consumed.key, consumed.value, time, consumed.headers)
         context = self.context
         context.set_source(consumed.topic, consumed.partition, consumed.offset, record)
@@ -332,6 +341,7 @@ class StreamTask(Task):
         # C functions for the serdes that have them (Json, String): no Python call per field
         key_decode, value_decode = bytes_decoder(key_serde), bytes_decoder(value_serde)
         fast_time = queue.fast_extraction
+        lateness = self.lateness
         taken = 0
         try:
             for msg in itertools.chain(raw, _END_OF_BATCH):
@@ -370,6 +380,10 @@ class StreamTask(Task):
                         queue.partition_time = ahead_time
                     if ahead_time > self.stream_time:
                         self.stream_time = ahead_time
+                        if lateness is not None:
+                            lateness.record(0)
+                    elif lateness is not None:
+                        lateness.record(self.stream_time - ahead_time)
                     try:
                         forward(topic, partition, ahead_offset, ahead)
                     except BaseException:

@@ -12,7 +12,8 @@ Retention (Kafka Streams' semantics):
 * A time ``t`` is *live* while ``t > observed_stream_time - retention_period``. An in-memory
   store drops a put of an expired time; a persistent (RocksDB) store, as Kafka Streams' segmented
   stores do, drops it only when its whole segment has expired (dropped: logged and counted,
-  :attr:`dropped_records`, never written).
+  :attr:`dropped_records`, never written). A dropped put, not a skipped restored record, is
+  counted on the task's ``dropped-records`` too, as Kafka Streams' stores count it.
 * Reads never return expired entries, even those still physically present in a segment that
   is not yet dropped; a segment is dropped as soon as all of its times are expired.
 
@@ -60,6 +61,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
         self.segments = segments
         self.observed_stream_time = MIN_TIMESTAMP
         self.dropped_records = 0
+        self._dropped_sensor: Any = None  # the task's dropped-records, once open
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -71,6 +73,10 @@ class AbstractSegmentedStore(AbstractInnerStore):
         """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()
+        metrics: Any = getattr(context, "metrics", None)
+        task_id = getattr(context, "task_id", None)
+        if task_id is not None and callable(getattr(metrics, "dropped_records", None)):
+            self._dropped_sensor = metrics.dropped_records(task_id)
 
     def _close_store(self) -> None:
         self.segments.close()
@@ -105,11 +111,11 @@ class AbstractSegmentedStore(AbstractInnerStore):
     def _segment_of(self, time: int) -> int:
         return segment_id(time, self.segment_interval_ms)
 
-    def _observe(self, time: int) -> bool:
+    def _observe(self, time: int, restoring: bool = False) -> bool:
         """Advance stream time with ``time``; ``True`` when a write at ``time`` is kept (else count
-        a drop). An in-memory store keeps only live times; a persistent one, as Kafka Streams'
-        RocksDB segmented stores, drops a write only when its whole segment has expired (reads
-        still skip the expired entries)."""
+        a drop; on the task's sensor unless ``restoring``). An in-memory store keeps only live
+        times; a persistent one, as Kafka Streams' RocksDB segmented stores, drops a write only
+        when its whole segment has expired (reads still skip the expired entries)."""
         if time > self.observed_stream_time:
             self.observed_stream_time = time
             self._drop_expired_segments()
@@ -120,6 +126,8 @@ class AbstractSegmentedStore(AbstractInnerStore):
             kept = time >= live
         if not kept:
             self.dropped_records += 1
+            if self._dropped_sensor is not None and not restoring:
+                self._dropped_sensor.record()
             LOG.warning("Skipping record for expired segment (store %s, time %d).", self._name, time)
             return False
         return True

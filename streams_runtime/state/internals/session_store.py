@@ -78,7 +78,7 @@ class SessionBytesStore(AbstractSegmentedStore):
         entries = []
         for record in records:
             key, start, end = split_session_changelog_key(check_key(record[0]))
-            if self._observe(end):
+            if self._observe(end, restoring=True):
                 entries.append(
                     (self._segment_of(end), ordered_session_key(key, start, end), check_value(record[1]))
                 )

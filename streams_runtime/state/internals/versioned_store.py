@@ -8,7 +8,9 @@ as Kafka Streams' versioned stores:
   It returns the validity end of the version written: ``PUT_RETURN_CODE_VALID_TO_UNDEFINED``
   (-1) when it is the latest, the timestamp of the next newer version otherwise, and
   ``PUT_RETURN_CODE_NOT_PUT`` when ``timestamp`` is older than ``observed stream time -
-  history_retention`` (nothing is written). Stream time is the largest timestamp put so far.
+  history_retention`` (nothing is written; the put, and a delete as old, is logged and counted
+  on the task's ``dropped-records``, as in Kafka Streams). Stream time is the largest timestamp
+  put so far.
 * ``get(key)`` is the latest version (``None`` when it is a tombstone or absent);
   ``get(key, as_of)`` the version valid at ``as_of``; below ``stream time - history_retention``
   only the latest version can answer (older history has expired).
@@ -25,6 +27,7 @@ history_retention``) are pruned when their key is written.
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupp
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
 
+LOG = logging.getLogger(__name__)
 _STREAM_TIME_KEY = b"\x00\x00__versioned_stream_time__"
 _HEAD = struct.Struct(">qBi")  # timestamp, has value, length
 _NO_TIME = -(2**63)
@@ -153,6 +157,7 @@ class VersionedKeyValueStore:
         self.logging = logging
         self.context: Any = None
         self.stream_time = _NO_TIME
+        self._dropped: Any = None  # the task's dropped-records sensor, once initialized
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -167,6 +172,10 @@ class VersionedKeyValueStore:
         from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 
         self.context = context
+        metrics: Any = getattr(context, "metrics", None)
+        task_id = getattr(context, "task_id", None)
+        if task_id is not None and callable(getattr(metrics, "dropped_records", None)):
+            self._dropped = metrics.dropped_records(task_id)
         configs = context.app_configs
         if self.key_serde is None:
             self.key_serde = configs.default_serde("key")
@@ -213,14 +222,22 @@ class VersionedKeyValueStore:
         raw = None if value is None else self.value_serde.serialize(self._topic(), value)
         key_bytes = self._key(key)
         code = self._put_bytes(key_bytes, raw, int(timestamp))
-        if code != PUT_RETURN_CODE_NOT_PUT and self.logging:
+        if code == PUT_RETURN_CODE_NOT_PUT:
+            self._expired("put")
+        elif self.logging:
             self.context.log_change(self.name, key_bytes, raw, int(timestamp))
         return code
+
+    def _expired(self, what: str) -> None:
+        LOG.warning("Skipping record for expired %s.", what)
+        if self._dropped is not None:
+            self._dropped.record()
 
     def delete(self, key: Any, timestamp: int) -> VersionedRecord | None:
         """Put a tombstone at ``timestamp``; returns the version it ended (``None`` if none)."""
         timestamp = int(timestamp)
         if timestamp < self.stream_time - self.history_retention_ms:
+            self._expired("delete")
             return None
         previous = self.get(key, timestamp)
         self.put(key, None, timestamp)

@@ -103,7 +103,7 @@ class WindowBytesStore(AbstractSegmentedStore):
         entries = []
         for record in records:
             key, start, seqnum = split_window_changelog_key(check_key(record[0]))
-            if self._observe(start):
+            if self._observe(start, restoring=True):
                 entries.append(
                     (self._segment_of(start), ordered_window_key(key, start, seqnum), check_value(record[1]))
                 )

@@ -11,6 +11,9 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -23,6 +26,9 @@ import org.apache.kafka.streams.test.TestRecord;
  * after each step (an input record piped, or wall-clock time advanced) every record of the wanted
  * output topics, topic by topic in the order the case lists them, tagged with the step's index.
  * A failure (of the case or of the topology) ends the case with an "error" and the records so far.
+ * A case that lists "metrics" runs at the DEBUG recording level and gets, after each step, the
+ * value of each listed task-level metric of each task; one with "warnings" gets, per step, the
+ * details of each "Skipping record for expired window" warning (from LogCapture).
  */
 final class CaseRunner {
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
@@ -41,6 +47,10 @@ final class CaseRunner {
         }
         final ArrayNode records = result.putArray("records");
         result.putNull("error");
+        final JsonNode metricNames = testCase.get("metrics");
+        final ArrayNode metrics = metricNames == null ? null : result.putArray("metrics");
+        final ArrayNode warnings = testCase.path("warnings").asBoolean(false) ? result.putArray("warnings") : null;
+        LogCapture.drain();
         try (TopologyTestDriver driver = new TopologyTestDriver(
                 TopologyFromCase.build(testCase.get("topology")), config(testCase), Instant.ofEpochMilli(0))) {
             final Map<String, TestInputTopic<Object, Object>> inputs = new HashMap<>();
@@ -76,6 +86,10 @@ final class CaseRunner {
                     }
                 } finally {
                     collect(outputs, step, records);
+                    if (metrics != null) {
+                        collectMetrics(driver, metricNames, step, metrics);
+                    }
+                    collectWarnings(step, warnings);
                 }
                 step++;
             }
@@ -90,6 +104,9 @@ final class CaseRunner {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "oracle");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "oracle:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(Long.toString(cases++)).toString());
+        if (testCase.has("metrics")) {
+            props.put(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG, "DEBUG");
+        }
         final JsonNode config = testCase.get("config");
         if (config != null) {
             for (Iterator<Map.Entry<String, JsonNode>> it = config.fields(); it.hasNext(); ) {
@@ -123,6 +140,47 @@ final class CaseRunner {
                 out.set("key", json(record.key()));
                 out.set("value", json(record.value()));
                 out.put("timestamp", record.timestamp());
+            }
+        }
+    }
+
+    /** The listed task-level metrics ("stream-task-metrics") of every task, by task id then name. */
+    private static void collectMetrics(final TopologyTestDriver driver, final JsonNode names, final int step, final ArrayNode out) {
+        final java.util.Set<String> wanted = new java.util.HashSet<>();
+        names.forEach(name -> wanted.add(name.asText()));
+        final Map<String, Object> values = new TreeMap<>();
+        for (final Map.Entry<MetricName, ? extends Metric> entry : driver.metrics().entrySet()) {
+            final MetricName name = entry.getKey();
+            if (name.group().equals("stream-task-metrics") && wanted.contains(name.name())) {
+                values.put(name.tags().get("task-id") + " " + name.name(), entry.getValue().metricValue());
+            }
+        }
+        for (final Map.Entry<String, Object> entry : values.entrySet()) {
+            final String[] taskAndName = entry.getKey().split(" ");
+            final ObjectNode metric = out.addObject();
+            metric.put("step", step);
+            metric.put("task", taskAndName[0]);
+            metric.put("name", taskAndName[1]);
+            final Object value = entry.getValue();
+            if (value instanceof Number && Double.isFinite(((Number) value).doubleValue())) {
+                metric.put("value", ((Number) value).doubleValue());
+            } else {
+                metric.putNull("value"); // no record measured yet: NaN
+            }
+        }
+    }
+
+    /** What each "Skipping record for expired window" warning says from its timestamp on. */
+    private static void collectWarnings(final int step, final ArrayNode out) {
+        for (final String message : LogCapture.drain()) {
+            if (System.getenv("ORACLE_DEBUG_WARNINGS") != null) {
+                System.err.println("step " + step + ": " + message);
+            }
+            final int at = message.indexOf("timestamp=[");
+            if (out != null && message.startsWith("Skipping record for expired window") && at >= 0) {
+                final ObjectNode warning = out.addObject();
+                warning.put("step", step);
+                warning.put("window", message.substring(at));
             }
         }
     }

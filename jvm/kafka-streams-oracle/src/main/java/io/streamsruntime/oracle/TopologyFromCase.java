@@ -474,7 +474,10 @@ final class TopologyFromCase {
             }
         }
         if (right.kind.equals("table")) {
-            final Joined joined = Joined.with(KEY, Catalogue.serde(leftType), Catalogue.serde(right.valueType));
+            Joined joined = Joined.with(KEY, Catalogue.serde(leftType), Catalogue.serde(right.valueType));
+            if (op.has("grace")) {
+                joined = joined.withGracePeriod(Duration.ofMillis(op.get("grace").asLong()));
+            }
             final KTable table = (KTable) right.current;
             switch (how) {
                 case "join":
