@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--with-airflow",
         action="store_true",
-        help="also start Airflow (standalone setup) on loopback and run the provisioning DAG",
+        help="also start `airflow standalone` on loopback and run the provisioning DAG",
     )
     demo.add_argument(
         "--airflow-port", type=int, default=None, help="Airflow API/UI port (default: a free one)"

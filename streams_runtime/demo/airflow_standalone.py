@@ -1,16 +1,11 @@
-"""Airflow's standalone setup next to the embedded platform, and a small client for its REST API.
+"""``airflow standalone`` next to the embedded platform, and a small client for Airflow's REST API.
 
 Airflow is never imported here (the project's fence: ``airflow`` only in dags/ and plugins/): it
-runs as subprocesses, and everything else talks HTTP to the public API v2 the UI uses, with the
+runs as a subprocess, and everything else talks HTTP to the public API v2 the UI uses, with the
 standard library only.
 
-:class:`AirflowStandalone` starts what ``airflow standalone`` starts, the api-server, scheduler,
-dag-processor and triggerer (LocalExecutor on SQLite, the simple auth manager), but directly: one
-shell leads a process group of its own and starts the four side by side, after ``airflow db
-migrate`` only when the home's database is not yet marked migrated by the installed Airflow (the
-file ``streams_runtime_db_migrated`` in ``AIRFLOW_HOME``). ``airflow standalone`` itself imported
-Airflow and checked the database on every start before starting the same four (a few CPU seconds
-on a 2-core machine that is busy starting them). Each component runs with:
+:class:`AirflowStandalone` starts ``airflow standalone`` (api-server, scheduler, dag-processor,
+triggerer; LocalExecutor on SQLite) in its own process group with:
 
 - ``AIRFLOW_HOME`` = ``$STREAMS_RUNTIME_HOME/airflow`` (or the given home), log to
   ``$STREAMS_RUNTIME_HOME/logs/airflow.log``;
@@ -25,12 +20,11 @@ on a 2-core machine that is busy starting them). Each component runs with:
   worker's HTTP API, the default of the state-rebuild DAG's *workers*; once ready,
   :meth:`AirflowClient.ensure_pool` creates the ``streams_spark`` pool the Spark tasks run in.
 
-The login is ``admin`` (the simple auth manager's default user, as with ``airflow standalone``)
-with the password the api-server generates on its first start into
+The login is ``admin`` with the password ``airflow standalone`` generates into
 ``$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated`` (kept across runs).
 :meth:`AirflowStandalone.stop` sends SIGTERM to the process group (every component at once: each
-one's own clean shutdown, a few seconds), then SIGKILL. (``airflow standalone``'s own Ctrl-C path
-stopped its components one after another and waited for each, most of a minute.)
+one's own clean shutdown, a few seconds), then SIGKILL. SIGINT is not used: ``airflow standalone``
+forwards it to its components one after another and waits for each, most of a minute.
 
 :class:`AirflowClient`: ``POST /auth/token`` for a JWT, then ``/api/v2/...`` (unpause, trigger a
 DAG run with a conf, wait for its final state, list its task instances).
@@ -39,12 +33,10 @@ DAG run with a conf, wait for its final state, list its task instances).
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import json
 import logging
 import os
 import secrets
-import shlex
 import signal
 import socket
 import subprocess
@@ -68,11 +60,6 @@ SPARK_POOL = "streams_spark"
 SPARK_POOL_SLOTS = 2
 FINISHED_STATES = {"success", "failed"}
 PASSWORD_FILE = "simple_auth_manager_passwords.json.generated"
-#: what ``airflow standalone`` runs, here started directly (see the module docstring)
-COMPONENTS = ("scheduler", "dag-processor", "triggerer", "api-server")
-#: in ``AIRFLOW_HOME``: the database is migrated for this Airflow and URL (its content)
-MIGRATED_MARK = "streams_runtime_db_migrated"
-SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 
 
 def worker_connection(url: str, token: str | None = None) -> dict[str, Any]:
@@ -238,7 +225,7 @@ class AirflowClient:
 
 
 class AirflowStandalone:
-    """Airflow's four components as one managed process group (see the module docstring)."""
+    """``airflow standalone`` as a managed subprocess (see the module docstring)."""
 
     def __init__(
         self,
@@ -278,9 +265,9 @@ class AirflowStandalone:
         return self.home / PASSWORD_FILE
 
     def environ(self) -> dict[str, str]:
-        """The environment of the components (and so of the tasks they run)."""
+        """The environment of the ``airflow standalone`` process (and so of its components)."""
         env = dict(os.environ)
-        bin_dir = str(Path(sys.executable).parent)  # this venv's `airflow` (and tools) first
+        bin_dir = str(Path(sys.executable).parent)  # standalone runs its components as `airflow ...`
         env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
         conn = {"conn_type": "kafka", "extra": {"bootstrap.servers": self.bootstrap_servers}}
         env.update(
@@ -295,7 +282,6 @@ class AirflowStandalone:
                 "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
                 "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
                 "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-                "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
                 "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
                 "AIRFLOW__API__HOST": "127.0.0.1",
@@ -322,38 +308,14 @@ class AirflowStandalone:
         env.update(self.extra_env)
         return env
 
-    def launch_script(self) -> str:
-        """The group leader's shell script: ``airflow db migrate`` unless this home's database is
-        marked migrated by the installed Airflow, then the four components side by side, each
-        one's output prefixed with its name as ``airflow standalone`` prints it (the prefixing
-        ``sed`` ignores SIGTERM, so it passes on a component's shutdown lines to the end)."""
-        found = Path(sys.executable).parent / "airflow"
-        airflow = shlex.quote(str(found) if found.exists() else "airflow")
-        mark = self.home / MIGRATED_MARK
-        lines = []
-        if not (mark.exists() and mark.read_text() == self._migration_stamp()):
-            stamp = shlex.quote(self._migration_stamp())
-            lines.append(f"{airflow} db migrate || exit 1")
-            lines.append(f"printf %s {stamp} > {shlex.quote(str(mark))}")
-        for name in COMPONENTS:
-            prefix = shlex.quote(f"s/^/{name:<13} | /")
-            lines.append(f"{airflow} {name} 2>&1 | (trap '' TERM; exec sed -u {prefix}) &")
-        lines.append("wait")
-        return "\n".join(lines)
-
-    def _migration_stamp(self) -> str:
-        """What the mark file holds once ``airflow db migrate`` succeeded: the installed Airflow's
-        version and the database URL (another of either migrates again)."""
-        database = self.environ()["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-        return f"apache-airflow {importlib.metadata.version('apache-airflow')} {database}\n"
-
     def start(self) -> AirflowStandalone:
         """Start it in the background (its own process group); returns at once."""
         if self.process is not None:
-            raise AirflowError("Airflow is already started")
+            raise AirflowError("airflow standalone is already started")
         self.home.mkdir(parents=True, exist_ok=True)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        command = ["/bin/sh", "-c", self.launch_script()]
+        airflow = Path(sys.executable).parent / "airflow"
+        command = [str(airflow) if airflow.exists() else "airflow", "standalone"]
         self.started_at = time.monotonic()
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(
@@ -381,10 +343,9 @@ class AirflowStandalone:
         return str(json.loads(self.password_file.read_text())[self.username])
 
     def wait_ready(
-        self, timeout: float = 300.0, should_stop: Callable[[], bool] | None = None
+        self, timeout: float = 150.0, should_stop: Callable[[], bool] | None = None
     ) -> AirflowClient:
-        """Wait until the API answers, the login works and scheduler + dag-processor report healthy
-        (the default timeout: a fresh home at a load average of 35 on 2 cores took over 150 s)."""
+        """Wait until the API answers, the login works and scheduler + dag-processor report healthy."""
         deadline = time.monotonic() + timeout
         client: AirflowClient | None = None
         while True:
@@ -393,8 +354,7 @@ class AirflowStandalone:
             if not self.alive():
                 code = self.process.poll() if self.process else None
                 raise AirflowError(
-                    f"Airflow's process group leader exited (code {code}); "
-                    f"log {self.log_file}:\n{self._log_tail()}"
+                    f"airflow standalone exited (code {code}); log {self.log_file}:\n{self._log_tail()}"
                 )
             if client is None and self.password_file.exists():
                 probe = AirflowClient(self.url, self.username, self.password(), timeout=5)

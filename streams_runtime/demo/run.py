@@ -20,8 +20,7 @@ Steps of :func:`run_demo`:
   7. with ``keep_running``: keep producing and printing live per-user results until Ctrl-C;
   8. close the workers (each closes its KafkaStreams), then stop the broker.
 
-With ``with_airflow`` (``--with-airflow``), Airflow (the four components ``airflow standalone``
-would start, started directly) starts next to the workers
+With ``with_airflow`` (``--with-airflow``), ``airflow standalone`` starts next to the workers
 (:mod:`streams_runtime.demo.airflow_standalone`) with a ``streams_worker`` connection to instance
 0's HTTP API (the state-rebuild DAG's default worker); step 5 also produces payments timestamped
 yesterday (UTC), the data interval of a manual run of the daily Spark backfill, so every trigger
@@ -382,7 +381,7 @@ def run_demo(
                         worker_url=f"http://127.0.0.1:{http_port}",
                         worker_token=os.environ.get(HTTP_TOKEN_ENV),
                     ).start()
-                    say(f"Airflow starting at {airflow.url} (log {airflow.log_file})")
+                    say(f"airflow standalone starting at {airflow.url} (log {airflow.log_file})")
                 # Step 5
                 before = ledger.payments
                 _produce(producer, _payments(rng, records, before), ledger)
