@@ -15,6 +15,19 @@ changed result is published again in full, in a new transaction. A failed suite 
 publishes nothing, and leaves the validation report under the output directory
 (`_validation/<interval>/`), whose path the task log prints.
 
+**"Run Backfill" covers UTC days that are over.** The schedule is daily (UTC) with data
+intervals, and Airflow backfills complete data intervals only: a day is backfillable from the next
+00:00 UTC. Picking today in the dialog (alone or as the last day) creates no run for today: the
+dialog says "No runs matching selected criteria" when today is the only day. Its default "Missing
+Runs" also leaves out a day that already has a run: unpausing the DAG starts the scheduled run of
+yesterday, so for a day already run pick "All Runs". For the hours of today already over, use
+Trigger with *Range start* and *Range end* (and *chunk_hours* 1): hours not yet over are rejected.
+
+**One run at a time** (`max_active_runs=1`): a scheduled, a manual (which covers the same day:
+yesterday) and a backfill run of the same day would otherwise write that day's Parquet directory
+and publish under its `transactional.id` at the same time, overwriting and fencing each other.
+Within a run, mapped tasks still run two at a time (the pool's slots).
+
 **Running a range**: Airflow's own backfill is the way: the UI's "Run Backfill" on this DAG, or
 `airflow backfill create --dag-id streams_spark_backfill --from-date 2026-01-01 --to-date
 2026-01-07` (one run per daily data interval, each one mapped task). A manual trigger can also
@@ -66,6 +79,7 @@ PUBLISHED_ALIAS = AssetAlias(name="streams.payments_spend.published")
     schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
     catchup=False,
+    description="Daily (UTC) Spark backfill; Run Backfill covers days already over (see the docs)",
     doc_md=__doc__,
     tags=["streams", "spark", "backfill", "great-expectations"],
     default_args={
@@ -75,7 +89,9 @@ PUBLISHED_ALIAS = AssetAlias(name="streams.payments_spend.published")
         "on_failure_callback": failure_callbacks(),
     },
     render_template_as_native_obj=True,
-    max_active_runs=2,
+    # two runs of one day at once (scheduled, manual, backfill) would overwrite each other's Parquet
+    # and fence each other's publish transaction: one run at a time (see the doc above)
+    max_active_runs=1,
     params={
         "range_start": Param(
             None,

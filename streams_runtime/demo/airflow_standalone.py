@@ -343,9 +343,10 @@ class AirflowStandalone:
         return str(json.loads(self.password_file.read_text())[self.username])
 
     def wait_ready(
-        self, timeout: float = 150.0, should_stop: Callable[[], bool] | None = None
+        self, timeout: float = 300.0, should_stop: Callable[[], bool] | None = None
     ) -> AirflowClient:
-        """Wait until the API answers, the login works and scheduler + dag-processor report healthy."""
+        """Wait until the API answers, the login works and scheduler + dag-processor report healthy
+        (the default timeout: a start at a load average of 35 on 2 cores took over 150 s)."""
         deadline = time.monotonic() + timeout
         client: AirflowClient | None = None
         while True:
