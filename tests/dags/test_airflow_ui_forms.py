@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 import pytest
 
 from streams_runtime.demo.airflow_standalone import AirflowStandalone
+from tests.dags.airflow_runs import wait_scheduled_runs
 
 # a few minutes on an idle 2-core machine (Airflow's start, two Spark sessions); under a load average
 # of 30 on 2 cores Airflow alone took 5 minutes to answer
@@ -122,22 +123,6 @@ def task_log(client, dag_id: str, run_id: str, task_id: str, map_index: int = -1
     base = f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances/{task_id}"
     tries = client.request("GET", base if map_index < 0 else f"{base}/{map_index}")["try_number"]
     return json.dumps(client.request("GET", f"{base}/logs/{tries}?map_index={map_index}"))
-
-
-def wait_scheduled_runs(client, dag_id: str) -> None:
-    from tests.conditions import wait_until
-
-    def runs() -> list[dict]:
-        answer = client.request("GET", f"/api/v2/dags/{dag_id}/dagRuns?run_type=scheduled")
-        return answer["dag_runs"]
-
-    wait_until(
-        lambda: (found := runs()) and all(r["state"] in ("success", "failed") for r in found),
-        300,
-        lambda: f"the scheduled runs of {dag_id} to finish: {runs()}",
-        interval=1.0,
-    )
-    assert all(r["state"] == "success" for r in runs()), runs()
 
 
 def check_backfill(client, page, airflow: AirflowStandalone, run_id: str, payments: int) -> None:
