@@ -108,3 +108,22 @@ def test_the_native_prometheus_config_is_deploys_with_the_workers_addresses(
     assert promtool, "promtool is not installed: run scripts/setup_system.sh"
     check = subprocess.run([promtool, "check", "config", str(path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr  # the rule files load too
+
+
+def test_up_refuses_while_a_service_of_the_stack_runs(tmp_path: Path) -> None:
+    """A live process in a pid file of the stack (here a stand-in for Prometheus) stops ``up``
+    before it starts anything, naming the service."""
+    pids = tmp_path / "stack" / "pids"
+    pids.mkdir(parents=True)
+    standin = subprocess.Popen(["sleep", "60"])
+    try:
+        (pids / "prometheus.pid").write_text(str(standin.pid))
+        run = _stack(tmp_path, "up")
+        assert run.returncode == 1, run
+        assert "already running: prometheus" in run.stderr and "scripts/stack.sh down" in run.stderr
+        assert not (tmp_path / "stack" / "broker.json").exists()
+        status = _stack(tmp_path, "status")
+        assert status.returncode == 1 and f"prometheus               pid {standin.pid}" in status.stdout
+    finally:
+        standin.kill()
+        standin.wait()
