@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -103,6 +104,7 @@ class Stack:
         }
         self.times: dict[str, float] = {}
         self.up_output = ""
+        self.passed = False
 
     def run(self, command: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         started = time.monotonic()
@@ -161,6 +163,8 @@ def stack() -> Iterator[Stack]:
     finally:
         if stack.run("down", timeout=600).returncode != 0 or _marked(home):
             subprocess.run(["bash", str(SCRIPT), "down"], env=stack.env, timeout=600, check=False)
+        elif stack.passed:  # a failed run keeps its logs and data for a look
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def test_the_stack_end_to_end_as_a_user(stack: Stack) -> None:
@@ -289,3 +293,4 @@ def test_the_stack_end_to_end_as_a_user(stack: Stack) -> None:
     assert again.returncode == 0, again.stderr
     memory = next((line for line in stack.up_output.splitlines() if "resident memory" in line), "?")
     print("stack: up {up:.0f}s, test {test:.0f}s, down {down:.0f}s".format(**stack.times), "|", memory)
+    stack.passed = True
