@@ -28,7 +28,8 @@ Services, in start order (each waits until the previous answers):
 
 Settings: deploy/stack.env, each overridden by a variable of the same name in the environment.
 ``$STACK_HOME`` (default ``.streams-runtime/stack``) holds every log, pid file and data directory;
-it must be reachable by the ``postgres`` user. The secrets (the workers' token and forwarding
+it must be reachable by the ``postgres`` user. ``$STACK_START_TIMEOUT`` (default 300): seconds
+the Spark cluster and each stream worker get to come up. The secrets (the workers' token and forwarding
 secret, Airflow's JWT secret, PostgreSQL's password) come from the environment, else are generated
 once into ``$STACK_HOME/secrets.env``. Every process started carries
 ``STREAMS_STACK_HOME=$STACK_HOME`` in its environment: ``down`` ends with any such process left
@@ -136,6 +137,10 @@ class Stack:
         self.cli = self.python.parent / "streams-runtime"
         self.logs = self.home / "logs"
         self.pids = self.home / "pids"
+        #: seconds the Spark cluster and each stream worker get to come up (spark_cluster.sh's and
+        #: workers.sh's START_TIMEOUT); their own defaults, 90 s and 120 s, are short on a loaded
+        #: machine that starts everything else at the same time
+        self.start_timeout = env.get("STACK_START_TIMEOUT", "300")
 
     # -- settings ------------------------------------------------------------------------------
     def port(self, name: str) -> int:
@@ -461,6 +466,7 @@ class Stack:
             SPARK_CLUSTER_DIR=str(self.home / "spark"),
             SPARK_MASTER_WEBUI_PORT=str(self.port("SPARK_UI_PORT")),
             PYTHON=str(self.python),
+            START_TIMEOUT=self.start_timeout,
         )
 
     def up_spark(self) -> None:
@@ -469,7 +475,7 @@ class Stack:
             "spark-start",
             ["bash", str(ROOT / "scripts" / "spark_cluster.sh"), "start"],
             env=self.spark_env(),
-            timeout=240,
+            timeout=int(self.start_timeout) + 120,
         )
         say("spark: " + out.strip().splitlines()[-1].removeprefix("[spark-cluster] "))
 
@@ -504,6 +510,7 @@ class Stack:
             HTTP_PORT=s["STREAM_WORKER_HTTP_PORT"],
             BOOTSTRAP_SERVERS=bootstrap,
             CLI=str(self.cli),
+            START_TIMEOUT=self.start_timeout,
         )
 
     def up_workers(self, bootstrap: str) -> None:
@@ -513,7 +520,7 @@ class Stack:
             "workers-start",
             ["bash", str(ROOT / "scripts" / "workers.sh"), "start", str(n)],
             env=self.workers_env(bootstrap),
-            timeout=300,
+            timeout=(int(self.start_timeout) + 60) * self.count("STREAM_WORKER_REPLICAS"),
         )
         say(f"stream workers: {', '.join(f'http://{HOST}:{p}' for p in self.worker_ports())} running")
 
