@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` (set up + run the main job) and `make test` (set up + pass the tests).
-.PHONY: setup setup-kafka setup-spark-kafka setup-oracle fuzz-oracle test-multi-host setup-bench system-deps demo test test-pythons lint typecheck docs broker-start broker-stop clean
+.PHONY: setup setup-kafka setup-spark-kafka setup-oracle fuzz-oracle test-multi-host setup-bench system-deps demo test test-pythons test-stack stack stack-down stack-status lint typecheck docs broker-start broker-stop clean
 
 # PYTHON=3.12 (or python3.12, or a path) picks the interpreter of .venv: a .venv of another Python version
 # is made again with it. Without PYTHON=, .venv keeps the interpreter it has (a new one: the first of
@@ -48,12 +48,30 @@ demo: setup
 PYTEST_WORKERS ?= 2
 STREAMS_TEST_BROKERS ?= kafka,tansu
 test: setup system-deps setup-kafka setup-spark-kafka setup-oracle
-	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) -m "not multi_host" $(ARGS)
+	@.venv/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --broker $(STREAMS_TEST_BROKERS) -m "not multi_host and not stack" $(ARGS)
 
 # Workers on two hosts of their own against a broker on a third (network namespaces; needs root):
 # kept out of `make test` until its broker stall is understood (tests/integration/test_multi_host.py)
 test-multi-host: setup setup-kafka
 	@.venv/bin/python -m pytest -p no:randomly --broker kafka -m multi_host tests/integration/test_multi_host.py $(ARGS)
+
+# docker-compose.yml's services as native processes on 127.0.0.1, with deploy/stack.env's values
+# (scripts/stack.sh; docs/how-to/deploy.md, "Without Docker"): `make stack`, `make stack-status`,
+# `make stack-down`
+stack: setup system-deps setup-kafka setup-spark-kafka
+	@bash scripts/stack.sh up
+
+stack-status:
+	@bash scripts/stack.sh status
+
+stack-down:
+	@bash scripts/stack.sh down
+
+# The native stack end to end (tests/deploy/test_stack.py, marker stack): up, provisioning, demo
+# data, interactive queries, a published backfill on the Spark cluster, the asset event, Prometheus,
+# down; minutes and ~3 GB of memory, so not in `make test`
+test-stack: setup system-deps setup-kafka setup-spark-kafka
+	@.venv/bin/python -m pytest -p no:randomly -rP -m stack tests/deploy/test_stack.py $(ARGS)
 
 # The broker-free tests (tests/unit, tests/topology, tests/tools) on the other supported Pythons, each in
 # its own .venv-3.X built from requirements.lock like .venv; a version not installed fails, naming it.

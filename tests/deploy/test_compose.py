@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.deploy.compose_files import COMPOSE, RAW, REFERENCE, STACK_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+# the compose file with deploy/stack.env's values, as `docker compose --env-file deploy/stack.env`
 SERVICES = COMPOSE["services"]
 
 
@@ -100,7 +102,7 @@ def test_only_the_uis_are_published_and_on_localhost_only() -> None:
     published = {name: s["ports"] for name, s in SERVICES.items() if s.get("ports")}
     assert published == {
         "airflow-apiserver": ["127.0.0.1:8080:8080"],
-        "spark-master": ["127.0.0.1:8081:8080"],
+        "spark-master": ["127.0.0.1:8081:8081"],
         "prometheus": ["127.0.0.1:9090:9090"],
         "grafana": ["127.0.0.1:3000:3000"],
     }
@@ -148,7 +150,7 @@ def test_stream_workers_run_the_demo_app_with_persistent_per_replica_state() -> 
     module, attr = _arg(args, "--app").split(":")
     topology, config = getattr(importlib.import_module(module), attr)()
     assert config["application_id"] == importlib.import_module(module).APPLICATION_ID
-    assert worker["deploy"]["replicas"] >= 2
+    assert int(worker["deploy"]["replicas"]) >= 2
     state_dir = _arg(args, "--state-dir")
     mount = next(v for v in worker["volumes"] if v.startswith("worker-state:"))
     assert state_dir.startswith(mount.split(":")[1] + "/")
@@ -488,3 +490,80 @@ def test_the_backfills_run_on_the_spark_master_compose_names(shell: dict[str, st
     assert "STREAMS_SPARK_KAFKA_JARS=/opt/spark-kafka" in dockerfile
     assert "COPY --from=spark-kafka /opt/spark-kafka /opt/spark-kafka" in dockerfile
     assert "COPY jvm/spark-kafka/pom.xml" in dockerfile
+
+
+# ------------------------------------------------------------------ deploy/stack.env: one source
+#: the services scripts/stack.sh runs natively too (Kafka is left out: compose's is the
+#: apache/kafka image's wiring of one KRaft node, the native one the project's 3-node launcher)
+NATIVE_SERVICES = (
+    "postgres",
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+    "spark-master",
+    "spark-worker",
+    "stream-worker",
+    "prometheus",
+)
+#: stack.env values that may stay literal in a command: POSTGRES_USER/DB "airflow" is also the CLI's name
+COMMAND_WORDS = {"airflow"}
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [str(node)]
+
+
+def _without_references(text: str) -> str:
+    """``text`` without its ``${...}`` references (innermost first) and ``$${...}`` ones."""
+    text = re.sub(r"\$\$\{\w+\}", "", text)
+    while (stripped := REFERENCE.sub("", text)) != text:
+        text = stripped
+    return text
+
+
+def test_every_value_of_the_natively_run_services_comes_from_stack_env() -> None:
+    """No value deploy/stack.env sets is written in the compose file itself for these services:
+    each is a ``${NAME}`` reference to the file, so compose and scripts/stack.sh cannot drift."""
+    for name in NATIVE_SERVICES:
+        service = {k: v for k, v in RAW["services"][name].items() if k not in ("image", "build", "<<")}
+        for field, node in service.items():
+            text = _without_references(" ".join(_strings(node)))
+            for key, value in STACK_ENV.items():
+                if field in ("command", "entrypoint") and value in COMMAND_WORDS:
+                    continue
+                literal = re.search(rf"(?<![\w./-]){re.escape(value)}(?![\w./-])", text)
+                assert literal is None, f"{name}.{field} writes {value!r} itself: use ${{{key}}}"
+    shared = _without_references(" ".join(_strings(RAW["x-airflow-env"])))
+    for key, value in STACK_ENV.items():
+        assert not re.search(rf"(?<![\w./-]){re.escape(value)}(?![\w./-])", shared), (key, value)
+
+
+def test_every_stack_env_value_is_used_by_compose_and_by_the_native_stack() -> None:
+    compose_text = (ROOT / "docker-compose.yml").read_text()
+    native = "".join(
+        (ROOT / "scripts" / f).read_text() for f in ("stack.py", "spark_cluster.sh", "workers.sh")
+    )
+    for key in STACK_ENV:
+        assert "${" + key in compose_text, f"docker-compose.yml does not use {key}"
+        assert f'"{key}"' in native or "${" + key in native, f"scripts/stack.sh does not use {key}"
+
+
+def test_compose_refuses_to_start_without_stack_env() -> None:
+    """Without ``--env-file deploy/stack.env`` compose stops, naming the first missing value."""
+    env = {name: "x" for name in COMPOSE_SECRETS}
+    with pytest.raises(ValueError, match="required variable AIRFLOW__CORE__EXECUTOR is missing"):
+        _render(RAW["x-airflow-env"], env)
+    with pytest.raises(ValueError, match="required variable STREAM_WORKER_REPLICAS is missing"):
+        _render(RAW["services"]["stream-worker"]["deploy"], env)
+    rendered = _render(COMPOSE, env)["services"]
+    assert (
+        rendered["airflow-scheduler"]["environment"]["AIRFLOW__CORE__PARALLELISM"]
+        == (STACK_ENV["AIRFLOW__CORE__PARALLELISM"])
+    )
+    assert rendered["spark-worker"]["deploy"]["replicas"] == STACK_ENV["SPARK_WORKERS"]

@@ -16,12 +16,15 @@ from pathlib import Path
 
 import yaml
 
+import tests.deploy.compose_files as _compose_files
+
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "rules" / "streams-runtime.yml"
 PROMETHEUS = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 DASHBOARD = ROOT / "deploy" / "grafana" / "dashboards" / "streams-runtime.json"
 PROVISIONING = ROOT / "deploy" / "grafana" / "provisioning"
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+# with deploy/stack.env's values, as `docker compose --env-file deploy/stack.env` reads it
+COMPOSE = _compose_files.COMPOSE["services"]
 ALERTS = {
     "StreamsConsumerLagGrowing",
     "StreamsThreadDied",
@@ -105,8 +108,10 @@ def test_prometheus_config_scrapes_every_worker_with_the_token_and_loads_the_rul
     config = yaml.safe_load(PROMETHEUS.read_text())
     (job,) = config["scrape_configs"]
     worker = COMPOSE["stream-worker"]
+    # Prometheus does not read the environment: the port is deploy/stack.env's, written out
+    port = int(_compose_files.STACK_ENV["STREAM_WORKER_HTTP_PORT"])
     assert job["dns_sd_configs"] == [
-        {"names": ["stream-worker"], "type": "A", "port": 7070, "refresh_interval": "30s"}
+        {"names": ["stream-worker"], "type": "A", "port": port, "refresh_interval": "30s"}
     ]
     assert str(job["dns_sd_configs"][0]["port"]) == worker["labels"]["prometheus.io/port"]
     assert job["metrics_path"] == worker["labels"]["prometheus.io/path"]
@@ -118,7 +123,9 @@ def test_prometheus_config_scrapes_every_worker_with_the_token_and_loads_the_rul
         == worker["environment"]["STREAMS_RUNTIME_HTTP_TOKEN"]
     )
     assert "./deploy/prometheus/rules:/etc/prometheus/rules:ro" in prometheus["volumes"]
-    assert config["rule_files"] == ["/etc/prometheus/rules/*.yml"]
+    # by name: the promtool test file next to it is no rule file (Prometheus refuses to load it)
+    assert config["rule_files"] == ["/etc/prometheus/rules/streams-runtime.yml"]
+    assert (RULES.parent / Path(config["rule_files"][0]).name) == RULES
 
 
 def test_dashboard_loads_and_grafana_is_provisioned_with_it():
@@ -129,7 +136,8 @@ def test_dashboard_loads_and_grafana_is_provisioned_with_it():
     datasource = yaml.safe_load((PROVISIONING / "datasources" / "prometheus.yml").read_text())["datasources"][
         0
     ]
-    assert datasource["url"] == "http://prometheus:9090"
+    # Grafana's provisioning is no compose file: deploy/stack.env's port, written out
+    assert datasource["url"] == f"http://prometheus:{_compose_files.STACK_ENV['PROMETHEUS_PORT']}"
     for panel in dashboard["panels"]:
         assert panel["datasource"]["uid"] == datasource["uid"]
         assert panel["targets"] and all(t["expr"] for t in panel["targets"])
