@@ -66,8 +66,7 @@ lint: setup
 	@.venv/bin/ruff format --check .
 	@.venv/bin/lint-imports
 
-# mypy (configured in pyproject.toml) over the whole package: strict on streams_runtime/state/ and
-# streams_runtime/processor/internals/ (the assignor included).
+# mypy (configured in pyproject.toml) over the whole package, strict.
 typecheck: setup
 	@.venv/bin/mypy streams_runtime
 
