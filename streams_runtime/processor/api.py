@@ -152,6 +152,9 @@ class Processor(ABC):
     """A node of the topology. Override ``process``; ``init`` and ``close`` are optional."""
 
     context: ProcessorContext | None = None
+    #: ``process`` reads nothing of the context and forwards to its only child: the runtime may
+    #: call it without making its node current (the DSL's processors, see ``InternalProcessor``)
+    context_free: bool = False
 
     def init(self, context: ProcessorContext) -> None:
         self.context = context

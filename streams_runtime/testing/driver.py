@@ -52,6 +52,8 @@ class ProducedRecord(NamedTuple):
 class _CapturingCollector:
     """The driver's RecordCollector: keeps every sent record until the driver captures it."""
 
+    eos_enabled = False  # no transactions: a record is captured when sent
+
     def __init__(self) -> None:
         self.history: list[ProducedRecord] = []
 
