@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+
+from streams_runtime.serdes import Serde
 
 __all__ = ["Joined", "StreamJoined"]
 
@@ -19,9 +20,9 @@ __all__ = ["Joined", "StreamJoined"]
 class StreamJoined:
     """Serdes, names and store settings of a KStream-KStream join."""
 
-    key_serde: Any = None
-    value_serde: Any = None
-    other_value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
+    other_value_serde: Serde | None = None
     name: str | None = None
     store_name: str | None = None
     logging_enabled: bool = True
@@ -30,7 +31,10 @@ class StreamJoined:
 
     @classmethod
     def with_(
-        cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None
+        cls,
+        key_serde: Serde | None = None,
+        value_serde: Serde | None = None,
+        other_value_serde: Serde | None = None,
     ) -> StreamJoined:
         return cls(key_serde, value_serde, other_value_serde)
 
@@ -44,13 +48,13 @@ class StreamJoined:
     def with_store_name(self, store_name: str) -> StreamJoined:
         return dataclasses.replace(self, store_name=store_name)
 
-    def with_key_serde(self, serde: Any) -> StreamJoined:
+    def with_key_serde(self, serde: Serde | None) -> StreamJoined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> StreamJoined:
+    def with_value_serde(self, serde: Serde | None) -> StreamJoined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Any) -> StreamJoined:
+    def with_other_value_serde(self, serde: Serde | None) -> StreamJoined:
         return dataclasses.replace(self, other_value_serde=serde)
 
     def with_store_type(self, store_type: str) -> StreamJoined:
@@ -67,18 +71,18 @@ class StreamJoined:
 class Joined:
     """Serdes and name of a KStream-KTable join (the serdes are used if a repartition is needed)."""
 
-    key_serde: Any = None
-    value_serde: Any = None
-    other_value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
+    other_value_serde: Serde | None = None
     name: str | None = None
     grace_period_ms: int | None = None  # KIP-923: buffer stream records (needs a versioned table)
 
     @classmethod
     def with_(
         cls,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        other_value_serde: Any = None,
+        key_serde: Serde | None = None,
+        value_serde: Serde | None = None,
+        other_value_serde: Serde | None = None,
         name: str | None = None,
         grace_period_ms: int | None = None,
     ) -> Joined:
@@ -98,11 +102,11 @@ class Joined:
     def with_name(self, name: str) -> Joined:
         return dataclasses.replace(self, name=name)
 
-    def with_key_serde(self, serde: Any) -> Joined:
+    def with_key_serde(self, serde: Serde | None) -> Joined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Joined:
+    def with_value_serde(self, serde: Serde | None) -> Joined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Any) -> Joined:
+    def with_other_value_serde(self, serde: Serde | None) -> Joined:
         return dataclasses.replace(self, other_value_serde=serde)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from streams_runtime.errors import TopologyError
+from streams_runtime.serdes import Serde
 
 STORE_TYPES = ("rocksdb", "in_memory")
 
@@ -25,10 +26,10 @@ class _Options:
     def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
-    def with_key_serde(self, serde: Any) -> Self:
+    def with_key_serde(self, serde: Serde | None) -> Self:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Self:
+    def with_value_serde(self, serde: Serde | None) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
     def with_name(self, name: str) -> Self:
@@ -39,14 +40,16 @@ class _Options:
 class Consumed(_Options):
     """How a source reads its topic(s): serdes, timestamp extractor, reset policy, name."""
 
-    key_serde: Any = None
-    value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
     timestamp_extractor: Any = None
     offset_reset: str | None = None  # "earliest" | "latest" | None (consumer default)
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, **kwargs: Any) -> Consumed:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, **kwargs: Any
+    ) -> Consumed:
         return cls(key_serde, value_serde, **kwargs)
 
     @classmethod
@@ -64,13 +67,15 @@ class Consumed(_Options):
 class Produced(_Options):
     """How a sink writes: serdes, partitioner ``(topic, key, value) -> partition | None``, name."""
 
-    key_serde: Any = None
-    value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
     partitioner: Callable[..., int | None] | None = None
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, partitioner: Any = None) -> Produced:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, partitioner: Any = None
+    ) -> Produced:
         return cls(key_serde, value_serde, partitioner)
 
     @classmethod
@@ -85,12 +90,14 @@ class Produced(_Options):
 class Grouped(_Options):
     """Serdes of a grouping and its name (names the repartition topic ``<name>-repartition``)."""
 
-    key_serde: Any = None
-    value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, name: str | None = None) -> Grouped:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, name: str | None = None
+    ) -> Grouped:
         return cls(key_serde, value_serde, name)
 
     @classmethod
@@ -102,8 +109,8 @@ class Grouped(_Options):
 class Repartitioned(_Options):
     """An explicit repartition: serdes, name, partition count and partitioner."""
 
-    key_serde: Any = None
-    value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
     name: str | None = None
     number_of_partitions: int | None = None
     partitioner: Callable[..., int | None] | None = None
@@ -114,7 +121,7 @@ class Repartitioned(_Options):
             raise TopologyError(f"Repartitioned.number_of_partitions must be a positive int, got {n!r}")
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Repartitioned:
+    def with_(cls, key_serde: Serde | None = None, value_serde: Serde | None = None) -> Repartitioned:
         return cls(key_serde, value_serde)
 
     @classmethod
@@ -141,8 +148,8 @@ class Materialized(_Options):
     """
 
     store_name: str | None = None
-    key_serde: Any = None
-    value_serde: Any = None
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
     store_type: str | None = None
     caching_enabled: bool = True
     logging_enabled: bool = True
@@ -166,7 +173,7 @@ class Materialized(_Options):
         return cls(store_supplier=store)
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Materialized:
+    def with_(cls, key_serde: Serde | None = None, value_serde: Serde | None = None) -> Materialized:
         return cls(key_serde=key_serde, value_serde=value_serde)
 
     def with_store_type(self, store_type: str) -> Materialized:

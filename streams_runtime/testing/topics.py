@@ -97,8 +97,8 @@ class TestInputTopic:
     def pipe_input(
         self,
         *args: Any,
-        key: Any = _UNSET,
-        value: Any = _UNSET,
+        key: object = _UNSET,
+        value: object = _UNSET,
         timestamp: int | None = None,
         headers: Any = None,
     ) -> None:

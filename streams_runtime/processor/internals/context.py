@@ -14,6 +14,7 @@ import pathlib
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol, cast
 
+from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
     InvalidStateStoreError,
     StreamsError,
@@ -132,7 +133,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         task: TaskScheduling,
         application_id: str,
         task_id: TaskId,
-        config: Any,
+        config: StreamsConfig,
         state_dir: pathlib.Path,
         metrics: StreamsMetrics,
         cache: Any,

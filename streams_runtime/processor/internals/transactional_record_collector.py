@@ -47,6 +47,7 @@ from streams_runtime.processor.internals.record_collector import (
     _kafka_error,
     ack_wait_s,
 )
+from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 
@@ -121,7 +122,7 @@ class TransactionalRecordCollector(RecordCollector):
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         *,
-        task_id: Any,
+        task_id: TaskId,
         transactional_id: str,
         init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
         continue_on_error: bool = False,
@@ -397,10 +398,10 @@ class TaskRecordCollectors:
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
         self._pool: ThreadPoolExecutor | None = None  # commits of several tasks at once
 
-    def transactional_id(self, task_id: Any) -> str:
+    def transactional_id(self, task_id: TaskId) -> str:
         return f"{self._application_id}-{task_id}"
 
-    def _new(self, task_id: Any) -> TransactionalRecordCollector:
+    def _new(self, task_id: TaskId) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
             self._bootstrap_servers,
             f"{self._client_id}-{task_id}",
@@ -426,7 +427,7 @@ class TaskRecordCollectors:
                 self._prepared[task_id] = future.result()
             # a failure is raised again, for its task, by for_task's own attempt
 
-    def for_task(self, task_id: Any) -> TransactionalRecordCollector:
+    def for_task(self, task_id: TaskId) -> TransactionalRecordCollector:
         """The task's transactional collector (``init_transactions`` has fenced any zombie)."""
         prepared = self._prepared.pop(task_id, None)  # taken first: release() would close it
         self.release(task_id, clean=False)
@@ -434,10 +435,10 @@ class TaskRecordCollectors:
         self._collectors[task_id] = collector
         return collector
 
-    def get(self, task_id: Any) -> TransactionalRecordCollector:
+    def get(self, task_id: TaskId) -> TransactionalRecordCollector:
         return self._collectors[task_id]
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: TaskId, clean: bool) -> None:
         """Close the task's producer: ``clean`` after its transaction committed, else abort it."""
         collector = self._collectors.pop(task_id, None) or self._prepared.pop(task_id, None)
         if collector is None:
@@ -505,7 +506,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.wait_for_acks(task_timeout_ms)
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: TaskId) -> bool:
         collector = self._collectors.get(task_id)
         return collector is not None and collector.in_transaction
 
