@@ -75,7 +75,6 @@ from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, StreamThread
 from streams_runtime.processor.internals.thread_metrics import RestoreProgress
 from streams_runtime.processor.task_id import TaskId
-from streams_runtime.processor.topology import Topology
 from streams_runtime.query.interactive import InteractiveQueries
 
 log = logging.getLogger("streams_runtime")
@@ -130,7 +129,7 @@ class KafkaStreams:
 
     def __init__(
         self,
-        topology: Topology,
+        topology: Any,
         config: StreamsConfig | Mapping[str, Any],
         client_supplier: KafkaClientSupplier | None = None,
     ) -> None:
@@ -464,7 +463,7 @@ class KafkaStreams:
         which); ``allow_stale`` lets standby replicas answer; ``partition`` limits the view to one."""
         return self._queries.store(name, allow_stale, partition)
 
-    def query_metadata_for_key(self, store: str, key: object, key_serializer: Any = None) -> Any:
+    def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> Any:
         """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
         return self._queries.query_metadata_for_key(store, key, key_serializer)
 

@@ -324,13 +324,13 @@ def _check_side(side: str) -> None:
         raise ValueError(f"side must be one of {_SIDES}, got {side!r}")
 
 
-def is_long_serde(serde: Serde | None) -> bool:
+def is_long_serde(serde: Any) -> bool:
     """Whether ``serde`` is exactly ``Serdes.Long()`` (8-byte big-endian signed integers), so
     a caller may pack such values itself with the same bytes and checks."""
     return type(serde) is _FixedWidthIntSerde and serde.width == 8
 
 
-def bytes_decoder(serde: Serde | None) -> Callable[[bytes], Any] | None:
+def bytes_decoder(serde: Any) -> Callable[[bytes], Any] | None:
     """A one-argument C function that gives what ``serde.deserialize(topic, data)`` gives for
     any ``data`` of type ``bytes`` it accepts, and raises for the rest (where the serde takes its
     general path), or None. A hot path calls it for non-None bytes and falls back to the serde
@@ -343,7 +343,7 @@ def bytes_decoder(serde: Serde | None) -> Callable[[bytes], Any] | None:
     return None
 
 
-def bytes_encoder(serde: Serde | None) -> Callable[[Any], bytes] | None:
+def bytes_encoder(serde: Any) -> Callable[[Any], bytes] | None:
     """The serializing side of :func:`bytes_decoder`: a one-argument C function equal to
     ``serde.serialize(topic, data)`` for the non-None ``data`` it accepts, raising for the rest
     (the caller then asks the serde), or None. ``Serdes.Json()``: orjson with the serde's
@@ -360,7 +360,7 @@ _utf8_encode: Callable[[str], bytes] = str.encode
 _orjson_dumps_with_options = functools.partial(orjson.dumps, option=_ORJSON_OPTIONS)
 
 
-def is_string_serde(serde: Serde | None) -> bool:
+def is_string_serde(serde: Any) -> bool:
     """Whether ``serde`` is exactly ``Serdes.String()``: the same ``str`` always gives the same
     bytes, so a caller may reuse the bytes of a key it serialized a moment ago."""
     return type(serde) is _StringSerde
@@ -404,7 +404,7 @@ def deserialize_or_raise(serde: Serde, topic: str, side: str, data: bytes | None
         ) from exc
 
 
-def _serde_name(serde: Serde | None) -> str:
+def _serde_name(serde: Any) -> str:
     return getattr(serde, "name", None) or type(serde).__name__
 
 

@@ -166,7 +166,7 @@ def run_instance(
 
         set_restore_listener(RestoreProgressDisplay(bars=os.environ.get(PROGRESS_ENV) == "1", say=say))
 
-    def on_state(new: object, old: object) -> None:
+    def on_state(new: Any, old: Any) -> None:
         states.append(_state_name(new))
         say(f"state {_state_name(old)} -> {_state_name(new)}")
         threads = _thread_tasks(streams) if _state_name(new) == "RUNNING" else {}

@@ -25,7 +25,6 @@ from streams_runtime.kstream.internals.cogroup import AGGREGATE_NAME, CogroupAgg
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.ktable import KTable
-from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
@@ -59,11 +58,7 @@ class CogroupedKStream:
         return self._patterns[0][0].key_serde
 
     def aggregate(
-        self,
-        initializer: Callable[[], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
     ) -> Any:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
@@ -81,7 +76,7 @@ class CogroupedKStream:
         )
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def windowed_by(self, windows: TimeWindows | SessionWindows) -> Any:
+    def windowed_by(self, windows: Any) -> Any:
         """A windowed cogroup (TimeWindows, SlidingWindows or SessionWindows)."""
         if isinstance(windows, SessionWindows):
             return SessionWindowedCogroupedKStream(self, windows)
@@ -97,11 +92,7 @@ class _WindowedCogroup:
         self.windows = windows
 
     def _build(
-        self,
-        materialized: Materialized | None,
-        name: str | None,
-        make_processor: Callable[..., Any],
-        key_serde_of: Any,
+        self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
     ) -> Any:
         internal, windows = self._internal, self.windows
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
@@ -128,11 +119,7 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
-        self,
-        initializer: Callable[[], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
     ) -> Any:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
@@ -160,7 +147,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         self,
         initializer: Callable[[], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Materialized | None = None,
+        materialized: Any = None,
         *,
         name: str | None = None,
     ) -> Any:

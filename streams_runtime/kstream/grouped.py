@@ -18,7 +18,6 @@ from typing import Any
 
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
-from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 from streams_runtime.kstream.internals.change import ChangeSerde
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
@@ -31,8 +30,7 @@ from streams_runtime.kstream.internals.repartition import (
 from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import windowed_by
-from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
-from streams_runtime.serdes import Serde, Serdes
+from streams_runtime.serdes import Serdes
 
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -47,10 +45,10 @@ def _count_init() -> int:
 class KGroupedStream:
     def __init__(
         self,
-        internal: InternalStreamsBuilder,
+        internal: Any,
         node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
+        key_serde: Any,
+        value_serde: Any,
         grouped_name: str | None,
         repartition_required: bool,
     ) -> None:
@@ -125,7 +123,7 @@ class KGroupedStream:
         func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
         return self._build(func, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator))
 
-    def windowed_by(self, windows: TimeWindows | SlidingWindows | SessionWindows) -> Any:
+    def windowed_by(self, windows: Any) -> Any:
         """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
         return windowed_by(self, windows)
 
@@ -138,12 +136,7 @@ class KGroupedStream:
 
 class KGroupedTable:
     def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        grouped_name: str | None,
+        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, grouped_name: str | None
     ) -> None:
         self._internal = internal
         self._node = node

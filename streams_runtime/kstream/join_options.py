@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
-from streams_runtime.serdes import Serde
+from typing import Any
 
 __all__ = ["Joined", "StreamJoined"]
 
@@ -20,9 +19,9 @@ __all__ = ["Joined", "StreamJoined"]
 class StreamJoined:
     """Serdes, names and store settings of a KStream-KStream join."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
-    other_value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
     name: str | None = None
     store_name: str | None = None
     logging_enabled: bool = True
@@ -31,10 +30,7 @@ class StreamJoined:
 
     @classmethod
     def with_(
-        cls,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
-        other_value_serde: Serde | None = None,
+        cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None
     ) -> StreamJoined:
         return cls(key_serde, value_serde, other_value_serde)
 
@@ -48,13 +44,13 @@ class StreamJoined:
     def with_store_name(self, store_name: str) -> StreamJoined:
         return dataclasses.replace(self, store_name=store_name)
 
-    def with_key_serde(self, serde: Serde | None) -> StreamJoined:
+    def with_key_serde(self, serde: Any) -> StreamJoined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Serde | None) -> StreamJoined:
+    def with_value_serde(self, serde: Any) -> StreamJoined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Serde | None) -> StreamJoined:
+    def with_other_value_serde(self, serde: Any) -> StreamJoined:
         return dataclasses.replace(self, other_value_serde=serde)
 
     def with_store_type(self, store_type: str) -> StreamJoined:
@@ -71,18 +67,18 @@ class StreamJoined:
 class Joined:
     """Serdes and name of a KStream-KTable join (the serdes are used if a repartition is needed)."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
-    other_value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
+    other_value_serde: Any = None
     name: str | None = None
     grace_period_ms: int | None = None  # KIP-923: buffer stream records (needs a versioned table)
 
     @classmethod
     def with_(
         cls,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
-        other_value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
+        other_value_serde: Any = None,
         name: str | None = None,
         grace_period_ms: int | None = None,
     ) -> Joined:
@@ -102,11 +98,11 @@ class Joined:
     def with_name(self, name: str) -> Joined:
         return dataclasses.replace(self, name=name)
 
-    def with_key_serde(self, serde: Serde | None) -> Joined:
+    def with_key_serde(self, serde: Any) -> Joined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Serde | None) -> Joined:
+    def with_value_serde(self, serde: Any) -> Joined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Serde | None) -> Joined:
+    def with_other_value_serde(self, serde: Any) -> Joined:
         return dataclasses.replace(self, other_value_serde=serde)

@@ -73,9 +73,7 @@ class KStream:
     def name(self) -> str:
         return self._node.output_name
 
-    def _add(
-        self, node: GraphNode, key_serde: Serde | None, value_serde: Serde | None, repartition: bool
-    ) -> KStream:
+    def _add(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition: bool) -> KStream:
         self._internal.add_graph_node(self._node, node)
         return KStream(self._internal, node, key_serde, value_serde, repartition)
 
@@ -233,12 +231,12 @@ class KStream:
         return KGroupedStream(self._internal, node, g.key_serde, value_serde, g.name, True)
 
     # ------------------------------------------------------------------ joins (see internals/join_builders)
-    def join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
+    def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
         """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
         ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""
         return dispatch_stream_join(self, other, args, kwargs, "inner")
 
-    def left_join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
+    def left_join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
         return dispatch_stream_join(self, other, args, kwargs, "left")
 
@@ -247,7 +245,7 @@ class KStream:
         return dispatch_stream_join(self, other, args, kwargs, "outer")
 
     # ------------------------------------------------------------------ print
-    def print(self, printed: Printed | None = None) -> None:
+    def print(self, printed: Any = None) -> None:
         """Print each record as ``[label]: key, value`` (``Printed.to_sys_out()`` by default)."""
         p = printed if printed is not None else Printed.to_sys_out()
         if not isinstance(p, Printed):

@@ -25,7 +25,6 @@ from streams_runtime.kstream.internals.join_builders import table_table_join
 from streams_runtime.kstream.internals.suppress import suppress
 from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
 from streams_runtime.kstream.options import Grouped, Materialized
-from streams_runtime.kstream.suppressed import Suppressed
 from streams_runtime.serdes import Serde
 
 FILTER_NAME = "KTABLE-FILTER-"
@@ -70,7 +69,7 @@ class KTable:
         name: str | None,
         materialized: Materialized | None,
         make_supplier: Callable[[str | None], Any],
-        value_serde: Serde | None,
+        value_serde: Any,
     ) -> KTable:
         internal = self._internal
         mat = None
@@ -199,7 +198,7 @@ class KTable:
     ) -> KTable:
         return table_table_join(self, other, joiner, "outer", name, materialized)
 
-    def suppress(self, suppressed: Suppressed) -> KTable:
+    def suppress(self, suppressed: Any) -> KTable:
         """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
         return suppress(self, suppressed)
 

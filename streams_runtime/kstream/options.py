@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from streams_runtime.errors import TopologyError
-from streams_runtime.serdes import Serde
 
 STORE_TYPES = ("rocksdb", "in_memory")
 
@@ -26,10 +25,10 @@ class _Options:
     def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
-    def with_key_serde(self, serde: Serde | None) -> Self:
+    def with_key_serde(self, serde: Any) -> Self:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Serde | None) -> Self:
+    def with_value_serde(self, serde: Any) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
     def with_name(self, name: str) -> Self:
@@ -40,16 +39,14 @@ class _Options:
 class Consumed(_Options):
     """How a source reads its topic(s): serdes, timestamp extractor, reset policy, name."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     timestamp_extractor: Any = None
     offset_reset: str | None = None  # "earliest" | "latest" | None (consumer default)
     name: str | None = None
 
     @classmethod
-    def with_(
-        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, **kwargs: Any
-    ) -> Consumed:
+    def with_(cls, key_serde: Any = None, value_serde: Any = None, **kwargs: Any) -> Consumed:
         return cls(key_serde, value_serde, **kwargs)
 
     @classmethod
@@ -67,15 +64,13 @@ class Consumed(_Options):
 class Produced(_Options):
     """How a sink writes: serdes, partitioner ``(topic, key, value) -> partition | None``, name."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     partitioner: Callable[..., int | None] | None = None
     name: str | None = None
 
     @classmethod
-    def with_(
-        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, partitioner: Any = None
-    ) -> Produced:
+    def with_(cls, key_serde: Any = None, value_serde: Any = None, partitioner: Any = None) -> Produced:
         return cls(key_serde, value_serde, partitioner)
 
     @classmethod
@@ -90,14 +85,12 @@ class Produced(_Options):
 class Grouped(_Options):
     """Serdes of a grouping and its name (names the repartition topic ``<name>-repartition``)."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     name: str | None = None
 
     @classmethod
-    def with_(
-        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, name: str | None = None
-    ) -> Grouped:
+    def with_(cls, key_serde: Any = None, value_serde: Any = None, name: str | None = None) -> Grouped:
         return cls(key_serde, value_serde, name)
 
     @classmethod
@@ -109,8 +102,8 @@ class Grouped(_Options):
 class Repartitioned(_Options):
     """An explicit repartition: serdes, name, partition count and partitioner."""
 
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     name: str | None = None
     number_of_partitions: int | None = None
     partitioner: Callable[..., int | None] | None = None
@@ -121,7 +114,7 @@ class Repartitioned(_Options):
             raise TopologyError(f"Repartitioned.number_of_partitions must be a positive int, got {n!r}")
 
     @classmethod
-    def with_(cls, key_serde: Serde | None = None, value_serde: Serde | None = None) -> Repartitioned:
+    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Repartitioned:
         return cls(key_serde, value_serde)
 
     @classmethod
@@ -148,8 +141,8 @@ class Materialized(_Options):
     """
 
     store_name: str | None = None
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     store_type: str | None = None
     caching_enabled: bool = True
     logging_enabled: bool = True
@@ -173,7 +166,7 @@ class Materialized(_Options):
         return cls(store_supplier=store)
 
     @classmethod
-    def with_(cls, key_serde: Serde | None = None, value_serde: Serde | None = None) -> Materialized:
+    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Materialized:
         return cls(key_serde=key_serde, value_serde=value_serde)
 
     def with_store_type(self, store_type: str) -> Materialized:

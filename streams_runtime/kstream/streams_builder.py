@@ -28,7 +28,6 @@ from streams_runtime.kstream.ktable import GlobalKTable, KTable
 from streams_runtime.kstream.options import Consumed, Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.processor.topology import Topology
-from streams_runtime.state.interfaces import StoreBuilder
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
@@ -37,7 +36,7 @@ if TYPE_CHECKING:  # the builder module imports the graph nodes
 class _StateStoreNode(GraphNode):
     """``StreamsBuilder.add_state_store``: a store processors connect to by name."""
 
-    def __init__(self, store_builder: StoreBuilder) -> None:
+    def __init__(self, store_builder: Any) -> None:
         super().__init__(store_builder.name)
         self.store_builder = store_builder
 
@@ -48,7 +47,7 @@ class _StateStoreNode(GraphNode):
 class _GlobalStoreNode(GraphNode):
     def __init__(
         self,
-        store_builder: StoreBuilder,
+        store_builder: Any,
         source_name: str,
         topic: str,
         consumed: Consumed,
@@ -180,14 +179,14 @@ class StreamsBuilder:
         return GlobalKTable(mat.store_name, mat.queryable_store_name)
 
     # ------------------------------------------------------------------ stores
-    def add_state_store(self, store_builder: StoreBuilder) -> StreamsBuilder:
+    def add_state_store(self, store_builder: Any) -> StreamsBuilder:
         """Add a store that ``process(..., "store-name")`` operations connect to."""
         self._internal.add_graph_node(self._internal.root, _StateStoreNode(store_builder))
         return self
 
     def add_global_store(
         self,
-        store_builder: StoreBuilder,
+        store_builder: Any,
         topic: str,
         state_update_supplier: Callable[[], Any],
         consumed: Consumed | None = None,

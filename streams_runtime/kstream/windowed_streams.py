@@ -32,7 +32,6 @@ from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.ktable import KTable
-from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
@@ -154,12 +153,12 @@ class _WindowedKStream:
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def _materialize(self, materialized: Materialized | None, prefix: str, value_serde: Any) -> Any:
+    def _materialize(self, materialized: Any, prefix: str, value_serde: Any) -> Any:
         return self._internal.materialize(
             materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
         )
 
-    def _count_materialized(self, materialized: Materialized | None) -> Any:
+    def _count_materialized(self, materialized: Any) -> Any:
         if materialized is not None and materialized.store_name is None:
             self._internal.new_store_name(AGGREGATE_NAME)  # Kafka Streams burns one here
         return self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
@@ -192,18 +191,14 @@ class TimeWindowedKStream(_WindowedKStream):
     ) -> Any:
         return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
 
     def reduce(
-        self,
-        reducer: Callable[[Any, Any], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
     ) -> Any:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
@@ -215,7 +210,7 @@ class TimeWindowedKStream(_WindowedKStream):
         self,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-        materialized: Materialized | None = None,
+        materialized: Any = None,
         *,
         name: str | None = None,
     ) -> Any:
@@ -240,7 +235,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     ) -> Any:
         return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
         mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
@@ -262,7 +257,7 @@ class SessionWindowedKStream(_WindowedKStream):
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(
@@ -272,11 +267,7 @@ class SessionWindowedKStream(_WindowedKStream):
         )
 
     def reduce(
-        self,
-        reducer: Callable[[Any, Any], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
     ) -> Any:
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
@@ -295,7 +286,7 @@ class SessionWindowedKStream(_WindowedKStream):
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Materialized | None = None,
+        materialized: Any = None,
         *,
         name: str | None = None,
     ) -> Any:
@@ -331,12 +322,12 @@ def _none() -> None:
     return None
 
 
-def _count(key: object, value: object, aggregate: int) -> int:
+def _count(key: Any, value: Any, aggregate: int) -> int:
     return aggregate + 1
 
 
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    def aggregate(key: object, value: object, agg: object) -> Any:
+    def aggregate(key: Any, value: Any, agg: Any) -> Any:
         return value if agg is None else reducer(agg, value)
 
     return aggregate

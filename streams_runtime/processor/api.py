@@ -13,8 +13,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from streams_runtime.processor.task_id import TaskId
-
 Headers = tuple[tuple[str, bytes | None], ...]
 """A record's headers: ``(key, value)`` pairs in order (Kafka allows repeated keys)."""
 
@@ -116,7 +114,7 @@ class ProcessorContext(Protocol):
     """
 
     application_id: str
-    task_id: TaskId
+    task_id: Any
     app_configs: Any
 
     @abstractmethod

@@ -22,8 +22,6 @@ from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 from streams_runtime.processor.internals.topology_info import SubtopologyInfo
-from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import StoreBuilder
 
 
 class Topology:
@@ -52,8 +50,8 @@ class Topology:
         self,
         name: str,
         *topics: str,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         timestamp_extractor: Any = None,
         offset_reset: str | None = None,
     ) -> Topology:
@@ -88,8 +86,8 @@ class Topology:
         name: str,
         topic: str | Callable[..., str],
         *parent_names: str,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         partitioner: Callable[..., int | None] | None = None,
     ) -> Topology:
         """A sink writing to ``topic`` or to ``topic(key, value, record_context)`` per record."""
@@ -98,7 +96,7 @@ class Topology:
         )
         return self
 
-    def add_state_store(self, store_builder: StoreBuilder, *processor_names: str) -> Topology:
+    def add_state_store(self, store_builder: Any, *processor_names: str) -> Topology:
         """Add a store (from ``Stores``) and connect it to ``processor_names``."""
         self.internal_builder.add_state_store(store_builder, processor_names)
         return self
@@ -109,14 +107,14 @@ class Topology:
 
     def add_global_store(
         self,
-        store_builder: StoreBuilder,
+        store_builder: Any,
         source_name: str,
         topic: str,
         processor_name: str,
         supplier: Callable[[], Any],
         *,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         timestamp_extractor: Any = None,
     ) -> Topology:
         """A global store fed from ``topic`` by the processor ``supplier()`` on every instance.

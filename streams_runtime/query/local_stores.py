@@ -31,7 +31,6 @@ from streams_runtime.errors import (
 from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.serdes import serialize_or_raise
-from streams_runtime.state.interfaces import StoreBuilder
 
 T = TypeVar("T")
 
@@ -41,7 +40,7 @@ LOCK_TIMEOUT_S = 5.0
 KEY_VALUE, WINDOW, SESSION = "key-value", "window", "session"
 
 
-def store_kind(store_builder: StoreBuilder) -> str:
+def store_kind(store_builder: Any) -> str:
     """``key-value``, ``window`` or ``session``, from the store's builder."""
     name = type(store_builder).__name__
     if "Session" in name:
@@ -122,7 +121,7 @@ class LocalStores:
         serde = getattr(setup.builder.stores[name].builder, "key_serde", None)
         return serde if serde is not None else setup.config.default_serde("key")
 
-    def partition_of(self, name: str, key: object, key_serializer: Any = None) -> int:
+    def partition_of(self, name: str, key: Any, key_serializer: Any = None) -> int:
         """The partition of ``key`` for store ``name`` (module docstring)."""
         count = self.partition_count(name)
         serde = key_serializer if key_serializer is not None else self.key_serde(name)

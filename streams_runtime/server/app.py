@@ -345,7 +345,7 @@ def _scan_body(store: str, view: Any, entries: list[Any]) -> dict[str, Any]:
     }
 
 
-def _read_key(kind: str, key: object, time_from: int | None, time_to: int | None) -> Any:
+def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -> Any:
     """The read of one key for a store of ``kind`` (a function of the store, run under its lock)."""
     if kind == KEY_VALUE:
         return lambda store: store.get(key)
@@ -366,7 +366,7 @@ def _read_key(kind: str, key: object, time_from: int | None, time_to: int | None
     return sessions
 
 
-def _read_as_of(name: str, key: object, as_of: int) -> Any:
+def _read_as_of(name: str, key: Any, as_of: int) -> Any:
     """``?as_of=``: the version of ``key`` valid at ``as_of`` (versioned stores only; else 400)."""
 
     def read(store: Any) -> Any:
@@ -422,7 +422,7 @@ def _key_query(
     return {**body, "value": to_json(value), "stale": stale}
 
 
-def _to_owner(request: Request, store: str, key: object, partition: int, me: str) -> Response:
+def _to_owner(request: Request, store: str, key: Any, partition: int, me: str) -> Response:
     """A key this instance does not host: 503 while no owner is known (or when the request was
     already forwarded here), else :func:`.forwarding.forward` (the answer, or 409 naming the owner)."""
     sender = forwarded_by(request)

@@ -59,7 +59,7 @@ class ApiError(Exception):
         return {"error": self.error, "message": self.message, **self.extra}
 
 
-def signer_for(config: Mapping[str, Any]) -> ForwardingSigner | None:
+def signer_for(config: Any) -> ForwardingSigner | None:
     """The signer of an instance whose config sets the forwarding secret; None otherwise."""
     try:
         secret = config["application_server_forwarding_secret"]
@@ -99,7 +99,7 @@ def _forwardable(target: bytes) -> bytes:
     return escape(b"/".join(segments)) + sep + escape(query)
 
 
-def forward(request: Request, store: str, key: object, partition: int, owner: str, me: str) -> Response:
+def forward(request: Request, store: str, key: Any, partition: int, owner: str, me: str) -> Response:
     """Ask ``owner`` (module docstring); ``key`` as JSON goes in the 409 body."""
     signer: ForwardingSigner | None = request.app.state.signer
     if signer is None:

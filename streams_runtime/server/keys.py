@@ -109,7 +109,7 @@ def parse_key(given: str | bytes, serde: Any) -> Any:
         ) from exc
 
 
-def to_json(value: object) -> Any:
+def to_json(value: Any) -> Any:
     """A JSON-ready form of a store key or value (module docstring)."""
     if value is None or isinstance(value, bool | int | float | str):
         return value

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +40,7 @@ class HttpLimits:
     max_body_bytes: int = 1_048_576
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> HttpLimits:
+    def from_config(cls, config: Any) -> HttpLimits:
         """The limits ``config`` sets; the defaults for the keys it lacks."""
 
         def get(key: str, default: Any) -> Any:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
 
 __all__ = [
-    "FlushListener",
     "KeyValue",
     "KeyValueIterator",
     "KeyValueStore",
@@ -54,12 +53,6 @@ K = TypeVar("K", contravariant=True)
 V = TypeVar("V")
 V_co = TypeVar("V_co", covariant=True)
 V_contra = TypeVar("V_contra", contravariant=True)
-
-
-#: ``listener(key, new_value, old_value, timestamp)``: what a caching layer calls for each entry it
-#: flushes (bytes below the metered layer, the typed key and values above it; the timestamp of
-#: the record that wrote the entry, None when unknown)
-FlushListener = Callable[[Any, Any, Any, int | None], None]
 
 
 class KeyValue(NamedTuple):
@@ -168,7 +161,7 @@ class ReadOnlyKeyValueStore(Protocol[K, V_co]):
 
     def reverse_range(self, from_key: K | None = None, to_key: K | None = None) -> KeyValueIterator: ...
 
-    def prefix_scan(self, prefix: object, prefix_key_serde: Serde | None = None) -> KeyValueIterator:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> KeyValueIterator:
         """The entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serde``
         (a prefix is a value of another type than the keys: Kafka's ``<PS, P>``)."""
         ...
@@ -244,7 +237,7 @@ class ReadOnlySessionStore(Protocol):
 
     def backward_fetch(self, *args: Any) -> KeyValueIterator: ...
 
-    def fetch_session(self, key: object, session_start: int, session_end: int) -> Any: ...
+    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any: ...
 
 
 class SessionStore(StateStore, ReadOnlySessionStore, Protocol[V_contra]):

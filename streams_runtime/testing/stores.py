@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from streams_runtime.serdes import Serde
 from streams_runtime.state import KeyValue, ValueAndTimestamp
 from streams_runtime.state.interfaces import TimestampedKeyValueStore
 
@@ -67,25 +66,25 @@ class KeyValueStoreFacade:
     def is_open(self) -> bool:
         return self.inner.is_open()
 
-    def get(self, key: object) -> Any:
+    def get(self, key: Any) -> Any:
         return _value(self.inner.get(key))
 
-    def put(self, key: object, value: object) -> None:
+    def put(self, key: Any, value: Any) -> None:
         self.inner.put(key, ValueAndTimestamp.make(value, NO_TIMESTAMP))
 
-    def put_if_absent(self, key: object, value: object) -> Any:
+    def put_if_absent(self, key: Any, value: Any) -> Any:
         return _value(self.inner.put_if_absent(key, ValueAndTimestamp.make(value, NO_TIMESTAMP)))
 
     def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
         self.inner.put_all([(k, ValueAndTimestamp.make(v, NO_TIMESTAMP)) for k, v in entries])
 
-    def delete(self, key: object) -> Any:
+    def delete(self, key: Any) -> Any:
         return _value(self.inner.delete(key))
 
-    def range(self, from_key: object = None, to_key: object = None) -> _PlainValues:
+    def range(self, from_key: Any = None, to_key: Any = None) -> _PlainValues:
         return _PlainValues(self.inner.range(from_key, to_key))
 
-    def reverse_range(self, from_key: object = None, to_key: object = None) -> _PlainValues:
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> _PlainValues:
         return _PlainValues(self.inner.reverse_range(from_key, to_key))
 
     def all(self) -> _PlainValues:
@@ -94,7 +93,7 @@ class KeyValueStoreFacade:
     def reverse_all(self) -> _PlainValues:
         return _PlainValues(self.inner.reverse_all())
 
-    def prefix_scan(self, prefix: object, prefix_key_serde: Serde | None = None) -> _PlainValues:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> _PlainValues:
         return _PlainValues(self.inner.prefix_scan(prefix, prefix_key_serde))
 
     def approximate_num_entries(self) -> int:

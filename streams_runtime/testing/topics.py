@@ -97,8 +97,8 @@ class TestInputTopic:
     def pipe_input(
         self,
         *args: Any,
-        key: object = _UNSET,
-        value: object = _UNSET,
+        key: Any = _UNSET,
+        value: Any = _UNSET,
         timestamp: int | None = None,
         headers: Any = None,
     ) -> None:

@@ -24,7 +24,7 @@ class WindowStoreFacade:
     def name(self) -> str:
         return self.inner.name
 
-    def put(self, key: object, value: object, window_start_timestamp: int) -> None:
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
         self.inner.put(
             key,
             None if value is None else ValueAndTimestamp.make(value, NO_TIMESTAMP),

@@ -8,16 +8,11 @@ is a ``Materialized`` with its store name resolved). Its own module so the graph
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streams_runtime.kstream.options import Materialized
-from streams_runtime.serdes import Serde
 from streams_runtime.state import Stores
-
-if TYPE_CHECKING:
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 
 __all__ = ["BuildContext", "MaterializedInternal", "versioned_store_builder"]
 
@@ -29,8 +24,8 @@ class MaterializedInternal:
     materialized: Materialized
     store_name: str
     queryable: bool
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -41,7 +36,7 @@ class MaterializedInternal:
 class BuildContext:
     """What graph nodes need while writing: the config and the store-builder factory."""
 
-    def __init__(self, config: Mapping[str, Any] | None, internal: InternalStreamsBuilder) -> None:
+    def __init__(self, config: Any, internal: Any) -> None:
         """:param internal: the InternalStreamsBuilder whose graph is written."""
         self.config = config
         self.internal = internal

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from streams_runtime.errors import TopologyError
@@ -23,7 +22,6 @@ from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamS
 from streams_runtime.kstream.internals.repartition import filter_null_keys_at_repartitions
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
-from streams_runtime.serdes import Serde
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -77,8 +75,8 @@ class InternalStreamsBuilder:
         materialized: Materialized | None,
         generated_prefix: str,
         *,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
     ) -> MaterializedInternal:
         """Resolve a Materialized: a user store name, or a generated one (burns an index)."""
         mat = materialized or Materialized()
@@ -106,7 +104,7 @@ class InternalStreamsBuilder:
             child.build_priority = len(self.nodes)
             self.nodes.append(child)
 
-    def build(self, topology_builder: InternalTopologyBuilder, config: Mapping[str, Any] | None) -> None:
+    def build(self, topology_builder: InternalTopologyBuilder, config: Any) -> None:
         """Write every node (creation order) to ``topology_builder``."""
         self._merge_duplicate_sources()
         filter_null_keys_at_repartitions(self.nodes)

@@ -18,7 +18,7 @@ nodes, the aggregate processors, the merge processor.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
 from streams_runtime.kstream.internals.internal_processor import (
@@ -30,9 +30,6 @@ from streams_runtime.kstream.internals.repartition import create_repartitioned_s
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.table_joins import StoreValueGetter, ValueGetterSupplier
 from streams_runtime.processor.api import Processor, Record
-
-if TYPE_CHECKING:
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 
 AGGREGATE_NAME = "COGROUPKSTREAM-AGGREGATE-"
 MERGE_NAME = "COGROUPKSTREAM-MERGE-"
@@ -77,7 +74,7 @@ class _PassThrough(InternalProcessor):
 class CogroupAggregateBuilder:
     """Per CogroupedKStream: the repartition node of each grouped stream, shared by its aggregations."""
 
-    def __init__(self, internal: InternalStreamsBuilder) -> None:
+    def __init__(self, internal: Any) -> None:
         self.internal = internal
         self.parent_nodes: dict[int, GraphNode] = {}
 
@@ -128,5 +125,5 @@ class CogroupAggregateBuilder:
         merge_name = internal.suffix_or_generate(name, "-cogroup-merge", MERGE_NAME)
         merge_supplier = CogroupPassThroughSupplier(suppliers, store_name, queryable_name)
         merge = ProcessorGraphNode(merge_name, merge_supplier)
-        internal.add_graph_node(list[GraphNode](nodes), merge)
+        internal.add_graph_node(nodes, merge)
         return merge, merge_supplier

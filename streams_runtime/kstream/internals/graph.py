@@ -21,13 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from streams_runtime.kstream.options import Consumed, Produced
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
-from streams_runtime.serdes import Serde
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
+    from streams_runtime.kstream.internals.build_context import BuildContext
 
 
 class GraphNode:
@@ -64,7 +62,7 @@ class RootNode(GraphNode):
 
 
 class StreamSourceNode(GraphNode):
-    def __init__(self, name: str, topics: list[str], consumed: Consumed, pattern: Any = None) -> None:
+    def __init__(self, name: str, topics: list[str], consumed: Any, pattern: Any = None) -> None:
         super().__init__(name)
         self.topics = topics
         self.consumed = consumed
@@ -91,9 +89,9 @@ class TableSourceNode(GraphNode):
         name: str,
         source_name: str,
         topic: str,
-        consumed: Consumed,
+        consumed: Any,
         supplier: Any,
-        materialized: MaterializedInternal,
+        materialized: Any,
         is_global: bool = False,
     ) -> None:
         super().__init__(name)
@@ -139,7 +137,7 @@ class ProcessorGraphNode(GraphNode):
         supplier: Callable[[], Any],
         *,
         store_names: tuple[str, ...] = (),
-        materialized: MaterializedInternal | None = None,
+        materialized: Any = None,
         materialize_if: Callable[[], bool] | None = None,
         fixed_key: bool = False,
     ) -> None:
@@ -175,8 +173,8 @@ class RepartitionNode(GraphNode):
         sink_name: str,
         filter_name: str | None,
         topic: str,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
+        key_serde: Any,
+        value_serde: Any,
         *,
         partitioner: Any = None,
         number_of_partitions: int | None = None,
@@ -212,7 +210,7 @@ class RepartitionNode(GraphNode):
 
 
 class StreamSinkNode(GraphNode):
-    def __init__(self, name: str, topic: Any, produced: Produced) -> None:
+    def __init__(self, name: str, topic: Any, produced: Any) -> None:
         super().__init__(name)
         self.topic = topic
         self.produced = produced

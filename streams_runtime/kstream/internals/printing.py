@@ -14,12 +14,11 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     internal_context,
 )
-from streams_runtime.kstream.printed import Printed
 from streams_runtime.processor.api import Record
 
 
 class KStreamPrint(InternalProcessor):
-    def __init__(self, printed: Printed, label: str) -> None:
+    def __init__(self, printed: Any, label: str) -> None:
         self.printed = printed
         self.label = label
 
@@ -36,7 +35,7 @@ class KStreamPrint(InternalProcessor):
         self.printed.output().flush()
 
 
-def print_supplier(printed: Printed, stream_name: str) -> Any:
+def print_supplier(printed: Any, stream_name: str) -> Any:
     label = printed.label if printed.label is not None else stream_name
 
     def make() -> KStreamPrint:

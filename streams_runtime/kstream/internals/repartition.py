@@ -7,14 +7,10 @@ it sits below all of them so none has to import another to repartition.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
-from streams_runtime.serdes import Serde
-
-if TYPE_CHECKING:
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 
 FILTER_NAME = "KSTREAM-FILTER-"
 SINK_NAME = "KSTREAM-SINK-"
@@ -23,10 +19,10 @@ REPARTITION_TOPIC_SUFFIX = "-repartition"
 
 
 def create_repartitioned_source(
-    internal: InternalStreamsBuilder,
+    internal: Any,
     prefix: str,
-    key_serde: Serde | None,
-    value_serde: Serde | None,
+    key_serde: Any,
+    value_serde: Any,
     *,
     partitioner: Any = None,
     number_of_partitions: int | None = None,

@@ -34,7 +34,6 @@ from streams_runtime.kstream.internals.internal_processor import (
 )
 from streams_runtime.kstream.windows import JoinWindows
 from streams_runtime.processor.api import Record
-from streams_runtime.processor.task_id import TaskId
 from streams_runtime.serdes import Serde, bound_serde
 from streams_runtime.state.interfaces import KeyValueStore
 
@@ -79,17 +78,16 @@ class TimeTrackerSupplier:
     """One TimeTracker per task, shared by the two join processors of that task."""
 
     def __init__(self) -> None:
-        self._trackers: dict[TaskId, TimeTracker] = {}
+        self._trackers: dict[Any, TimeTracker] = {}
 
-    def get(self, task_id: TaskId) -> TimeTracker:
+    def get(self, task_id: Any) -> TimeTracker:
         tracker = self._trackers.get(task_id)
         if tracker is None:
             tracker = self._trackers[task_id] = TimeTracker()
         return tracker
 
-    def remove(self, task_id: TaskId | None) -> None:
-        if task_id is not None:  # None: the processor closes without having been initialized
-            self._trackers.pop(task_id, None)
+    def remove(self, task_id: Any) -> None:
+        self._trackers.pop(task_id, None)
 
 
 class OuterKey(NamedTuple):

@@ -24,7 +24,6 @@ from streams_runtime.kstream.internals.internal_processor import (
     internal_context,
 )
 from streams_runtime.processor.api import Processor, Record
-from streams_runtime.state.interfaces import StoreBuilder
 
 _ENTRY = struct.Struct(">QQ")
 _LEN = struct.Struct(">i")
@@ -34,7 +33,7 @@ NOT_VERSIONED = "KTable must be versioned to use a grace period in a stream tabl
 RETENTION_TOO_SHORT = "History retention must be at least grace period."
 
 
-def check_versioned_store(store_builder: StoreBuilder, grace_ms: int) -> None:
+def check_versioned_store(store_builder: Any, grace_ms: int) -> None:
     """Kafka's checks: the joined table is versioned, its history covers the grace period."""
     retention = getattr(store_builder, "history_retention_ms", None)
     if retention is None:

@@ -30,9 +30,9 @@ Owners: :class:`~.task.StreamTask` and :class:`~.standby_task.StandbyTask` deriv
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["IllegalStateError", "State", "Task"]
 
@@ -41,7 +41,7 @@ class IllegalStateError(StreamsError):
     """A task was asked for a state transition its state machine does not allow (Kafka
     Streams' ``IllegalStateException``)."""
 
-    def __init__(self, task_id: TaskId, old: State, new: State) -> None:
+    def __init__(self, task_id: Any, old: State, new: State) -> None:
         super().__init__(f"task {task_id}: illegal state transition from {old.name} to {new.name}")
         self.task_id, self.old, self.new = task_id, old, new
 
@@ -79,7 +79,7 @@ class Task:
     #: an active task processes records; a standby only replays changelogs
     is_active = True
 
-    def __init__(self, task_id: TaskId) -> None:
+    def __init__(self, task_id: Any) -> None:
         self.id = task_id
         self.state: _State = State.CREATED
 

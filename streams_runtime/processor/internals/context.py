@@ -14,7 +14,6 @@ import pathlib
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol, cast
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
     InvalidStateStoreError,
     StreamsError,
@@ -133,7 +132,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         task: TaskScheduling,
         application_id: str,
         task_id: TaskId,
-        config: StreamsConfig,
+        config: Any,
         state_dir: pathlib.Path,
         metrics: StreamsMetrics,
         cache: Any,

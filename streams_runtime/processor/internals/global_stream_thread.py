@@ -63,7 +63,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
@@ -73,7 +72,6 @@ from streams_runtime.kafka.offsets import (
     is_retriable_listing_error,
     probe_offset,
 )
-from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
@@ -118,7 +116,7 @@ class GlobalRecordCollector:
 
     def __init__(
         self,
-        config: StreamsConfig,
+        config: Any,
         bootstrap_servers: str,
         client_id: str,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
@@ -139,9 +137,7 @@ class GlobalRecordCollector:
         #: (the last checkpoint written); set by the GlobalStreamThread, see the module docstring
         self.dead_lettered_up_to: dict[TopicPartitionKey, int] = {}
 
-    def send(
-        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: Any
-    ) -> None:
+    def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
             log.warning(
                 "global stream thread: record for topic %s dropped (global processors write no topics)", topic

@@ -19,7 +19,7 @@ from streams_runtime.processor.internals.topology_builder import (
     SinkFactory,
     SourceFactory,
 )
-from streams_runtime.serdes import bound_serde, bytes_encoder
+from streams_runtime.serdes import bytes_encoder
 
 if TYPE_CHECKING:  # the context module imports this one
     from streams_runtime.processor.internals.context import InternalProcessorContext, RecordSender
@@ -141,8 +141,8 @@ class SinkNode(ProcessorNode):
         self._collector = collector
         self._serialize = serialize
         # the serdes are resolved by now (the task sets them just before binding)
-        self._key_to_bytes = bound_serde(self.key_serde, self.name).serialize
-        self._value_to_bytes = bound_serde(self.value_serde, self.name).serialize
+        self._key_to_bytes = self.key_serde.serialize
+        self._value_to_bytes = self.value_serde.serialize
         # C functions for the serdes that have them (Json, String): no Python call per field
         self._key_encode = bytes_encoder(self.key_serde)
         self._value_encode = bytes_encoder(self.value_serde)

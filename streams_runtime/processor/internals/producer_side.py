@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["ProducerSide", "TaskCollector", "create_record_collector"]
 
@@ -42,13 +40,13 @@ class ProducerSide(Protocol):
     def prepare(self, task_ids: Iterable[Any]) -> None:
         """Make ready the producers of tasks about to be created (exactly-once: one each)."""
 
-    def for_task(self, task_id: TaskId) -> TaskCollector:
+    def for_task(self, task_id: Any) -> TaskCollector:
         """The collector of one active task."""
 
-    def release(self, task_id: TaskId, clean: bool) -> None:
+    def release(self, task_id: Any, clean: bool) -> None:
         """A task is closing: let go of its collector (dirty: abort what it has open)."""
 
-    def in_transaction(self, task_id: TaskId) -> bool:
+    def in_transaction(self, task_id: Any) -> bool:
         """Whether the task has records in an open transaction."""
 
     def poll(self) -> None:
@@ -74,7 +72,7 @@ class ProducerSide(Protocol):
 
 
 def create_record_collector(
-    config: StreamsConfig,
+    config: Any,
     bootstrap_servers: str,
     client_id: str,
     changelog_topics: Iterable[str],

@@ -67,7 +67,6 @@ from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 from streams_runtime.kafka.outage import broker_outage
-from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 __all__ = [
@@ -83,7 +82,7 @@ log = logging.getLogger("streams_runtime.processor")
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 
 
-def record_size(key: bytes | None, value: bytes | None, headers: Headers) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
     """The bytes librdkafka counts against ``message.max.bytes``: key, value and headers."""
     size = len(key or b"") + len(value or b"")
     for name, header in headers or ():
@@ -215,7 +214,7 @@ class StreamsProducer:
         value: bytes | None,
         partition: int | None,
         timestamp: int,
-        headers: list[tuple[str, str | bytes | None]] | None,
+        headers: Any,
     ) -> None:
         produce = self.producer.produce
         while True:
@@ -369,7 +368,7 @@ class RecordCollector:
             self._refused(topic, key, value, headers, err, partition)
 
     def _refused(
-        self, topic: str, key: Any, value: Any, headers: Headers, err: Any, partition: int | None = None
+        self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None
     ) -> None:
         """``produce`` refused one record (see the module docstring): the production handler decides."""
         what = (

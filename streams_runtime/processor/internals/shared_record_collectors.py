@@ -19,7 +19,6 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import KafkaError, KafkaException
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["SharedProducerCollector", "SharedRecordCollectors", "commit_offsets"]
 
@@ -34,7 +33,7 @@ class SharedProducerCollector:
     eos_enabled = False
     in_transaction = False
 
-    def __init__(self, task_id: TaskId, shared: Any) -> None:
+    def __init__(self, task_id: Any, shared: Any) -> None:
         self.task_id = task_id
         self.send = shared.send
         self.max_message_bytes = getattr(shared, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
@@ -64,13 +63,13 @@ class SharedRecordCollectors:
     def prepare(self, task_ids: Iterable[Any]) -> None:
         """Nothing to prepare: the tasks share the thread's producer."""
 
-    def for_task(self, task_id: TaskId) -> SharedProducerCollector:
+    def for_task(self, task_id: Any) -> SharedProducerCollector:
         return SharedProducerCollector(task_id, self.collector)
 
-    def release(self, task_id: TaskId, clean: bool) -> None:
+    def release(self, task_id: Any, clean: bool) -> None:
         """Nothing to release: the thread's producer outlives its tasks."""
 
-    def in_transaction(self, task_id: TaskId) -> bool:
+    def in_transaction(self, task_id: Any) -> bool:
         return False
 
     def poll(self) -> None:

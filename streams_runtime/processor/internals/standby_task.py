@@ -32,13 +32,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.partition_group import UNKNOWN
 from streams_runtime.processor.internals.state_manager import ProcessorStateManager
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["StandbyTask"]
 
@@ -61,10 +59,10 @@ class StandbyTask(Task):
 
     def __init__(
         self,
-        task_id: TaskId,
+        task_id: Any,
         store_names: list[str],
         store_builders: dict[str, Any],
-        config: StreamsConfig,
+        config: Any,
         metrics: Any,
         state_directory: Any,
         wall_clock: Callable[[], int],

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
-from streams_runtime.processor.task_id import TaskId
 from streams_runtime.state.internals.timestamped import RecordConverter, record_converter_for
 
 __all__ = ["ProcessorStateManager", "StoreMetadata"]
@@ -81,7 +80,7 @@ class ProcessorStateManager:
     """
 
     def __init__(
-        self, task_id: TaskId, state_directory: Any = None, *, changelog_partition: int | None = None
+        self, task_id: Any, state_directory: Any = None, *, changelog_partition: int | None = None
     ) -> None:
         self.task_id = task_id
         self._state_directory = state_directory

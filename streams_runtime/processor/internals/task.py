@@ -30,7 +30,6 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
     ProductionError,
     StreamsError,
@@ -50,9 +49,8 @@ from streams_runtime.processor.internals.partition_group import (
     RecordQueue,
 )
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
-from streams_runtime.processor.task_id import TaskId
 from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
-from streams_runtime.serdes import Serde, bytes_decoder, serialize_or_raise
+from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -62,7 +60,7 @@ _new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
 _END_OF_BATCH = (None,)
 
 
-def resolve_serde(serde: Serde | None, config: StreamsConfig, side: str) -> Any:
+def resolve_serde(serde: Any, config: Any, side: str) -> Any:
     """A node's serde, or the config default; wrapper serdes (Change) get the default inside."""
     if serde is None:
         return config.default_serde(side)
@@ -86,10 +84,10 @@ class StreamTask(Task):
 
     def __init__(
         self,
-        task_id: TaskId,
+        task_id: Any,
         topology: ProcessorTopology,
         store_builders: dict[str, Any],
-        config: StreamsConfig,
+        config: Any,
         collector: TaskRecordCollector,
         metrics: Any,
         cache: Any,

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import CorruptedStoreError, StreamsError
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.standby_task import StandbyTask
@@ -62,7 +61,7 @@ class ActiveTaskCreator:
         self,
         *,
         builder: Any,
-        config: StreamsConfig,
+        config: Any,
         producers: ProducerSide,
         metrics: Any,
         cache: Any,
@@ -143,7 +142,7 @@ class StandbyTaskCreator:
         self,
         *,
         store_builders: Mapping[str, Any],
-        config: StreamsConfig,
+        config: Any,
         metrics: Any,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,

@@ -45,7 +45,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import KafkaException, TopicPartition
 from streams_runtime.kafka.offsets import committed_offsets_of, is_transient_offsets_error
@@ -85,7 +84,7 @@ class TaskManager:
         builder: Any,
         subtopologies: Mapping[int, SubtopologyInfo],
         partition_counts: Mapping[str, int],
-        config: StreamsConfig,
+        config: Any,
         consumer: ConsumerClient,
         collector: ProducerSide,
         metrics: Any,

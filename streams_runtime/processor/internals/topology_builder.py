@@ -21,16 +21,14 @@ from typing import Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig, decorate
-from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import StoreBuilder
 
 
 @dataclass
 class SourceFactory:
     name: str
     topics: list[str]
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     timestamp_extractor: Any = None
     offset_reset: str | None = None
     is_global: bool = False
@@ -55,8 +53,8 @@ class SinkFactory:
     topic: str | None
     topic_extractor: Callable[..., str] | None
     parents: list[str]
-    key_serde: Serde | None = None
-    value_serde: Serde | None = None
+    key_serde: Any = None
+    value_serde: Any = None
     partitioner: Callable[..., int | None] | None = None
 
 
@@ -162,8 +160,8 @@ class InternalTopologyBuilder:
         name: str,
         topics: Iterable[str],
         *,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         timestamp_extractor: Any = None,
         offset_reset: str | None = None,
         is_global: bool = False,
@@ -203,13 +201,7 @@ class InternalTopologyBuilder:
         self._grouper.add(name)
 
     def _add_pattern_source(
-        self,
-        name: str,
-        pattern: Any,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        extractor: Any,
-        reset: str | None,
+        self, name: str, pattern: Any, key_serde: Any, value_serde: Any, extractor: Any, reset: str | None
     ) -> None:
         from streams_runtime.processor.internals.pattern_sources import check_pattern
 
@@ -242,8 +234,8 @@ class InternalTopologyBuilder:
         topic: str | Callable[..., str],
         parents: Iterable[str],
         *,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         partitioner: Callable[..., int | None] | None = None,
     ) -> None:
         self._check_new(name, "sink")
@@ -261,11 +253,7 @@ class InternalTopologyBuilder:
 
     # ------------------------------------------------------------------ stores
     def add_state_store(
-        self,
-        store_builder: StoreBuilder,
-        processor_names: Iterable[str] = (),
-        *,
-        allow_override: bool = False,
+        self, store_builder: Any, processor_names: Iterable[str] = (), *, allow_override: bool = False
     ) -> None:
         name = _check_name(getattr(store_builder, "name", None), "state store")
         if name in self.stores and not allow_override:
@@ -301,14 +289,14 @@ class InternalTopologyBuilder:
 
     def add_global_store(
         self,
-        store_builder: StoreBuilder,
+        store_builder: Any,
         source_name: str,
         topic: str,
         processor_name: str,
         supplier: Callable[[], Any],
         *,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        key_serde: Any = None,
+        value_serde: Any = None,
         timestamp_extractor: Any = None,
     ) -> None:
         name = _check_name(getattr(store_builder, "name", None), "global state store")

@@ -47,7 +47,6 @@ from streams_runtime.processor.internals.record_collector import (
     _kafka_error,
     ack_wait_s,
 )
-from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 
@@ -122,7 +121,7 @@ class TransactionalRecordCollector(RecordCollector):
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         *,
-        task_id: TaskId,
+        task_id: Any,
         transactional_id: str,
         init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
         continue_on_error: bool = False,
@@ -398,10 +397,10 @@ class TaskRecordCollectors:
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
         self._pool: ThreadPoolExecutor | None = None  # commits of several tasks at once
 
-    def transactional_id(self, task_id: TaskId) -> str:
+    def transactional_id(self, task_id: Any) -> str:
         return f"{self._application_id}-{task_id}"
 
-    def _new(self, task_id: TaskId) -> TransactionalRecordCollector:
+    def _new(self, task_id: Any) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
             self._bootstrap_servers,
             f"{self._client_id}-{task_id}",
@@ -427,7 +426,7 @@ class TaskRecordCollectors:
                 self._prepared[task_id] = future.result()
             # a failure is raised again, for its task, by for_task's own attempt
 
-    def for_task(self, task_id: TaskId) -> TransactionalRecordCollector:
+    def for_task(self, task_id: Any) -> TransactionalRecordCollector:
         """The task's transactional collector (``init_transactions`` has fenced any zombie)."""
         prepared = self._prepared.pop(task_id, None)  # taken first: release() would close it
         self.release(task_id, clean=False)
@@ -435,10 +434,10 @@ class TaskRecordCollectors:
         self._collectors[task_id] = collector
         return collector
 
-    def get(self, task_id: TaskId) -> TransactionalRecordCollector:
+    def get(self, task_id: Any) -> TransactionalRecordCollector:
         return self._collectors[task_id]
 
-    def release(self, task_id: TaskId, clean: bool) -> None:
+    def release(self, task_id: Any, clean: bool) -> None:
         """Close the task's producer: ``clean`` after its transaction committed, else abort it."""
         collector = self._collectors.pop(task_id, None) or self._prepared.pop(task_id, None)
         if collector is None:
@@ -506,7 +505,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.wait_for_acks(task_timeout_ms)
 
-    def in_transaction(self, task_id: TaskId) -> bool:
+    def in_transaction(self, task_id: Any) -> bool:
         collector = self._collectors.get(task_id)
         return collector is not None and collector.in_transaction
 

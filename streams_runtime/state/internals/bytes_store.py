@@ -22,14 +22,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Self
 
 from streams_runtime.errors import InvalidStateStoreError
-from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import FlushListener, StateStore, StateStoreContext
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
 
 __all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
 
 
-def check_key(key: object) -> bytes:
+def check_key(key: Any) -> bytes:
     """Return ``key`` as ``bytes``; reject ``None`` and non-bytes keys."""
     if key is None:
         raise TypeError("key cannot be None")
@@ -49,7 +47,7 @@ def validate_retention(name: str, retention_period_ms: int) -> int:
     return int(retention_period_ms)
 
 
-def check_value(value: object) -> bytes | None:
+def check_value(value: Any) -> bytes | None:
     """Return ``value`` as ``bytes`` or ``None``; reject other types."""
     if value is None or isinstance(value, bytes):
         return value
@@ -61,8 +59,7 @@ def check_value(value: object) -> bytes | None:
 class AbstractInnerStore:
     """The lifecycle of an inner store of any kind: open state, open iterators, registration.
 
-    Subclasses implement ``_open_store``, ``_close_store``, ``restore_batch``, ``flush`` and
-    ``persistent`` (the last two of the :class:`StateStore` contract).
+    Subclasses implement ``_open_store``, ``_close_store`` and ``restore_batch``.
 
     :param name: the store name (also the changelog topic suffix and the directory name).
     """
@@ -80,7 +77,7 @@ class AbstractInnerStore:
         """The store name."""
         return self._name
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Open the store and register it with the task's state manager.
 
         :param context: the :class:`StateStoreContext` of the task.
@@ -95,13 +92,6 @@ class AbstractInnerStore:
         """Whether the store is initialized and not closed."""
         return self._open
 
-    @property
-    def persistent(self) -> bool:
-        raise NotImplementedError
-
-    def flush(self) -> None:
-        raise NotImplementedError
-
     def close(self) -> None:
         """Close open iterators, then the store; idempotent."""
         if not self._open:
@@ -111,7 +101,7 @@ class AbstractInnerStore:
         self._open = False
         self._close_store()
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Inner stores do not cache: nothing to listen to. Returns ``False``."""
         return False
 
@@ -135,7 +125,7 @@ class AbstractInnerStore:
 
     # -- engine hooks ------------------------------------------------------------------------
 
-    def _open_store(self, context: StateStoreContext) -> None:
+    def _open_store(self, context: Any) -> None:
         raise NotImplementedError
 
     def _close_store(self) -> None:
@@ -241,7 +231,7 @@ class AbstractBytesStore(AbstractInnerStore):
         """Every entry in descending key order."""
         return self._range(None, None, reverse=True)
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
         """Entries whose key starts with ``prefix``, ascending (the serde is unused here)."""
         self._check_open()
         prefix = check_key(prefix)

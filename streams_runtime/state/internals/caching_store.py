@@ -30,8 +30,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError
-from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import FlushListener, StateStore, StateStoreContext
 from streams_runtime.state.internals.bytes_store import check_key, check_value
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
@@ -40,7 +38,7 @@ from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 __all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
 # listener(key_bytes, new_value_bytes, old_value_bytes, timestamp)
-CacheFlushListener = FlushListener
+CacheFlushListener = Any
 
 
 class CacheMembership:
@@ -54,10 +52,10 @@ class CacheMembership:
     context: Any = None
     _cache: ThreadCache | None = None
     _namespace = ""
-    _listener: CacheFlushListener | None = None
+    _listener: CacheFlushListener = None
     _send_old_values = False
 
-    def _join_cache(self, context: StateStoreContext) -> None:
+    def _join_cache(self, context: Any) -> None:
         self.context = context
         cache = context.cache()
         self._cache = cache if cache is not None else ThreadCache(0)
@@ -118,7 +116,7 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
     :param wrapped: the store below (change logging or the inner store).
     """
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Join the thread's cache, then init the layers below."""
         self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
@@ -192,7 +190,7 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
     def reverse_all(self) -> StoreIterator:
         return self._merged(None, None, reverse=True)
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
         cache = self._open_cache()
         prefix = check_key(prefix)
         store_iterator = self.wrapped.prefix_scan(prefix, prefix_key_serde)

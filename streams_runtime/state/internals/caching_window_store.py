@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.state.interfaces import KeyValue, StateStore, StateStoreContext
+from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
 from streams_runtime.state.internals.caching_store import CacheMembership
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted
@@ -131,7 +131,7 @@ class _CachingLayer(CacheMembership):
 class CachingWindowStore(_CachingLayer, WrappedWindowStore):
     """A window bytes store with a write-back record cache in front."""
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 
@@ -233,7 +233,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
 class CachingSessionStore(_CachingLayer, WrappedSessionStore):
     """A session bytes store with a write-back record cache in front."""
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)
 

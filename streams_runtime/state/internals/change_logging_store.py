@@ -24,7 +24,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from streams_runtime.state.interfaces import StateStore, StateStoreContext
 from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
@@ -48,7 +47,7 @@ class ChangelogRegistrationContext:
 
     Shared by the key-value, window and session change-logging layers."""
 
-    def __init__(self, context: StateStoreContext, changelog_topic: str) -> None:
+    def __init__(self, context: Any, changelog_topic: str) -> None:
         self._context = context
         self._changelog_topic = changelog_topic
 
@@ -72,7 +71,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         self._store_name = ""  # the name, read once at init (``name`` walks the stack)
         self._log_change: Any = None  # context.log_change bound to this store, set by init
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Initialize the store below under a context that registers the changelog topic."""
         self.context = context
         self._store_name = self.name

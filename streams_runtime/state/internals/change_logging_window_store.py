@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from streams_runtime.state.interfaces import StateStore, StateStoreContext
 from streams_runtime.state.internals.change_logging_store import (
     ChangelogRegistrationContext,
     changelog_topic_name,
@@ -42,7 +41,7 @@ class _ChangeLogging:
     context: Any = None
     changelog_topic: str | None = None
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         self.context = context
         self.changelog_topic = changelog_topic_name(context.application_id, self.name)
         self.wrapped.init(

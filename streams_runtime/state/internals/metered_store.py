@@ -35,7 +35,6 @@ from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
 from streams_runtime.serdes import Serde, bytes_encoder, is_string_serde, serialize_or_raise
-from streams_runtime.state.interfaces import FlushListener, StateStore, StateStoreContext
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
@@ -128,7 +127,7 @@ class MeteredStoreMixin:
         self._count_get: Callable[[], None] = _not_counting
         self._count_put: Callable[[], None] = _not_counting
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
         self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
         self.value_serde = self._wrap_value_serde(
@@ -158,7 +157,7 @@ class MeteredStoreMixin:
 
     # -- serdes ------------------------------------------------------------------------------
 
-    def _key_bytes(self, key: object) -> bytes | None:
+    def _key_bytes(self, key: Any) -> bytes | None:
         if key is None:
             raise TypeError("key cannot be None")
         serde = self._keys
@@ -167,7 +166,7 @@ class MeteredStoreMixin:
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
 
-    def _value_bytes(self, value: object) -> bytes | None:
+    def _value_bytes(self, value: Any) -> bytes | None:
         serde = self._values
         try:
             return serde.serialize(self.topic, value)
@@ -269,7 +268,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         self._last_key: Any = None
         self._last_key_bytes: bytes | None = None
 
-    def get(self, key: object) -> Any:
+    def get(self, key: Any) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
         # _key_bytes and _value_from inlined (the hot path of every store read)
@@ -296,7 +295,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         finally:
             self._count_get()
 
-    def put(self, key: object, value: object) -> None:
+    def put(self, key: Any, value: Any) -> None:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             self._timed("put", lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value)))
             return
@@ -320,7 +319,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         finally:
             self._count_put()
 
-    def put_if_absent(self, key: object, value: object) -> Any:
+    def put_if_absent(self, key: Any, value: Any) -> Any:
         return self._timed(
             "put-if-absent",
             lambda: self._value_from(
@@ -334,13 +333,13 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
             lambda: self.wrapped.put_all([(self._key_bytes(k), self._value_bytes(v)) for k, v in entries]),
         )
 
-    def delete(self, key: object) -> Any:
+    def delete(self, key: Any) -> Any:
         return self._timed("delete", lambda: self._value_from(self.wrapped.delete(self._key_bytes(key))))
 
-    def range(self, from_key: object = None, to_key: object = None) -> StoreIterator:
+    def range(self, from_key: Any = None, to_key: Any = None) -> StoreIterator:
         return self._scan("range", lambda: self.wrapped.range(*self._bounds(from_key, to_key)))
 
-    def reverse_range(self, from_key: object = None, to_key: object = None) -> StoreIterator:
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> StoreIterator:
         return self._scan("range", lambda: self.wrapped.reverse_range(*self._bounds(from_key, to_key)))
 
     def all(self) -> StoreIterator:
@@ -349,7 +348,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     def reverse_all(self) -> StoreIterator:
         return self._scan("all", self.wrapped.reverse_all)
 
-    def prefix_scan(self, prefix: object, prefix_key_serde: Serde | None = None) -> StoreIterator:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> StoreIterator:
         """Entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serde``.
 
         :param prefix: the prefix object.
@@ -359,7 +358,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         prefix_bytes = serialize_or_raise(serde, self.topic, "key", prefix)
         return self._scan("prefix-scan", lambda: self.wrapped.prefix_scan(prefix_bytes))
 
-    def _bounds(self, from_key: object, to_key: object) -> tuple[bytes | None, bytes | None]:
+    def _bounds(self, from_key: Any, to_key: Any) -> tuple[bytes | None, bytes | None]:
         lower = None if from_key is None else self._key_bytes(from_key)
         upper = None if to_key is None else self._key_bytes(to_key)
         return lower, upper
@@ -367,14 +366,14 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     def _scan(self, operation: str, open_iterator: Callable[[], StoreIterator]) -> StoreIterator:
         return self._typed_scan(operation, open_iterator, self._key_from)
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Register ``listener(key, new_value, old_value, timestamp)`` on the caching layer.
 
         Keys and values reach the listener deserialized. Returns ``False`` (and registers
         nothing) when the stack has no caching layer: then the caller forwards directly.
         """
 
-        def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: int | None) -> None:
+        def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
             listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
 
         result: bool = self.wrapped.set_flush_listener(typed_listener, send_old_values)

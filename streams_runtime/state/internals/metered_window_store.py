@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import FlushListener
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.metered_store import MeteredStoreMixin
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
@@ -28,7 +27,7 @@ __all__ = ["MeteredSessionStore", "MeteredTimestampedWindowStore", "MeteredWindo
 class _Metered(MeteredStoreMixin):
     """Serdes and metrics shared by the window and session faces (the rest is the mixin's)."""
 
-    def _optional_key_bytes(self, key: object) -> bytes | None:
+    def _optional_key_bytes(self, key: Any) -> bytes | None:
         return None if key is None else self._key_bytes(key)
 
     def _windowed_from(self, windowed: Windowed) -> Windowed:
@@ -39,7 +38,7 @@ class _Metered(MeteredStoreMixin):
     ) -> StoreIterator:
         return self._typed_scan("fetch", open_iterator, typed_key)
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Register ``listener(Windowed(key, window), new, old, timestamp)`` on the caching layer.
 
         ``False`` (nothing registered) when the stack has no cache: the caller forwards directly.
@@ -73,7 +72,7 @@ class MeteredWindowStore(_Metered, WrappedWindowStore):
         WrappedWindowStore.__init__(self, wrapped)
         self._setup(key_serde, value_serde, metrics_scope, clock_ns)
 
-    def put(self, key: object, value: object, window_start_timestamp: int) -> None:
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
         self._timed(
             "put",
             lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value), window_start_timestamp),
@@ -155,13 +154,13 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
             raise TypeError(f"session stores take Windowed keys, got {type(session).__name__}")
         return Windowed(self._key_bytes(session.key), session.window)
 
-    def put(self, session: Windowed, value: object) -> None:
+    def put(self, session: Windowed, value: Any) -> None:
         self._timed("put", lambda: self.wrapped.put(self._session_bytes(session), self._value_bytes(value)))
 
     def remove(self, session: Windowed) -> None:
         self._timed("remove", lambda: self.wrapped.put(self._session_bytes(session), None))
 
-    def fetch_session(self, key: object, session_start: int, session_end: int) -> Any:
+    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
         return self._timed(
             "fetch",
             lambda: self._value_from(
@@ -202,5 +201,5 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
         raise TypeError(f"expected a key or a key range, got {len(keys)} keys")
 
 
-def _same(value: object) -> Any:
+def _same(value: Any) -> Any:
     return value

@@ -24,7 +24,6 @@ from typing import Any
 from rocksdict import Options, Rdict, WriteBatch
 
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
-from streams_runtime.state.interfaces import StateStoreContext
 from streams_runtime.state.internals.rocksdb_store import (
     StoreOptions,
     count_open_database,
@@ -62,7 +61,7 @@ class RocksDBSegments:
         """The database directory (set by :meth:`open`)."""
         return self._path
 
-    def open(self, context: StateStoreContext, store_name: str) -> None:
+    def open(self, context: Any, store_name: str) -> None:
         """Open (or create) the database and every segment column family it already has."""
         self._path = pathlib.Path(context.state_dir) / store_name
         # outside the try: a failing setter is the application's error, not a damaged store

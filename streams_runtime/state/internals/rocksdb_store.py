@@ -61,7 +61,6 @@ from rocksdict import (
 
 from streams_runtime.config import rocksdb_config_setter
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
-from streams_runtime.state.interfaces import StateStoreContext
 from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 
 __all__ = [
@@ -306,7 +305,7 @@ class RocksDBStore(AbstractBytesStore):
         """The database directory (set by ``init``)."""
         return self._path
 
-    def _open_store(self, context: StateStoreContext) -> None:
+    def _open_store(self, context: Any) -> None:
         self._path = pathlib.Path(context.state_dir) / self.name
         self._options = StoreOptions(self.name, getattr(context, "app_configs", None))
         try:

@@ -28,7 +28,6 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from streams_runtime.state.interfaces import StateStoreContext
 from streams_runtime.state.internals.bytes_store import AbstractInnerStore, validate_retention
 from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
 from streams_runtime.state.internals.segments import default_segment_interval, segment_id
@@ -68,7 +67,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
     def persistent(self) -> bool:
         return bool(self.segments.persistent)
 
-    def _open_store(self, context: StateStoreContext) -> None:
+    def _open_store(self, context: Any) -> None:
         """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-
-from streams_runtime.state.interfaces import StateStoreContext
+from typing import Any
 
 __all__ = ["MIN_SEGMENT_INTERVAL_MS", "InMemorySegments", "default_segment_interval", "segment_id"]
 
@@ -59,7 +58,7 @@ class InMemorySegments:
         self._segments: dict[int, _Segment] = {}
         self._ids: list[int] = []
 
-    def open(self, context: StateStoreContext, store_name: str) -> None:
+    def open(self, context: Any, store_name: str) -> None:
         """Start empty (a re-init after close is a fresh task)."""
         self._segments = {}
         self._ids = []

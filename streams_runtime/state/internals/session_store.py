@@ -104,13 +104,13 @@ class SessionBytesStore(AbstractSegmentedStore):
     def backward_find_sessions(self, *args: Any) -> StoreIterator:
         return self._find(args, reverse=True)
 
-    def fetch(self, key_or_from: bytes | None, key_to: object = ...) -> StoreIterator:
+    def fetch(self, key_or_from: bytes | None, key_to: Any = ...) -> StoreIterator:
         """``fetch(key)``: every live session of ``key``; ``fetch(key_from, key_to)``: of a range."""
         if key_to is ...:
             return self._find((key_or_from, MIN_TIMESTAMP, MAX_TIME), reverse=False)
         return self._find((key_or_from, key_to, MIN_TIMESTAMP, MAX_TIME), reverse=False)
 
-    def backward_fetch(self, key_or_from: bytes | None, key_to: object = ...) -> StoreIterator:
+    def backward_fetch(self, key_or_from: bytes | None, key_to: Any = ...) -> StoreIterator:
         if key_to is ...:
             return self._find((key_or_from, MIN_TIMESTAMP, MAX_TIME), reverse=True)
         return self._find((key_or_from, key_to, MIN_TIMESTAMP, MAX_TIME), reverse=True)

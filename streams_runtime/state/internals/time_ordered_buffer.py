@@ -36,7 +36,6 @@ from typing import Any, NamedTuple, cast
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
-from streams_runtime.state.interfaces import StateStore, StateStoreContext
 from streams_runtime.state.internals.builders import StoreBuilderSwitches
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.metered_store import _resolve_serde
@@ -212,7 +211,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
         self.key_serde = self.key_serde or key_serde
         self.value_serde = self.value_serde or value_serde
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Resolve serdes and register for restore (with the changelog topic when logging)."""
         self.context = context
         self._keys = self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self._name)

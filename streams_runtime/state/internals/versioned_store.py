@@ -30,7 +30,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from streams_runtime.state.interfaces import FlushListener, StateStore, StateStoreContext
 from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
 
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
@@ -125,9 +124,7 @@ class VersionedKeyValueStoreBuilder(StoreBuilderBase):
 class _RegisterAs:
     """The task's context as the inner store sees it: registers the versioned store instead."""
 
-    def __init__(
-        self, context: StateStoreContext, outer: VersionedKeyValueStore, changelog_topic: str | None
-    ) -> None:
+    def __init__(self, context: Any, outer: VersionedKeyValueStore, changelog_topic: str | None) -> None:
         self._context = context
         self._outer = outer
         self._changelog_topic = changelog_topic
@@ -166,7 +163,7 @@ class VersionedKeyValueStore:
     def persistent(self) -> bool:
         return bool(getattr(self.wrapped, "persistent", False))
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 
         self.context = context
@@ -192,7 +189,7 @@ class VersionedKeyValueStore:
     def close(self) -> None:
         self.wrapped.close()
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         return False  # versioned stores do not cache
 
     # -- typed operations --------------------------------------------------------------------

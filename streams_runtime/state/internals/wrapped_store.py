@@ -17,9 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from streams_runtime.serdes import Serde
-from streams_runtime.state.interfaces import FlushListener, StateStore, StateStoreContext
-
 __all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
 
 
@@ -32,7 +29,7 @@ class StateStoreLayer(Protocol):
     @property
     def persistent(self) -> bool: ...
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
+    def init(self, context: Any, root: Any = None) -> None: ...
 
     def is_open(self) -> bool: ...
 
@@ -42,7 +39,7 @@ class StateStoreLayer(Protocol):
 
     def inner(self) -> Any: ...
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool: ...
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool: ...
 
     def approximate_num_entries(self) -> int: ...
 
@@ -50,21 +47,21 @@ class StateStoreLayer(Protocol):
 class KeyValueStoreLayer(StateStoreLayer, Protocol):
     """The store below a key-value wrapper: the lifecycle and the key-value operations."""
 
-    def get(self, key: bytes) -> bytes | None: ...
+    def get(self, key: Any) -> Any: ...
 
-    def put(self, key: bytes, value: bytes | None) -> None: ...
+    def put(self, key: Any, value: Any) -> None: ...
 
-    def put_if_absent(self, key: bytes, value: bytes | None) -> bytes | None: ...
+    def put_if_absent(self, key: Any, value: Any) -> Any: ...
 
-    def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None: ...
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None: ...
 
-    def delete(self, key: bytes) -> bytes | None: ...
+    def delete(self, key: Any) -> Any: ...
 
-    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> Any: ...
+    def range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
 
-    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> Any: ...
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any: ...
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any: ...
 
     def all(self) -> Any: ...
 
@@ -96,7 +93,7 @@ class WrappedStateStore:
         result: bool = self.wrapped.persistent
         return result
 
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""
         self.wrapped.init(context, root if root is not None else self)
 
@@ -117,7 +114,7 @@ class WrappedStateStore:
         """The innermost store of the stack."""
         return self.wrapped.inner()
 
-    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
         result: bool = self.wrapped.set_flush_listener(listener, send_old_values)
         return result
@@ -137,28 +134,28 @@ class WrappedKeyValueStore(WrappedStateStore):
 
     # -- key-value operations ------------------------------------------------------------------
 
-    def get(self, key: bytes) -> bytes | None:
+    def get(self, key: Any) -> Any:
         return self.wrapped.get(key)
 
-    def put(self, key: bytes, value: bytes | None) -> None:
+    def put(self, key: Any, value: Any) -> None:
         self.wrapped.put(key, value)
 
-    def put_if_absent(self, key: bytes, value: bytes | None) -> bytes | None:
+    def put_if_absent(self, key: Any, value: Any) -> Any:
         return self.wrapped.put_if_absent(key, value)
 
-    def put_all(self, entries: Sequence[tuple[bytes, bytes | None]]) -> None:
+    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
         self.wrapped.put_all(entries)
 
-    def delete(self, key: bytes) -> bytes | None:
+    def delete(self, key: Any) -> Any:
         return self.wrapped.delete(key)
 
-    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> Any:
+    def range(self, from_key: Any = None, to_key: Any = None) -> Any:
         return self.wrapped.range(from_key, to_key)
 
-    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> Any:
+    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any:
         return self.wrapped.reverse_range(from_key, to_key)
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any:
         return self.wrapped.prefix_scan(prefix, prefix_key_serde)
 
     def all(self) -> Any:
