@@ -5,6 +5,8 @@ The public surface; import from here::
     from streams_runtime import StreamsBuilder, Serdes, Materialized, TopologyTestDriver
 """
 
+from typing import Any
+
 from streams_runtime import errors
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
@@ -197,7 +199,7 @@ _RUNTIME_NAMES = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """Lazy import of the runtime's public names (``from streams_runtime import KafkaStreams``)."""
     if name in _RUNTIME_NAMES:
         from streams_runtime import kafka_streams

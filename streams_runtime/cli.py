@@ -288,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except StreamsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -191,7 +191,8 @@ class _DoubleSerde(Serde):
     def _deserialize(self, topic: str, data: bytes) -> float:
         if len(data) != 8:
             raise ValueError(f"expected 8 bytes, got {len(data)}")
-        return self._FORMAT.unpack(data)[0]
+        value: float = self._FORMAT.unpack(data)[0]
+        return value
 
 
 # What json.dumps(data, separators=(",", ":"), ensure_ascii=False) builds on every call.

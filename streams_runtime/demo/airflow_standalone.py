@@ -152,7 +152,8 @@ class AirflowClient:
         while True:
             status, body = self._raw("GET", f"/api/v2/dags/{dag_id}", token=self.token())
             if status == 200:
-                return body
+                dag: dict[str, Any] = body
+                return dag
             if time.monotonic() > deadline:
                 errors = self._raw("GET", "/api/v2/importErrors", token=self.token())[1]
                 raise AirflowError(

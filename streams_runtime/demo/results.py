@@ -42,14 +42,16 @@ class Ledger:
         return {u: {"count": n, "total_cents": self.cents[u]} for u, n in self.counts.items()}
 
 
-def read_payments(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 30.0) -> list[dict]:
+def read_payments(
+    bootstrap_servers: str, topic: str, partitions: int, timeout: float = 30.0
+) -> list[dict[str, Any]]:
     """Every payment already in ``topic``, read to partition EOF (docs/decisions/0001-embedded-broker.md:
     ListOffsets is not trusted).
 
     :raises PartitionReadError: when a partition cannot be read to its end within ``timeout``."""
     group = f"demo-ledger-{time.monotonic_ns()}"
     consumer = create_consumer(bootstrap_servers, group, EOF_OVERRIDES, low_latency=True)
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     try:
         scan_to_eof(
             consumer,

@@ -35,7 +35,9 @@ from streams_runtime.kafka.profile import client_config as _profile_config
 LIBRDKAFKA_LOGGER = logging.getLogger("streams_runtime.librdkafka")
 
 
-def client_config(role: str, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None) -> dict:
+def client_config(
+    role: str, bootstrap_servers: str, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The shared profile of ``role`` with librdkafka's logs routed to :data:`LIBRDKAFKA_LOGGER`
     (its per-retry connection errors folded into the outage log, :mod:`.outage`) and its error
     events to :func:`on_client_error`."""

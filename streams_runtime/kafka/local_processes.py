@@ -129,7 +129,8 @@ def rss_bytes(pid: int) -> int | None:
 def free_port(host: str = HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def port_in_use(port: int, host: str = HOST) -> bool:

@@ -242,7 +242,7 @@ class _ToolsAdmin(KafkaAdminClient):
     and handing back each member's subscription user data as the bytes the member sent (its
     dict form decodes them as UTF-8 text, which a binary SubscriptionInfo does not survive)."""
 
-    def _process_acl_operations(self, obj: dict) -> dict:
+    def _process_acl_operations(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj.pop("authorized_operations", None)
         return obj
 

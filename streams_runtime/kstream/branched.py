@@ -25,7 +25,7 @@ class BranchedKStream:
         self._source = source
         self._internal = source._internal  # noqa: SLF001 - DSL classes share the builder
         self._name = splitter_name
-        self._predicates: list = []
+        self._predicates: list[Callable[[Any, Any], bool]] = []
         self._child_names: list[str] = []
         self._outputs: dict[str, Any] = {}
         predicates, child_names = self._predicates, self._child_names

@@ -18,6 +18,7 @@ from typing import Any
 from streams_runtime.kstream.branched import BranchedKStream
 from streams_runtime.kstream.grouped import KGroupedStream
 from streams_runtime.kstream.internals import stream_processors as sp
+from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSinkNode
 from streams_runtime.kstream.internals.join_builders import (
@@ -33,6 +34,7 @@ from streams_runtime.kstream.ktable import GlobalKTable, KTable
 from streams_runtime.kstream.options import Grouped, Materialized, Produced, Repartitioned
 from streams_runtime.kstream.printed import Printed
 from streams_runtime.kstream.windows import JoinWindows
+from streams_runtime.serdes import Serde
 
 PEEK_NAME = "KSTREAM-PEEK-"
 FOREACH_NAME = "KSTREAM-FOREACH-"
@@ -54,7 +56,12 @@ class KStream:
     """See the module docstring."""
 
     def __init__(
-        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, repartition_required: bool
+        self,
+        internal: InternalStreamsBuilder,
+        node: GraphNode,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        repartition_required: bool,
     ) -> None:
         self._internal = internal
         self._node = node
@@ -252,7 +259,13 @@ class KStream:
 
 
 # ------------------------------------------------------------------ joins (see internals/join_builders)
-def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kind: str) -> Any:
+def dispatch_stream_join(
+    stream: KStream,
+    other: KStream | KTable | GlobalKTable,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    kind: str,
+) -> KStream:
     """``KStream.join/left_join/outer_join(other, ...)``: pick the join by the type of ``other``.
 
     * KStream: ``(joiner, windows[, stream_joined])`` (or ``windows=``, ``stream_joined=``);
@@ -301,6 +314,6 @@ def dispatch_stream_join(stream: Any, other: Any, args: tuple, kwargs: dict, kin
     raise TypeError(f"cannot join a KStream with {other!r}")
 
 
-def _no_more(kwargs: dict) -> None:
+def _no_more(kwargs: dict[str, Any]) -> None:
     if kwargs:
         raise TypeError(f"unexpected keyword arguments: {sorted(kwargs)}")

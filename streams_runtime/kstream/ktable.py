@@ -17,12 +17,15 @@ from typing import Any
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals import transform_values as tv
+from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
 from streams_runtime.kstream.internals.join_builders import table_table_join
 from streams_runtime.kstream.internals.suppress import suppress
+from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
 from streams_runtime.kstream.options import Grouped, Materialized
+from streams_runtime.serdes import Serde
 
 FILTER_NAME = "KTABLE-FILTER-"
 MAPVALUES_NAME = "KTABLE-MAPVALUES-"
@@ -38,11 +41,11 @@ class KTable:
 
     def __init__(
         self,
-        internal: Any,
+        internal: InternalStreamsBuilder,
         node: GraphNode,
-        key_serde: Any,
-        value_serde: Any,
-        supplier: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
+        supplier: TableUpdatesSupplier,
         queryable_store_name: str | None = None,
     ) -> None:
         self._internal = internal
@@ -239,7 +242,7 @@ def _foreign_key_call(third: Any) -> bool:
     return callable(third) and not isinstance(third, Materialized)
 
 
-def _no_extra(args: tuple, kwargs: dict) -> None:
+def _no_extra(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if args or kwargs:
         raise TypeError(
             f"unexpected arguments {list(args)} {sorted(kwargs)} for a table-table join; a foreign-key "
@@ -248,7 +251,14 @@ def _no_extra(args: tuple, kwargs: dict) -> None:
 
 
 def _foreign_key_join(
-    table: KTable, other: Any, extractor: Any, joiner: Any, left: bool, args: tuple, name: Any, kwargs: dict
+    table: KTable,
+    other: Any,
+    extractor: Any,
+    joiner: Any,
+    left: bool,
+    args: tuple[Any, ...],
+    name: Any,
+    kwargs: dict[str, Any],
 ) -> KTable:
     if name is not None:
         kwargs = {**kwargs, "name": name}

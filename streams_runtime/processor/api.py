@@ -24,7 +24,7 @@ def normalize_headers(headers: Any) -> Headers:
     if isinstance(headers, tuple) and all(isinstance(h, tuple) and len(h) == 2 for h in headers):
         return headers
     if isinstance(headers, Mapping):
-        items: Iterable = headers.items()
+        items: Iterable[tuple[Any, Any]] = headers.items()
     else:
         items = headers
     return tuple((str(k), v if v is None or isinstance(v, bytes) else str(v).encode()) for k, v in items)
@@ -152,6 +152,9 @@ class Processor(ABC):
     """A node of the topology. Override ``process``; ``init`` and ``close`` are optional."""
 
     context: ProcessorContext | None = None
+    #: ``process`` reads nothing of the context and forwards to its only child: the runtime may
+    #: call it without making its node current (the DSL's processors, see ``InternalProcessor``)
+    context_free: bool = False
 
     def init(self, context: ProcessorContext) -> None:
         self.context = context

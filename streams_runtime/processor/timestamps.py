@@ -32,7 +32,7 @@ class ConsumerRecord(NamedTuple):
     timestamp: int
     key: Any
     value: Any
-    headers: tuple = ()
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
 Extractor = Callable[[ConsumerRecord, int], int]
@@ -80,7 +80,8 @@ def resolve_extractor(spec: Any, wall_clock: Callable[[], int]) -> Extractor:
         if spec == "wallclock":
             return lambda record, partition_time: wall_clock()
         return BUILTIN_EXTRACTORS[spec]
-    extract = getattr(spec, "extract", None)
+    extract: Extractor | None = getattr(spec, "extract", None)
     if callable(extract):
         return extract
-    return spec
+    function: Extractor = spec
+    return function

@@ -155,7 +155,8 @@ class TopologyGraph:
         return dot
 
     def to_dot(self) -> str:
-        return self.digraph().source
+        source: str = self.digraph().source  # graphviz has no type information
+        return source
 
     def to_svg(self, rankdir: str = "LR") -> str:
         if shutil.which("dot") is None:
@@ -163,7 +164,8 @@ class TopologyGraph:
                 "the topology picture needs Graphviz's 'dot' program: install the graphviz package "
                 "(apt-get install graphviz); --format dot or mermaid need nothing"
             )
-        return self.digraph(rankdir).pipe(format="svg", encoding="utf-8")
+        svg: str = self.digraph(rankdir).pipe(format="svg", encoding="utf-8")
+        return svg
 
     # ------------------------------------------------------------------ Mermaid
     def to_mermaid(self) -> str:

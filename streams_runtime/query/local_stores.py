@@ -18,8 +18,8 @@ or empty answer. With ``allow_stale`` a standby replica of the task answers too 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
@@ -31,6 +31,8 @@ from streams_runtime.errors import (
 from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.serdes import serialize_or_raise
+
+T = TypeVar("T")
 
 #: how long a query waits for a stream thread's lock (a thread closing its tasks holds it longer)
 LOCK_TIMEOUT_S = 5.0
@@ -96,7 +98,7 @@ class LocalStores:
 
     def partition_count(self, name: str) -> int:
         info = self.subtopology_of(name)
-        counts = self.setup().partition_counts
+        counts: Mapping[str, int] = self.setup().partition_counts
         return max(counts[t] for t in info.source_topics)
 
     def kind(self, name: str) -> str:
@@ -140,7 +142,7 @@ class LocalStores:
         return TaskId(self.subtopology_of(name).id, partition)
 
     # ------------------------------------------------------------------ reads
-    def read(self, name: str, partition: int, fn: Callable[[Any], Any], *, allow_stale: bool = False) -> Any:
+    def read(self, name: str, partition: int, fn: Callable[[Any], T], *, allow_stale: bool = False) -> T:
         """``fn(store)`` on the local replica of ``name``'s ``partition``, under its thread's lock."""
         task_id = self.task_of(name, partition)
         migrating = False
@@ -148,7 +150,8 @@ class LocalStores:
             for thread in self._threads():
                 found, result = self._read_on(thread, task_id, name, fn, standby)
                 if found == "ok":
-                    return result
+                    answer: T = result
+                    return answer
                 migrating = migrating or found == "migrating"
         if migrating:
             raise StateStoreMigratedError(
@@ -163,17 +166,17 @@ class LocalStores:
     def read_all(
         self,
         name: str,
-        fn: Callable[[Any], Any],
+        fn: Callable[[Any], T],
         *,
         partitions: list[int] | None = None,
         allow_stale: bool = False,
-    ) -> dict[int, Any]:
+    ) -> dict[int, T]:
         """``fn(store)`` on every local replica of ``name`` (or of the given partitions) ->
         ``{partition: result}``. A local partition that is migrating raises (the answer would miss
         its entries); partitions not hosted here are left out unless asked for explicitly."""
         if partitions is not None:
             return {p: self.read(name, p, fn, allow_stale=allow_stale) for p in partitions}
-        results: dict[int, Any] = {}
+        results: dict[int, T] = {}
         hosted = self.local_partitions(name, standby=allow_stale)
         for partition in sorted(hosted):
             results[partition] = self.read(name, partition, fn, allow_stale=allow_stale)

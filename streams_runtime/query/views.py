@@ -10,11 +10,14 @@ lock; see :mod:`.local_stores`), in store order within a partition, partitions i
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from streams_runtime.errors import InvalidStateStorePartitionError
 from streams_runtime.query.local_stores import LocalStores
 from streams_runtime.state.interfaces import KeyValue
+
+T = TypeVar("T")
 
 
 def _drain(iterator: Any) -> list[KeyValue]:
@@ -33,7 +36,7 @@ class _StoreView:
         kind = type(self).__name__
         return f"{kind}({self.name!r}, allow_stale={self.allow_stale}, partition={self.partition})"
 
-    def _key_read(self, key: Any, fn: Any) -> Any:
+    def _key_read(self, key: Any, fn: Callable[[Any], T]) -> T:
         partition = self._stores.partition_of(self.name, key)
         if self.partition is not None and partition != self.partition:
             raise InvalidStateStorePartitionError(
@@ -42,7 +45,7 @@ class _StoreView:
             )
         return self._stores.read(self.name, partition, fn, allow_stale=self.allow_stale)
 
-    def _scan(self, fn: Any) -> list[Any]:
+    def _scan(self, fn: Callable[[Any], list[T]]) -> list[T]:
         partitions = None if self.partition is None else [self.partition]
         found = self._stores.read_all(self.name, fn, partitions=partitions, allow_stale=self.allow_stale)
         return [entry for p in sorted(found) for entry in found[p]]

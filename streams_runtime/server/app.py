@@ -137,7 +137,7 @@ def _query_router() -> APIRouter:
     router = APIRouter()
 
     @router.get("/stores", tags=["stores"], summary="The topology's stores")
-    def stores(request: Request) -> dict:
+    def stores(request: Request) -> dict[str, Any]:
         queries = request.app.state.streams.interactive_queries
         out = []
         for name in queries.local.store_names():
@@ -220,7 +220,7 @@ def _query_router() -> APIRouter:
         key_to: str | None = Query(None, alias="to"),
         partition: LocalPartition = None,
         allow_stale: AllowStale = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         view = _view(request, store, KEY_VALUE, allow_stale, partition)
         serde = request.app.state.streams.interactive_queries.local.key_serde(store)
         lo = parse_key(key_from, serde) if key_from is not None else None
@@ -230,7 +230,7 @@ def _query_router() -> APIRouter:
     @router.get("/stores/{store}/all", tags=["stores"], summary="Local scan of a whole key-value store")
     def get_all(
         request: Request, store: str, partition: LocalPartition = None, allow_stale: AllowStale = False
-    ) -> dict:
+    ) -> dict[str, Any]:
         view = _view(request, store, KEY_VALUE, allow_stale, partition)
         return _scan_body(store, view, view.all())
 
@@ -246,17 +246,17 @@ def _query_router() -> APIRouter:
         time_to: WindowTo = MAX_TIMESTAMP,
         partition: LocalPartition = None,
         allow_stale: AllowStale = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         view = _view(request, store, WINDOW, allow_stale, partition)
         return _scan_body(store, view, view.fetch_all(time_from, time_to))
 
     @router.get("/metadata/{store}", tags=["metadata"], summary="Instances hosting a store")
-    def store_metadata(request: Request, store: str) -> dict:
+    def store_metadata(request: Request, store: str) -> dict[str, Any]:
         streams = request.app.state.streams
         metadata = streams.all_metadata_for_store(store)
         topics = set(streams.interactive_queries.local.subtopology_of(store).source_topics)
 
-        def of_store(topic_partitions: Any) -> dict[str, list]:
+        def of_store(topic_partitions: Any) -> dict[str, list[int]]:
             mine = sorted({(t, p) for t, p in topic_partitions if t in topics})
             return {
                 "partitions": sorted({p for _, p in mine}),
@@ -281,7 +281,7 @@ def _query_router() -> APIRouter:
         tags=["metadata"],
         summary="Active host, standby hosts and partition of a key",
     )
-    def key_metadata(request: Request, store: str, key: str) -> dict:
+    def key_metadata(request: Request, store: str, key: str) -> dict[str, Any]:
         streams = request.app.state.streams
         streams.interactive_queries.local.kind(store)  # 404 for an unknown store
         raw = path_key(request.scope, METADATA_ROUTE, key)
@@ -296,7 +296,7 @@ def _query_router() -> APIRouter:
         }
 
     @router.get("/lags", tags=["metadata"], summary="Lag of every local store partition behind its changelog")
-    def lags(request: Request) -> dict:
+    def lags(request: Request) -> dict[str, Any]:
         out = request.app.state.streams.all_local_store_partition_lags()
         return {
             store: {
@@ -336,7 +336,7 @@ def _require_kind(store: str, actual: str, wanted: str) -> None:
         )
 
 
-def _scan_body(store: str, view: Any, entries: list[Any]) -> dict:
+def _scan_body(store: str, view: Any, entries: list[Any]) -> dict[str, Any]:
     return {
         "store": store,
         "partitions": view.partitions(),
@@ -353,13 +353,13 @@ def _read_key(kind: str, key: Any, time_from: int | None, time_to: int | None) -
         lo = 0 if time_from is None else time_from
         hi = MAX_TIMESTAMP if time_to is None else time_to
 
-        def windows(store: Any) -> list[dict]:
+        def windows(store: Any) -> list[dict[str, Any]]:
             with store.fetch(key, lo, hi) as it:
                 return [{"start": start, "value": to_json(value)} for start, value in it]
 
         return windows
 
-    def sessions(store: Any) -> list[dict]:
+    def sessions(store: Any) -> list[dict[str, Any]]:
         with store.fetch(key) as it:
             return [{"start": w.window.start, "end": w.window.end, "value": to_json(v)} for w, v in it]
 

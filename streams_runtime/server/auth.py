@@ -40,10 +40,13 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 def expected_token(request: Request) -> str | None:
     streams = request.app.state.streams
-    return streams.config["application_server_token"]
+    token: str | None = streams.config["application_server_token"]
+    return token
 
 
-def refusal(token: str | None, authorization: str, route: str | None, forwarded: bool) -> dict | None:
+def refusal(
+    token: str | None, authorization: str, route: str | None, forwarded: bool
+) -> dict[str, Any] | None:
     """The 401 detail for a request to ``route`` (its path format) with this ``Authorization``
     header, or None when it may pass."""
     if not token:

@@ -82,8 +82,8 @@ def forwarded_by(request: Request) -> str | None:
 
 def raw_target(scope: Mapping[str, Any]) -> bytes:
     """The request target as it came: raw path, and ``?query`` when there is one."""
-    path = scope.get("raw_path") or scope["path"].encode()
-    query = scope.get("query_string") or b""
+    path: bytes = scope.get("raw_path") or scope["path"].encode()
+    query: bytes = scope.get("query_string") or b""
     return path + (b"?" + query if query else b"")
 
 

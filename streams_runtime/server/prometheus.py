@@ -252,7 +252,8 @@ class StreamsCollector(Collector):
 
 
 def _store_subtopologies(streams: Any) -> dict[str, int]:
-    return streams.interactive_queries.local.store_subtopologies()
+    subtopologies: dict[str, int] = streams.interactive_queries.local.store_subtopologies()
+    return subtopologies
 
 
 def render(streams: Any) -> bytes:

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+
+from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = [
     "KeyValue",
@@ -38,6 +43,16 @@ __all__ = [
     "TimestampedWindowStore",
     "WindowStore",
 ]
+
+
+# A store's key and value types, as Kafka Streams' KeyValueStore<K, V>. Keys only go into a store
+# (its iterators yield KeyValue entries), so the key type is contravariant; a read-only view only
+# hands values out, so its value type is covariant; the window and session stores' typed part is
+# what goes in (their reads have several forms, untyped), so theirs is contravariant.
+K = TypeVar("K", contravariant=True)
+V = TypeVar("V")
+V_co = TypeVar("V_co", covariant=True)
+V_contra = TypeVar("V_contra", contravariant=True)
 
 
 class KeyValue(NamedTuple):
@@ -137,16 +152,19 @@ class StateStore(Protocol):
     def is_open(self) -> bool: ...
 
 
-class ReadOnlyKeyValueStore(Protocol):
-    """The read half of a key-value store (what interactive queries see)."""
+class ReadOnlyKeyValueStore(Protocol[K, V_co]):
+    """The read half of a key-value store (what interactive queries see): keys ``K``, values ``V``."""
 
-    def get(self, key: Any) -> Any: ...
+    def get(self, key: K) -> V_co | None: ...
 
-    def range(self, from_key: Any = None, to_key: Any = None) -> KeyValueIterator: ...
+    def range(self, from_key: K | None = None, to_key: K | None = None) -> KeyValueIterator: ...
 
-    def reverse_range(self, from_key: Any = None, to_key: Any = None) -> KeyValueIterator: ...
+    def reverse_range(self, from_key: K | None = None, to_key: K | None = None) -> KeyValueIterator: ...
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> KeyValueIterator: ...
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> KeyValueIterator:
+        """The entries whose serialized key starts with ``prefix`` serialized by ``prefix_key_serde``
+        (a prefix is a value of another type than the keys: Kafka's ``<PS, P>``)."""
+        ...
 
     def all(self) -> KeyValueIterator: ...
 
@@ -155,20 +173,21 @@ class ReadOnlyKeyValueStore(Protocol):
     def approximate_num_entries(self) -> int: ...
 
 
-class KeyValueStore(StateStore, ReadOnlyKeyValueStore, Protocol):
-    """A read-write key-value store."""
+class KeyValueStore(StateStore, ReadOnlyKeyValueStore[K, V], Protocol[K, V]):
+    """A read-write key-value store: keys ``K``, values ``V`` (``put(k, None)`` deletes ``k``)."""
 
-    def put(self, key: Any, value: Any) -> None: ...
+    def put(self, key: K, value: V | None) -> None: ...
 
-    def put_if_absent(self, key: Any, value: Any) -> Any: ...
+    def put_if_absent(self, key: K, value: V | None) -> V | None: ...
 
-    def put_all(self, entries: Sequence[tuple[Any, Any]]) -> None: ...
+    def put_all(self, entries: Sequence[tuple[K, V | None]]) -> None: ...
 
-    def delete(self, key: Any) -> Any: ...
+    def delete(self, key: K) -> V | None: ...
 
 
-class TimestampedKeyValueStore(KeyValueStore, Protocol):
-    """A key-value store whose values are :class:`ValueAndTimestamp`."""
+class TimestampedKeyValueStore(KeyValueStore[K, ValueAndTimestamp], Protocol[K]):
+    """A key-value store whose values are :class:`ValueAndTimestamp` (Kafka's
+    ``KeyValueStore<K, ValueAndTimestamp<V>>``; ``ValueAndTimestamp`` is not generic here)."""
 
 
 class ReadOnlyWindowStore(Protocol):
@@ -193,13 +212,13 @@ class ReadOnlyWindowStore(Protocol):
     def backward_all(self) -> KeyValueIterator: ...
 
 
-class WindowStore(StateStore, ReadOnlyWindowStore, Protocol):
+class WindowStore(StateStore, ReadOnlyWindowStore, Protocol[K, V_contra]):
     """A read-write window store: ``put(key, value, window_start_timestamp)`` (``None`` deletes)."""
 
-    def put(self, key: Any, value: Any, window_start_timestamp: int) -> None: ...
+    def put(self, key: K, value: V_contra | None, window_start_timestamp: int) -> None: ...
 
 
-class TimestampedWindowStore(WindowStore, Protocol):
+class TimestampedWindowStore(WindowStore[K, ValueAndTimestamp], Protocol[K]):
     """A window store whose values are :class:`ValueAndTimestamp`."""
 
 
@@ -221,10 +240,10 @@ class ReadOnlySessionStore(Protocol):
     def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any: ...
 
 
-class SessionStore(StateStore, ReadOnlySessionStore, Protocol):
-    """A read-write session store."""
+class SessionStore(StateStore, ReadOnlySessionStore, Protocol[V_contra]):
+    """A read-write session store: ``put(Windowed(key, SessionWindow), aggregate)``; aggregates ``V``."""
 
-    def put(self, session: Any, value: Any) -> None: ...
+    def put(self, session: Any, value: V_contra | None) -> None: ...
 
     def remove(self, session: Any) -> None: ...
 

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import StreamsError
+from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.task import StreamTask
@@ -43,13 +44,15 @@ class ProducedRecord(NamedTuple):
     topic: str
     key: bytes | None
     value: bytes | None
-    headers: tuple
+    headers: Headers
     timestamp: int
     partition: int | None
 
 
 class _CapturingCollector:
     """The driver's RecordCollector: keeps every sent record until the driver captures it."""
+
+    eos_enabled = False  # no transactions: a record is captured when sent
 
     def __init__(self) -> None:
         self.history: list[ProducedRecord] = []
@@ -59,7 +62,7 @@ class _CapturingCollector:
         topic: str,
         key: bytes | None,
         value: bytes | None,
-        headers: tuple,
+        headers: Headers,
         timestamp: int,
         partition: int | None,
     ) -> None:
@@ -90,7 +93,7 @@ class TopologyTestDriver:
         builder = topology.internal_builder
         app_id = getattr(topology, "application_id", None) or DEFAULT_APPLICATION_ID
         self.config = as_config(config, application_id=app_id)
-        self.application_id = self.config["application_id"]
+        self.application_id: str = self.config["application_id"]
         builder.validate()
         given = config.originals() if isinstance(config, StreamsConfig) else dict(config or {})
         if "state_dir" in given or "state.dir" in given:
@@ -101,7 +104,7 @@ class TopologyTestDriver:
         self._collector = _CapturingCollector()
         self.metrics = StreamsMetrics()
         self._cache = self._make_cache(self.config["statestore_cache_max_bytes"])
-        self._outputs: dict[str, collections.deque] = {}
+        self._outputs: dict[str, collections.deque[ProducedRecord]] = {}
         self._produced_topics: set[str] = set()
         self._offsets: dict[str, int] = collections.defaultdict(int)
         self._builder = builder
@@ -185,7 +188,7 @@ class TopologyTestDriver:
     def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
         return TestOutputTopic(self, name, key_serde, value_serde)
 
-    def output_queue(self, topic: str) -> collections.deque:
+    def output_queue(self, topic: str) -> collections.deque[ProducedRecord]:
         queue = self._outputs.get(topic)
         if queue is None:
             if topic not in self._sink_topics:
@@ -203,7 +206,7 @@ class TopologyTestDriver:
 
     # ------------------------------------------------------------------ piping (steps 1-3)
     def pipe_raw(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple = ()
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers = ()
     ) -> None:
         """Pipe serialized bytes into ``topic`` (what TestInputTopic calls)."""
         self._check_open()
@@ -224,7 +227,7 @@ class TopologyTestDriver:
             self._task_topics.add(topic)
 
     def _enqueue(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
     ) -> None:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1
@@ -233,7 +236,7 @@ class TopologyTestDriver:
         task.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
 
     def _process_global(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: tuple
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
     ) -> None:
         offset = self._offsets[topic]
         self._offsets[topic] = offset + 1

@@ -421,7 +421,8 @@ class InMemoryAdmin:
 def _error_of(injected: BaseException) -> KafkaError:
     """The KafkaError a delivery report carries for an injected ``delivery`` fault."""
     if isinstance(injected, KafkaException):
-        return injected.args[0]
+        error: KafkaError = injected.args[0]
+        return error
     return KafkaError(KafkaError._FAIL, str(injected))  # noqa: SLF001
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from streams_runtime.state import KeyValue, ValueAndTimestamp
+from streams_runtime.state.interfaces import TimestampedKeyValueStore
 
 NO_TIMESTAMP = -1
 
@@ -51,7 +52,7 @@ class _PlainValues:
 class KeyValueStoreFacade:
     """A timestamped key-value store seen as a plain key-value store."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: TimestampedKeyValueStore[Any]) -> None:
         self.inner = inner
 
     @property

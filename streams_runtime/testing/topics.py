@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams_runtime.errors import NoSuchElementError, StreamsError
-from streams_runtime.processor.api import normalize_headers
+from streams_runtime.processor.api import Headers, normalize_headers
 from streams_runtime.serdes import deserialize_or_raise, serialize_or_raise
 from streams_runtime.state import KeyValue
 
@@ -31,7 +31,7 @@ class TestRecord:
     key: Any = None
     value: Any = None
     timestamp: int | None = None
-    headers: tuple = field(default=())
+    headers: Headers = field(default=())
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "headers", normalize_headers(self.headers))

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from streams_runtime.state import KeyValue, ValueAndTimestamp
+from streams_runtime.state.interfaces import TimestampedWindowStore
 from streams_runtime.testing.stores import NO_TIMESTAMP, _PlainValues, _value
 
 
 class WindowStoreFacade:
     """A timestamped window store seen as a plain window store."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: TimestampedWindowStore[Any]) -> None:
         self.inner = inner
 
     @property

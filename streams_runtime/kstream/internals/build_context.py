@@ -26,7 +26,7 @@ class MaterializedInternal:
     queryable: bool
     key_serde: Any = None
     value_serde: Any = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def queryable_store_name(self) -> str | None:

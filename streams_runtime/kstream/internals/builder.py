@@ -117,8 +117,8 @@ class InternalStreamsBuilder:
         self._warn_unnamed(topology_builder)
 
     def _merge_duplicate_sources(self) -> None:
-        by_topics: dict[tuple, StreamSourceNode] = {}
-        seen_topics: dict[str, tuple] = {}
+        by_topics: dict[tuple[str, ...], StreamSourceNode] = {}
+        seen_topics: dict[str, tuple[str, ...]] = {}
         for node in list(self.root.children):
             if not isinstance(node, StreamSourceNode) or node.written or node.pattern is not None:
                 continue

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.kstream.internals import fk_join_processors as fp
 from streams_runtime.kstream.internals import table_joins as tj
 from streams_runtime.kstream.internals import table_processors as tp
+from streams_runtime.kstream.internals.dsl_types import DslTable, T
 from streams_runtime.kstream.internals.fk_join_wire import (
     CombinedKeySchema,
     SubscriptionResponseWrapperSerde,
@@ -71,7 +72,7 @@ class _InternalTopicSinkNode(GraphNode):
         )
 
 
-def _parse(args: tuple, kwargs: dict) -> tuple[TableJoined, Materialized | None]:
+def _parse(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[TableJoined, Materialized | None]:
     table_joined = kwargs.pop("table_joined", None)
     materialized = kwargs.pop("materialized", None)
     for arg in args:
@@ -93,14 +94,14 @@ def _parse(args: tuple, kwargs: dict) -> tuple[TableJoined, Materialized | None]
 
 
 def foreign_key_join(
-    this: Any,
-    other: Any,
+    this: T,
+    other: DslTable,
     extractor: Callable[..., Any],
     joiner: Callable[..., Any],
     left_join: bool,
-    args: tuple = (),
-    kwargs: dict | None = None,
-) -> Any:
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+) -> T:
     check_callable(extractor, "foreign key extractor")
     fk_of: Callable[[Any, Any], Any] = extractor
     if positional_arity(extractor) != 2:  # extractor(value); Kafka 4's (key, value) form otherwise

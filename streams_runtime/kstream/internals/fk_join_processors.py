@@ -293,4 +293,5 @@ class ResponseJoin(_Base):
 
 def primary_partition_partitioner(topic: str, key: Any, value: Any, *_: Any) -> int | None:
     """The response sink's partitioner: back to the left row's partition."""
-    return value.primary_partition
+    partition: int | None = value.primary_partition
+    return partition

@@ -136,7 +136,7 @@ class ProcessorGraphNode(GraphNode):
         name: str,
         supplier: Callable[[], Any],
         *,
-        store_names: tuple = (),
+        store_names: tuple[str, ...] = (),
         materialized: Any = None,
         materialize_if: Callable[[], bool] | None = None,
         fixed_key: bool = False,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import stream_joins as sj
 from streams_runtime.kstream.internals import table_joins as tj
+from streams_runtime.kstream.internals.dsl_types import DslGlobalTable, DslStream, DslTable, S, T
 from streams_runtime.kstream.internals.functions import check_callable, positional_arity
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
 from streams_runtime.kstream.internals.repartition import create_repartitioned_source
@@ -33,7 +34,9 @@ from streams_runtime.kstream.internals.stream_processors import PassThrough
 from streams_runtime.kstream.internals.stream_table_grace_wiring import grace_join_node
 from streams_runtime.kstream.join_options import Joined, StreamJoined
 from streams_runtime.kstream.options import Materialized
+from streams_runtime.kstream.windows import JoinWindows
 from streams_runtime.processor.api import ProcessorContext
+from streams_runtime.serdes import Serde
 from streams_runtime.state import Stores
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
@@ -53,11 +56,12 @@ def _reversed(joiner: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any
     return lambda key, this, other: joiner(key, other, this)
 
 
-def _repartition_for_join(stream: Any, prefix: str, key_serde: Any, value_serde: Any) -> Any:
+def _repartition_for_join(stream: S, prefix: str, key_serde: Serde | None, value_serde: Serde | None) -> S:
     internal = stream._internal
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
-    node = create_repartitioned_source(internal, prefix, key_serde, value_serde)  # burns indexes either way
+    # burns indexes either way
+    node: GraphNode = create_repartitioned_source(internal, prefix, key_serde, value_serde)
     # Kafka Streams re-uses a stream's join repartition when its topic prefix is the stream's own name.
     cache = internal.join_repartition_nodes
     cached = cache.get(id(stream._node))
@@ -114,14 +118,14 @@ def _store_type(ctx: BuildContext, explicit: str | None) -> str:
 
 
 def stream_stream_join(
-    left: Any,
-    right: Any,
+    left: S,
+    right: DslStream,
     joiner: Callable[..., Any],
-    windows: Any,
+    windows: JoinWindows,
     stream_joined: StreamJoined | None,
     left_outer: bool,
     right_outer: bool,
-) -> Any:
+) -> S:
     stream_type = type(left)
     joiner3 = with_key_joiner(joiner)
     sj_opts = stream_joined or StreamJoined()
@@ -228,8 +232,8 @@ def stream_stream_join(
 
 
 def stream_table_join(
-    stream: Any, table: Any, joiner: Callable[..., Any], joined: Joined | None, left: bool
-) -> Any:
+    stream: S, table: DslTable, joiner: Callable[..., Any], joined: Joined | None, left: bool
+) -> S:
     joiner3 = with_key_joiner(joiner)
     j = joined or Joined()
     internal = stream._internal
@@ -254,13 +258,13 @@ def stream_table_join(
 
 
 def stream_global_table_join(
-    stream: Any,
-    global_table: Any,
+    stream: S,
+    global_table: DslGlobalTable,
     key_selector: Callable[[Any, Any], Any],
     joiner: Callable[..., Any],
     left: bool,
     name: str | None,
-) -> Any:
+) -> S:
     check_callable(key_selector, "key selector")
     joiner3 = with_key_joiner(joiner)
     internal = stream._internal
@@ -274,13 +278,13 @@ def stream_global_table_join(
 
 
 def table_table_join(
-    this: Any,
-    other: Any,
+    this: T,
+    other: DslTable,
     joiner: Callable[..., Any],
     kind: str,
     name: str | None,
     materialized: Materialized | None,
-) -> Any:
+) -> T:
     joiner3 = with_key_joiner(joiner)
     internal = this._internal
     mat = None

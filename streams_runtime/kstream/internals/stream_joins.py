@@ -32,6 +32,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     internal_context,
 )
+from streams_runtime.kstream.windows import JoinWindows
 from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serde, bound_serde
 from streams_runtime.state.interfaces import KeyValueStore
@@ -123,14 +124,14 @@ class LeftOrRightListSerde(Serde):
         self.left = left
         self.right = right
 
-    def _serialize(self, topic: str, data: list) -> bytes:
+    def _serialize(self, topic: str, data: list[tuple[bool, Any]]) -> bytes:
         out = bytearray()
         for is_left, value in data:
             raw = bound_serde(self.left if is_left else self.right, self.name).serialize(topic, value) or b""
             out += (b"\x01" if is_left else b"\x00") + _LEN.pack(len(raw)) + raw
         return bytes(out)
 
-    def _deserialize(self, topic: str, data: bytes) -> list:
+    def _deserialize(self, topic: str, data: bytes) -> list[tuple[bool, Any]]:
         items, offset = [], 0
         while offset < len(data):
             is_left = data[offset] == 1
@@ -154,7 +155,7 @@ class KStreamKStreamJoinSide(InternalProcessor):
         self,
         other_store: str,
         is_left: bool,
-        windows: Any,
+        windows: JoinWindows,
         joiner: Callable[[Any, Any, Any], Any],
         outer: bool,
         outer_store: str | None,
@@ -235,7 +236,9 @@ class KStreamKStreamJoinSide(InternalProcessor):
         look_back = self.windows_after if key.is_left else self.windows_before
         return self.tracker.min_time + look_back + self.grace >= self.tracker.stream_time
 
-    def _emit_non_joined(self, record: Record, store: KeyValueStore) -> None:
+    def _emit_non_joined(
+        self, record: Record, store: KeyValueStore[OuterKey, list[tuple[bool, Any]]]
+    ) -> None:
         tracker = self.tracker
         if tracker.min_time + self.after + self.grace >= tracker.stream_time:
             return

@@ -173,7 +173,7 @@ class KStreamBranch(_Forwarding):
     no default branch are dropped (by design of split, not an error).
     """
 
-    def __init__(self, predicates: list, child_names: list) -> None:
+    def __init__(self, predicates: list[Callable[[Any, Any], bool]], child_names: list[str]) -> None:
         self.predicates = predicates
         self.child_names = child_names
 

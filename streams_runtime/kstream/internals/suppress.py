@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kstream.internals.change import Change
+from streams_runtime.kstream.internals.dsl_types import T
 from streams_runtime.kstream.internals.graph import GraphNode
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
@@ -35,7 +36,10 @@ from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSu
 from streams_runtime.kstream.suppressed import SHUT_DOWN, Suppressed
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
-from streams_runtime.state.internals.time_ordered_buffer import TimeOrderedKeyValueBufferBuilder
+from streams_runtime.state.internals.time_ordered_buffer import (
+    InMemoryTimeOrderedKeyValueBuffer,
+    TimeOrderedKeyValueBufferBuilder,
+)
 from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
@@ -103,7 +107,7 @@ class KTableSuppressProcessor(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
-        self.buffer = context.get_state_store(self.store_name)
+        self.buffer: InMemoryTimeOrderedKeyValueBuffer = context.get_state_store(self.store_name)
         key_serde = self.buffer.key_serde
         if isinstance(key_serde, (TimeWindowedSerde, SessionWindowedSerde)) and key_serde.inner is None:
             key_serde.inner = context.app_configs.default_serde("key")
@@ -168,7 +172,7 @@ def _windows_upstream(node: GraphNode) -> Any:
     return None
 
 
-def suppress(table: Any, suppressed: Suppressed) -> Any:
+def suppress(table: T, suppressed: Suppressed) -> T:
     """Add the suppress node after ``table``; returns the suppressed KTable."""
     if not isinstance(suppressed, Suppressed):
         raise TypeError(f"suppress takes a Suppressed, got {suppressed!r}")

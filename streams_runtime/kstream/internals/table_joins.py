@@ -32,6 +32,8 @@ from streams_runtime.kstream.internals.internal_processor import (
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
+from streams_runtime.state.interfaces import TimestampedKeyValueStore
+from streams_runtime.state.internals.versioned_store import VersionedKeyValueStore, VersionedRecord
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -44,12 +46,14 @@ class StoreValueGetter:
         self.store_name = store_name
 
     def init(self, context: ProcessorContext) -> None:
-        self.store = context.get_state_store(self.store_name)
-        self.versioned = bool(getattr(self.store, "versioned", False))
+        store = context.get_state_store(self.store_name)
+        self.store: TimestampedKeyValueStore[Any] | VersionedKeyValueStore = store
+        self.versioned = bool(getattr(store, "versioned", False))
+        self.versioned_store: VersionedKeyValueStore | None = store if self.versioned else None
 
-    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | None:
-        if as_of is not None and self.versioned:
-            return self.store.get(key, as_of)  # the version valid at ``as_of`` (KIP-914)
+    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | VersionedRecord | None:
+        if as_of is not None and self.versioned_store is not None:
+            return self.versioned_store.get(key, as_of)  # the version valid at ``as_of`` (KIP-914)
         return self.store.get(key)
 
 
@@ -85,7 +89,7 @@ class ValueGetterSupplier:
 
 def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
     """The value getter of the KTable produced by ``table_supplier`` (see the module docstring)."""
-    own = getattr(table_supplier, "value_getter_supplier", None)
+    own: Callable[[], ValueGetterSupplier] | None = getattr(table_supplier, "value_getter_supplier", None)
     if callable(own):
         return own()
     if isinstance(table_supplier, tp.KTableSourceSupplier):

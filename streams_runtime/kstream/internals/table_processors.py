@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
@@ -70,6 +70,13 @@ class TupleForwarder:
             self.forward(record)
         else:
             self.forward(record.with_value(Change(record.value.new_value, None, record.value.is_latest)))
+
+
+class TableUpdatesSupplier(Protocol):
+    """What a KTable holds of the processor supplier producing its updates (this module's
+    suppliers, and the aggregations' and cogroups' ones): asked to send old values too."""
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool: ...
 
 
 class KTableProcessorSupplier:

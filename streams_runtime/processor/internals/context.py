@@ -78,6 +78,15 @@ class RecordSender(Protocol):
     ) -> None: ...
 
 
+class TaskRecordCollector(RecordSender, Protocol):
+    """A task's collector as the task sees it: where its records go, and whether they go in
+    transactions (exactly-once: the checkpoint then waits for a clean close, see
+    ``StreamTask.post_commit``)."""
+
+    @property
+    def eos_enabled(self) -> bool: ...
+
+
 class StoreRegistrar(Protocol):
     """The task's ProcessorStateManager as the context sees it: it takes store registrations."""
 

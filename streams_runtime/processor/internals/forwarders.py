@@ -36,9 +36,9 @@ from streams_runtime.errors import (
     TaskMigratedError,
     TransactionError,
 )
-from streams_runtime.processor.api import Record, RecordMetadata
+from streams_runtime.processor.api import Processor, Record, RecordMetadata
 from streams_runtime.processor.internals.handlers import ProcessingHandler
-from streams_runtime.processor.internals.nodes import ProcessorNode
+from streams_runtime.processor.internals.nodes import ProcessorNode, SinkNode
 
 __all__ = [
     "NOT_THE_RECORDS_FAULT",
@@ -56,9 +56,11 @@ def runs_without_context(node: ProcessorNode) -> bool:
     """The node reads nothing of the context when it processes a record: a sink with a fixed
     topic, or a processor that says it is ``context_free`` and has exactly one child (its
     forward is then bound to that child, never the generic one that reads the current node)."""
-    if node.processor is None:
-        return getattr(node, "topic_extractor", True) is None  # a sink with a fixed topic
-    return bool(getattr(node.processor, "context_free", False)) and len(node.children) == 1
+    processor = node.processor
+    if processor is None:
+        return isinstance(node, SinkNode) and node.topic_extractor is None  # a sink with a fixed topic
+    # a processor that does not extend Processor (any object with ``process``) is never context-free
+    return isinstance(processor, Processor) and processor.context_free and len(node.children) == 1
 
 
 def raise_again(exc: Exception, record: Record) -> None:

@@ -112,6 +112,8 @@ class GlobalRecordCollector:
     and closes the producer.
     """
 
+    eos_enabled = False  # its producer is never transactional
+
     def __init__(
         self,
         config: Any,

@@ -39,7 +39,7 @@ from streams_runtime.errors import (
 )
 from streams_runtime.processor.api import PunctuationType, Record
 from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
-from streams_runtime.processor.internals.context import ProcessorContextImpl
+from streams_runtime.processor.internals.context import ProcessorContextImpl, TaskRecordCollector
 from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
 from streams_runtime.processor.internals.nodes import ProcessorTopology, SinkNode, SourceNode
 from streams_runtime.processor.internals.partition_group import (
@@ -88,7 +88,7 @@ class StreamTask(Task):
         topology: ProcessorTopology,
         store_builders: dict[str, Any],
         config: Any,
-        collector: Any,
+        collector: TaskRecordCollector,
         metrics: Any,
         cache: Any,
         wall_clock: Callable[[], int],
@@ -460,7 +460,7 @@ class StreamTask(Task):
         if manager is None:
             return
         collector = self._collector
-        transactional = bool(getattr(collector, "eos_enabled", False))
+        transactional = collector.eos_enabled
         sent = self.context.changelog_counts()
         if sent:
             partitions = [tp for tp in manager.changelog_partitions() if tp[0] in sent]

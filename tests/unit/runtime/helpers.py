@@ -27,6 +27,8 @@ T0 = TaskId(0, 0)
 class ListCollector:
     """A RecordCollector stand-in: keeps what the stores log."""
 
+    eos_enabled = False
+
     def __init__(self) -> None:
         self.sent: list[tuple[Any, ...]] = []
 

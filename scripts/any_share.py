@@ -1,0 +1,190 @@
+"""How much of ``streams_runtime``'s signatures say nothing: parameters and returns typed ``Any``.
+
+Counts, over every function and method of the package (``self``/``cls`` of methods excepted), the
+parameters annotated exactly ``Any`` or not annotated at all, and the same for return types, and
+prints the share. Fails (exit 1) when
+
+* an explicit ``Any`` parameter or return appears in a function not on the allow-list ``BOUNDARIES``
+  below: the documented places where the value really is untyped (a third-party object without
+  types, a JSON value or a user's callback argument);
+* the share of ``Any`` parameters exceeds ``MAX_SHARE``.
+
+``make typecheck`` runs it with ``--report-only`` (prints the share and what the gate would
+refuse, exit 0) until the share is under ``MAX_SHARE``; then the flag goes and the gate holds.
+
+Run:  .venv/bin/python scripts/any_share.py [--list] [--report-only]
+      (``--list`` names every ``Any`` it counts)
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "streams_runtime"
+
+# the most the share of Any (or unannotated) parameters may be
+MAX_SHARE = 0.10
+
+# Where ``Any`` is the honest type: "module:qualified.function name" patterns (fnmatch; ``name`` is a
+# parameter's or "return"), one reason each. An entry that matches no ``Any`` any more fails the run.
+BOUNDARIES: dict[str, str] = {
+    # the user's data: records' keys and values, JSON, what serdes turn into bytes and back
+    "* key": "a record's key: the user's object (the DSL is not generic in its key type)",
+    "* value": "a record's value: the user's object (the DSL is not generic in its value type)",
+    "*:*erialize* data": "what a serde turns into bytes: the user's object",
+    "*:*erialize* return": "what a serde makes of bytes: the user's object",
+    "streams_runtime.tools.produce:* data": "a JSON value typed by the user on the command line",
+    # third-party objects without types
+    "*:*._on_delivery *": "confluent_kafka's delivery callback: a Message and a KafkaError (no stubs)",
+    "*:* msg": "a confluent_kafka Message (no stubs)",
+    "*:* message": "a confluent_kafka Message (no stubs)",
+    "*:* err": "a confluent_kafka KafkaError (no stubs)",
+    "*:* consumer": "a confluent_kafka Consumer or the in-memory one (no common stubs)",
+    "*:* producer": "a confluent_kafka Producer or the in-memory one (no common stubs)",
+    "*:* group_metadata": "confluent_kafka's ConsumerGroupMetadata (no stubs)",
+    "streams_runtime.server.*:* app": "an ASGI application (starlette's own types are loose)",
+    "streams_runtime.server.*:* receive": "an ASGI receive callable",
+    "streams_runtime.server.*:* send": "an ASGI send callable",
+    "streams_runtime.state.internals.rocksdb_store:* *": "rocksdict's objects (no stubs)",
+    # overloaded argument forms (Kafka's Java overloads), dispatched on their number and types
+    "streams_runtime.*:*.*fetch args": "a window/session store's fetch forms: (key, time), (key, from, to)",
+    "streams_runtime.*:*.*find_sessions args": "a session store's find_sessions forms: a key or a key range",
+    "streams_runtime.kstream.*:*join *args": "KStream/KTable.join's forms: (joiner, windows[, opts]), ...",
+    # configuration values: what the user gives (a number, a string, a class or a callable)
+    "streams_runtime.config:* default": "a configuration key's default: any value its validator accepts",
+    "streams_runtime.config:* overrides": "configuration overrides as the user gives them",
+}
+
+
+def _is_any(annotation: ast.expr | None) -> bool:
+    """``Any``, ``typing.Any`` or ``"Any"``: exactly, not inside another type."""
+    if isinstance(annotation, ast.Name):
+        return annotation.id == "Any"
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr == "Any" and isinstance(annotation.value, ast.Name)
+    if isinstance(annotation, ast.Constant):
+        return annotation.value == "Any"
+    return False
+
+
+class _Counter(ast.NodeVisitor):
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.scope: list[str] = []
+        self.in_class: list[bool] = []
+        self.params = 0
+        self.returns = 0
+        # (where, name, "Any" | "unannotated"); name "return" for a return type
+        self.vague: list[tuple[str, str, str]] = []
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scope.append(node.name)
+        self.in_class.append(True)
+        self.generic_visit(node)
+        self.in_class.pop()
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.scope.append(node.name)
+        where = f"{self.module}:{'.'.join(self.scope)}"
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        if self.in_class and self.in_class[-1] and positional and "staticmethod" not in decorators:
+            positional = positional[1:]  # self or cls
+        every = [*positional, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        for argument in every:
+            self.params += 1
+            if argument.annotation is None:
+                self.vague.append((where, argument.arg, "unannotated"))
+            elif _is_any(argument.annotation):
+                self.vague.append((where, argument.arg, "Any"))
+        if node.name != "__init__":
+            self.returns += 1
+            if node.returns is None:
+                self.vague.append((where, "return", "unannotated"))
+            elif _is_any(node.returns):
+                self.vague.append((where, "return", "Any"))
+        self.in_class.append(False)
+        self.generic_visit(node)
+        self.in_class.pop()
+        self.scope.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
+def count(package: Path = PACKAGE) -> _Counter:
+    """Every function of ``package``, counted into one ``_Counter``."""
+    total = _Counter("")
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        counter = _Counter(module)
+        counter.visit(ast.parse(path.read_text(), str(path)))
+        total.params += counter.params
+        total.returns += counter.returns
+        total.vague += counter.vague
+    return total
+
+
+def _boundary(where: str) -> str | None:
+    for pattern in BOUNDARIES:
+        if fnmatch.fnmatchcase(where, pattern):
+            return pattern
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--list", action="store_true", help="name every Any and unannotated one")
+    parser.add_argument("--report-only", action="store_true", help="print what the gate refuses, exit 0")
+    args = parser.parse_args()
+    counted = count()
+    vague_params = [v for v in counted.vague if v[1] != "return"]
+    vague_returns = [v for v in counted.vague if v[1] == "return"]
+    share = len(vague_params) / counted.params if counted.params else 0.0
+    explicit = sum(1 for v in vague_params if v[2] == "Any")
+    print(
+        f"Any parameters: {len(vague_params)} of {counted.params} ({share:.1%}; "
+        f"{explicit} typed Any, {len(vague_params) - explicit} unannotated)"
+    )
+    returns_share = len(vague_returns) / counted.returns if counted.returns else 0.0
+    print(f"Any returns: {len(vague_returns)} of {counted.returns} ({returns_share:.1%})")
+    if args.list:
+        for where, name, kind in counted.vague:
+            print(f"  {where} {name}: {kind}")
+    failed = False
+    used = set()
+    outside = []
+    for where, name, kind in counted.vague:
+        if kind != "Any":
+            continue
+        pattern = _boundary(f"{where} {name}")
+        if pattern is None:
+            outside.append(f"{where} {name}")
+        else:
+            used.add(pattern)
+    if outside:
+        failed = True
+        print(f"{len(outside)} explicit Any outside the allow-list (scripts/any_share.py BOUNDARIES)")
+        if args.list or not args.report_only:
+            for item in outside:
+                print(f"  {item}")
+    stale = sorted(set(BOUNDARIES) - used)
+    if stale:
+        failed = True
+        print("allow-list entries that match no Any any more (remove them): " + ", ".join(stale))
+    if share > MAX_SHARE:
+        failed = True
+        print(f"the share of Any parameters {share:.1%} exceeds {MAX_SHARE:.0%}")
+    return 1 if failed and not args.report_only else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
