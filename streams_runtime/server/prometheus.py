@@ -22,12 +22,15 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from streams_runtime.processor.internals.metrics import RECORD_LATENESS
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.state.internals.rocksdb_store import shared_memory_figures
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LOCK_TIMEOUT_S = 0.25
 PREFIX = "kafka_streams"
+#: sensors of values (a record's lateness in ms), not counts: exported as their average and maximum
+VALUE_SENSORS = frozenset({RECORD_LATENESS})
 
 #: thread snapshot key -> (metric name, help, counter?)
 _THREAD_METRICS = {
@@ -131,23 +134,28 @@ class StreamsCollector(Collector):
 
     @staticmethod
     def _task_sensors(threads: list[Any]) -> Iterator[Metric]:
-        """Every sensor of the threads' StreamsMetrics registries (dropped-records...), as counters."""
-        families: dict[str, CounterMetricFamily] = {}
+        """Every sensor of the threads' StreamsMetrics registries (dropped-records...) as a counter of
+        its total; a sensor of values, not counts (``record-lateness``), as Kafka Streams names it:
+        gauges ``<name>_avg`` and ``<name>_max`` (ms)."""
         label_names: dict[str, list[str]] = {}
-        samples: dict[str, list[tuple[list[str], float]]] = {}
+        samples: dict[tuple[str, str], list[tuple[list[str], float]]] = {}
         for thread in threads:
             for sensor in thread.streams_metrics.sensors():
                 name = f"{PREFIX}_{_name(sensor.group.removesuffix('-metrics'))}_{_name(sensor.name)}"
                 keys = ["thread_id", *(_name(k) for k, _ in sensor.tags)]
                 if label_names.setdefault(name, keys) != keys:
                     continue
-                samples.setdefault(name, []).append(
-                    ([thread.name, *(str(v) for _, v in sensor.tags)], sensor.total)
-                )
-        for name, rows in samples.items():
-            family = families[name] = CounterMetricFamily(
-                name, f"Kafka Streams sensor {name}.", labels=label_names[name]
-            )
+                labels = [thread.name, *(str(v) for _, v in sensor.tags)]
+                if sensor.name in VALUE_SENSORS:
+                    if sensor.count:
+                        samples.setdefault((f"{name}_avg", "gauge"), []).append((labels, sensor.avg()))
+                        samples.setdefault((f"{name}_max", "gauge"), []).append((labels, sensor.max))
+                else:
+                    samples.setdefault((name, "counter"), []).append((labels, sensor.total))
+        for (name, kind), rows in samples.items():
+            base = name.removesuffix("_avg").removesuffix("_max") if kind == "gauge" else name
+            family_type = GaugeMetricFamily if kind == "gauge" else CounterMetricFamily
+            family = family_type(name, f"Kafka Streams sensor {name}.", labels=label_names[base])
             for labels, value in rows:
                 family.add_metric(labels, value)
             yield family

@@ -87,6 +87,8 @@ def test_should_render_thread_task_store_restore_and_standby_metrics_as_promethe
     thread.metrics.record_commit(0.004)
     thread.metrics.records_lag = {("input", 0): 12}
     thread.streams_metrics.dropped_records("0_0").increment(2)
+    for lateness in (0, 30, 90):  # recorded at the debug level: ms behind the task's stream time
+        thread.streams_metrics.record_lateness("0_0").record(lateness)
     thread.streams_metrics.sensor(
         "mispartitioned-records", tags={"task-id": "0_1", "topic": "input"}
     ).increment()
@@ -101,6 +103,10 @@ def test_should_render_thread_task_store_restore_and_standby_metrics_as_promethe
         ({**label, "topic": "input", "partition": "0"}, 12.0)
     ]
     assert samples["kafka_streams_stream_task_dropped_records_total"] == [({**label, "task_id": "0_0"}, 2.0)]
+    # Kafka Streams' record-lateness-avg and -max, not a sum of milliseconds
+    assert samples["kafka_streams_stream_task_record_lateness_avg"] == [({**label, "task_id": "0_0"}, 40.0)]
+    assert samples["kafka_streams_stream_task_record_lateness_max"] == [({**label, "task_id": "0_0"}, 90.0)]
+    assert "kafka_streams_stream_task_record_lateness_total" not in samples
     assert samples["kafka_streams_stream_task_mispartitioned_records_total"] == [
         ({**label, "task_id": "0_1", "topic": "input"}, 1.0)
     ]
