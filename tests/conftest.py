@@ -91,16 +91,22 @@ def _xdist_group(item: pytest.Item) -> str | None:
     processes against a broker and time what they see run one after another on one worker per
     broker (the Apache Kafka ones on one, the Tansu ones on the other; a test that starts its own
     broker goes with the kind it starts); the two tests sharing the session's ``airflow
-    standalone`` run on one worker (one Airflow for both); the Kafka Streams oracle's tests run on
-    one worker (one JVM for all their cases); everything else is spread over the workers."""
+    standalone`` run on one worker (one Airflow for both), and the 3-node cluster's fault tests run
+    on that worker too, never beside them: each loads both cores (Airflow's four processes and a
+    Spark JVM; three Kafka JVMs), and side by side the cluster's KRaft quorum went ~30 s without a
+    leader (its log lines 10-20 s apart) and a restarted node gave up registering after 60 s;
+    the Kafka Streams oracle's tests run on one worker (one JVM for all their cases); everything
+    else is spread over the workers."""
     path = str(item.fspath)
     if "/tests/oracle/" in path:
         return "kafka-streams-oracle"
+    if path.endswith("/tests/integration/test_kafka_cluster_faults.py"):
+        return "airflow-and-kafka-cluster"
     if "/tests/integration/" in path:
         kind = _broker_of(item) or ("kafka" if "kafka_only" in item.keywords else "tansu")
         return f"integration-{kind}"
     if "airflow_standalone" in getattr(item, "fixturenames", ()):
-        return "airflow-standalone"
+        return "airflow-and-kafka-cluster"
     return None
 
 

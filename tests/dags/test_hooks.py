@@ -6,12 +6,9 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def set_conn(monkeypatch, conn_id: str, conn: dict) -> str:
@@ -40,8 +37,9 @@ def test_compose_defines_the_connection_the_kafka_hook_uses_by_default() -> None
     tests/dags configures)."""
     from streams_ops.hooks.kafka_admin import KafkaAdminHook
 
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    env = compose["services"]["airflow-scheduler"]["environment"]
+    from tests.deploy.compose_files import COMPOSE  # the file with deploy/stack.env's values
+
+    env = COMPOSE["services"]["airflow-scheduler"]["environment"]
     assert f"AIRFLOW_CONN_{KafkaAdminHook.default_conn_name.upper()}" in env
 
 
@@ -51,8 +49,9 @@ def test_compose_gives_airflow_the_workers_address_and_token() -> None:
     from streams_ops.hooks.streams_worker import StreamsWorkerHook
 
     from streams_runtime.worker import HTTP_TOKEN_ENV
+    from tests.deploy.compose_files import COMPOSE  # the file with deploy/stack.env's values
 
-    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    services = COMPOSE["services"]
     env = services["airflow-scheduler"]["environment"]
     conn = yaml.safe_load(env[f"AIRFLOW_CONN_{StreamsWorkerHook.default_conn_name.upper()}"])
     worker_args = services["stream-worker"]["command"][-1].split()
