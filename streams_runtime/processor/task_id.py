@@ -16,3 +16,8 @@ class TaskId(NamedTuple):
     def parse(cls, text: str) -> TaskId:
         sub, _, part = text.partition("_")
         return cls(int(sub), int(part))
+
+
+#: the global task's id (the global stream thread's, and the test driver's global task): Kafka
+#: Streams' -1_-1
+GLOBAL_TASK_ID = TaskId(-1, -1)

@@ -31,7 +31,7 @@ from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.task import StreamTask
-from streams_runtime.processor.task_id import TaskId
+from streams_runtime.processor.task_id import GLOBAL_TASK_ID, TaskId
 from streams_runtime.testing.stores import KeyValueStoreFacade, is_timestamped
 from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
 
@@ -120,7 +120,7 @@ class TopologyTestDriver:
             gtopo = build_processor_topology(builder, global_nodes, decorate)
             gtopo.store_names = [n for n, e in builder.stores.items() if e.is_global]
             self.global_task = StreamTask(
-                TaskId(-1, -1),
+                GLOBAL_TASK_ID,
                 gtopo,
                 store_builders,
                 self.config,

@@ -78,13 +78,12 @@ from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
 from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES, RecordCollector
 from streams_runtime.processor.internals.task import StreamTask
-from streams_runtime.processor.task_id import TaskId
+from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import resolve_extractor
 
 log = logging.getLogger("streams_runtime.processor")
 
 GLOBAL_DIR = "global"
-GLOBAL_TASK_ID = TaskId(-1, -1)
 CONSUME_BATCH = 2000
 LIST_OFFSETS_TIMEOUT_S = 10.0
 DEFAULT_RESTORE_TIMEOUT_S = 300.0

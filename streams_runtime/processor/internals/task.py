@@ -49,6 +49,7 @@ from streams_runtime.processor.internals.partition_group import (
     RecordQueue,
 )
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
+from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
 from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 
@@ -128,7 +129,7 @@ class StreamTask(Task):
         #: each record's lateness against the task's stream time (debug recording level, and not
         #: for the global task, as in Kafka Streams: its records go through no partition group)
         self.lateness: Any = None
-        if config["metrics_recording_level"] != "info" and str(task_id) != "-1_-1":
+        if config["metrics_recording_level"] != "info" and task_id != GLOBAL_TASK_ID:
             self.lateness = metrics.record_lateness(task_id)
         self.processing_handler = ProcessingHandler(
             config["processing_exception_handler"], self.dropped, task_id
