@@ -103,7 +103,9 @@ def test_harness_should_report_a_python_side_that_maps_upper_to_lower(
     kafka_streams_oracle: KafkaStreamsOracle,
 ) -> None:
     """The harness's self-test: a Python side whose "upper" lower-cases must fail, on a fixed case
-    and within the generated cases (which would otherwise be too weak to notice)."""
+    and within the generated cases (which would otherwise be too weak to notice), and Hypothesis
+    must shrink the generated failure to the minimal case: the ``upper`` mapper alone and one
+    record (the chains' strategy is built to shrink that far: tests/oracle/cases.py)."""
     wrong = CATALOGUE.with_override("value_mappers", "upper", _lower)
     _check(kafka_streams_oracle, UPPER_CASE)
     difference = first_difference(
@@ -112,13 +114,33 @@ def test_harness_should_report_a_python_side_that_maps_upper_to_lower(
     assert difference is not None
     assert "'value': 'AB'" in difference and "'value': 'ab'" in difference
 
-    @settings(ORACLE_SETTINGS, phases=[Phase.generate])  # found is enough: no shrinking
+    failing: list[dict[str, Any]] = []
+    tried: list[dict[str, Any]] = []
+
+    @settings(ORACLE_SETTINGS, max_examples=2000, phases=[Phase.generate, Phase.shrink])
     @given(case=cases())
     def same_output_with_the_wrong_upper(case: dict[str, Any]) -> None:
-        _check(kafka_streams_oracle, case, wrong)
+        tried.append(case)
+        try:
+            _check(kafka_streams_oracle, case, wrong)
+        except AssertionError:
+            failing.append(case)
+            raise
 
     with pytest.raises(AssertionError, match="record .* differs"):
         same_output_with_the_wrong_upper()
+    # Hypothesis runs the shrunk example last, to raise its error: the smallest case that shows
+    # the wrong mapper is one map_values("upper") and one record whose value has a letter
+    shrunk = failing[-1]
+    assert len(failing) < len(tried) <= 2000
+    assert shrunk["config"] == {}
+    assert shrunk["topology"]["pipelines"] == [
+        {
+            "source": {"topic": "in", "key": "string", "value": "string"},
+            "ops": [{"op": "map_values", "fn": "upper", "to": "string"}, {"op": "to", "topic": "out"}],
+        }
+    ]
+    assert shrunk["inputs"] == [{"topic": "in", "key": "a", "value": "x", "timestamp": 0}]
 
 
 def test_a_stale_oracle_build_should_fail_naming_the_setup_target(
