@@ -85,6 +85,8 @@ AIRFLOW_COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 HEALTH_NAMES = {"scheduler": "scheduler", "dag-processor": "dag_processor", "triggerer": "triggerer"}
 KAFKA_NODES = 3
 HOST = "127.0.0.1"
+#: deploy/stack.env's names of broker settings start with it (apache/kafka's image convention)
+KAFKA_SETTING_PREFIX = "KAFKA_"
 
 
 class StackError(RuntimeError):
@@ -103,6 +105,21 @@ def read_env_file(path: Path) -> dict[str, str]:
             raise StackError(f"{path}:{number}: not NAME=value: {line!r}")
         values[name.strip()] = value.strip()
     return values
+
+
+def kafka_overrides(settings: dict[str, str]) -> dict[str, str]:
+    """The broker settings among deploy/stack.env's values, named as server.properties names them:
+    ``KAFKA_MIN_INSYNC_REPLICAS`` is ``min.insync.replicas``, as the apache/kafka image of the
+    compose file reads its environment (``_`` a dot, ``__`` an underscore, ``___`` a dash)."""
+    overrides = {}
+    for name, value in settings.items():
+        if name.startswith(KAFKA_SETTING_PREFIX):
+            words = name[len(KAFKA_SETTING_PREFIX) :].lower()
+            key = "-".join(
+                "_".join(word.replace("_", ".") for word in part.split("__")) for part in words.split("___")
+            )
+            overrides[key] = value
+    return overrides
 
 
 _STARTED = time.monotonic()
@@ -295,8 +312,10 @@ class Stack:
 
     def up_kafka(self) -> str:
         say(f"kafka: starting {KAFKA_NODES} nodes")
+        overrides = [f"--override={key}={value}" for key, value in kafka_overrides(self.settings).items()]
         self.run(
-            "kafka-start", [str(self.cli), "broker", "start", "--kind", "kafka", "--nodes", str(KAFKA_NODES)]
+            "kafka-start",
+            [str(self.cli), "broker", "start", "--kind", "kafka", "--nodes", str(KAFKA_NODES), *overrides],
         )
         info = BrokerInfo.read(self.home / "broker.json")
         if info is None:

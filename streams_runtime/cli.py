@@ -85,10 +85,24 @@ def _broker_start(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.override and args.kind != "kafka":
+        print("error: --override is for --kind kafka (server.properties settings)", file=sys.stderr)
+        return 2
+    overrides: dict[str, str] = {}
+    for item in args.override:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(
+                f"error: --override {item!r}: expected KEY=VALUE, e.g. min.insync.replicas=2", file=sys.stderr
+            )
+            return 2
+        overrides[key.strip()] = value.strip()
     if args.kind == "kafka":
         options["data_dir"] = runtime_home() / "kafka"
         if args.host is not None:
             options["host"] = args.host
+        if overrides:
+            options["overrides"] = overrides
     else:
         options["port"] = args.port
     broker = local_broker(args.kind, nodes=args.nodes, **options)
@@ -208,6 +222,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="kafka only: listen on and advertise this address of the machine instead of 127.0.0.1, "
         "for clients and workers on other hosts (an address they reach, not 0.0.0.0)",
+    )
+    start.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="kafka only: a server.properties setting of every node, as kafka-server-start.sh's "
+        "--override (repeatable; e.g. --override min.insync.replicas=2)",
     )
     start.set_defaults(func=_broker_start)
     actions.add_parser("stop", help="stop it by PID").set_defaults(func=_broker_stop)

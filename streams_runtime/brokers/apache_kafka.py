@@ -40,6 +40,9 @@ deterministic; a retention check falling inside a test deletes every such record
 topic. The initial delay also defers the periodic recovery-point checkpoints to a clean shutdown:
 a node killed with ``kill -9`` recovers its whole (small) log on restart. Nothing else is tuned:
 transactions, fetch, replication and ListOffsets behave as on any Apache Kafka 4.3.1.
+``overrides`` (``broker start --override KEY=VALUE``, as ``kafka-server-start.sh`` takes it) set any
+other setting of every node's server.properties; the production-shaped stack passes deploy/stack.env's
+``KAFKA_*`` values this way (scripts/stack.py).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +82,21 @@ log = logging.getLogger(__name__)
 
 #: addresses a node cannot advertise (see ``host`` of :class:`ApacheKafkaCluster`)
 WILDCARDS = frozenset({"0.0.0.0", "::", "[::]"})
+#: server.properties settings the cluster derives from its nodes, ports and directories: an
+#: override of one would break the cluster (every other setting may be overridden)
+MANAGED_SETTINGS = frozenset(
+    {
+        "process.roles",
+        "node.id",
+        "controller.quorum.voters",
+        "listeners",
+        "advertised.listeners",
+        "controller.listener.names",
+        "inter.broker.listener.name",
+        "listener.security.protocol.map",
+        "log.dirs",
+    }
+)
 #: starts tried when a node finds a port picked for it taken (each on new ports)
 PORT_ATTEMPTS = 3
 #: time retention runs once a day: longer than any test session (see the module docstring)
@@ -200,6 +219,7 @@ class ApacheKafkaCluster:
         advertised_port: int | None = None,
         sasl_users: dict[str, str] | None = None,
         host: str = HOST,
+        overrides: Mapping[str, str] | None = None,
     ) -> None:
         if nodes not in (1, 3):
             raise BrokerError(f"nodes must be 1 or 3 (got {nodes})")
@@ -218,6 +238,14 @@ class ApacheKafkaCluster:
         self.startup_timeout = startup_timeout
         self._advertised_port = advertised_port
         self._sasl_users = dict(sasl_users or {})
+        managed = sorted(set(overrides or {}) & MANAGED_SETTINGS)
+        if managed:
+            raise BrokerError(
+                f"broker setting(s) {', '.join(managed)}: set by the cluster itself (its addresses, "
+                "roles and directories), not overridable; the others of server.properties are"
+            )
+        #: server.properties settings over this class's defaults (kafka-server-start's --override)
+        self.overrides = {key: str(value) for key, value in (overrides or {}).items()}
         self.nodes: list[KafkaNode] = []
         self.cluster_id: str | None = None
         #: write a class-data-sharing archive of the classes loaded here when the JVM exits
@@ -456,6 +484,7 @@ class ApacheKafkaCluster:
             "log.initial.task.delay.ms": RETENTION_CHECK_INTERVAL_MS,  # the first check, 30 s by default
             "num.partitions": 1,
         }
+        settings.update(self.overrides)
         if self._sasl_users:
             accounts = " ".join(f'user_{u}="{p}"' for u, p in self._sasl_users.items())
             settings["sasl.enabled.mechanisms"] = "PLAIN"

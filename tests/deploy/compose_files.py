@@ -8,8 +8,11 @@ shell's references are left for the tests to render.
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -57,3 +60,15 @@ def with_stack_env(node: Any, env: dict[str, str] = STACK_ENV) -> Any:
 
 
 COMPOSE = with_stack_env(RAW)
+
+
+def load_stack_module() -> ModuleType:
+    """scripts/stack.py (the native stack) imported as a module, once."""
+    if "stack_script" in sys.modules:
+        return sys.modules["stack_script"]
+    spec = importlib.util.spec_from_file_location("stack_script", ROOT / "scripts" / "stack.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

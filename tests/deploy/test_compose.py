@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.compose_files import COMPOSE, RAW, REFERENCE, STACK_ENV
+from tests.deploy.compose_files import COMPOSE, RAW, REFERENCE, STACK_ENV, load_stack_module
 
 ROOT = Path(__file__).resolve().parents[2]
 # the compose file with deploy/stack.env's values, as `docker compose --env-file deploy/stack.env`
 SERVICES = COMPOSE["services"]
+#: the compose file's Kafka nodes; the native stack starts as many (scripts/stack.py KAFKA_NODES)
+KAFKA_NODES = ("kafka-1", "kafka-2", "kafka-3")
 
 
 def _worker_args() -> list[str]:
@@ -36,7 +38,7 @@ def _arg(args: list[str], flag: str) -> str:
 
 def test_compose_has_every_service_the_platform_needs() -> None:
     assert set(SERVICES) >= {
-        "kafka",
+        *KAFKA_NODES,
         "postgres",
         "airflow-init",
         "airflow-apiserver",
@@ -49,28 +51,47 @@ def test_compose_has_every_service_the_platform_needs() -> None:
     }
 
 
-def test_kafka_runs_in_kraft_mode_without_topic_auto_creation() -> None:
-    kafka = SERVICES["kafka"]
-    env = kafka["environment"]
+def test_kafka_runs_as_a_three_node_kraft_cluster_without_topic_auto_creation() -> None:
     # the Apache Kafka the test suite proves the runtime on (jvm/apache-kafka/pom.xml)
     pom = (ROOT / "jvm" / "apache-kafka" / "pom.xml").read_text()
     version = pom.split("<kafka.version>")[1].split("</kafka.version>")[0]
-    assert kafka["image"] == f"apache/kafka:{version}"
-    assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
-    assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == f"{env['KAFKA_NODE_ID']}@kafka:9093"
+    voters = {f"{n + 1}@{name}:9093" for n, name in enumerate(KAFKA_NODES)}
     assert "zookeeper" not in yaml.safe_dump(COMPOSE).lower()
-    assert env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
-    assert env["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://kafka:9092"
-    assert "kafka-data:/var/lib/kafka/data" in kafka["volumes"]
+    cluster_ids = set()
+    for n, name in enumerate(KAFKA_NODES, 1):
+        kafka = SERVICES[name]
+        env = kafka["environment"]
+        assert kafka["image"] == f"apache/kafka:{version}"
+        assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+        assert env["KAFKA_NODE_ID"] == n
+        assert set(env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(",")) == voters
+        assert env["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{name}:9092"
+        assert f"{name}-data:/var/lib/kafka/data" in kafka["volumes"]
+        assert f"{name}-data" in COMPOSE["volumes"]
+        # the topic defaults: the values of deploy/stack.env, the same the native stack's nodes get
+        for key, value in STACK_ENV.items():
+            if key.startswith("KAFKA_"):
+                assert str(env[key]) == value, (name, key)
+        cluster_ids.add(env["CLUSTER_ID"])
+    assert len(cluster_ids) == 1  # one cluster: every node formatted with one id
+    assert STACK_ENV["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
+    assert STACK_ENV["KAFKA_DEFAULT_REPLICATION_FACTOR"] == str(len(KAFKA_NODES))
+    assert int(STACK_ENV["KAFKA_MIN_INSYNC_REPLICAS"]) == len(KAFKA_NODES) - 1
 
 
-def test_every_client_points_at_the_advertised_kafka_listener() -> None:
-    advertised = SERVICES["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"].split("//")[1]
+def test_every_client_bootstraps_from_every_advertised_kafka_listener() -> None:
+    advertised = ",".join(
+        SERVICES[name]["environment"]["KAFKA_ADVERTISED_LISTENERS"].split("//")[1] for name in KAFKA_NODES
+    )
     assert _arg(_worker_args(), "--bootstrap-servers") == advertised
     airflow_env = SERVICES["airflow-scheduler"]["environment"]
     assert airflow_env["BOOTSTRAP_SERVERS"] == advertised
     conn = yaml.safe_load(airflow_env["AIRFLOW_CONN_STREAMS_KAFKA"])
-    assert f"{conn['host']}:{conn['port']}" == advertised
+    assert conn["host"] == advertised and "port" not in conn  # KafkaAdminHook: a list in the host
+    depends = SERVICES["stream-worker"]["depends_on"]
+    assert {name: depends[name]["condition"] for name in KAFKA_NODES} == dict.fromkeys(
+        KAFKA_NODES, "service_healthy"
+    )
 
 
 def test_airflow_services_share_folders_that_exist_in_the_image() -> None:
@@ -549,9 +570,32 @@ def test_every_stack_env_value_is_used_by_compose_and_by_the_native_stack() -> N
     native = "".join(
         (ROOT / "scripts" / f).read_text() for f in ("stack.py", "spark_cluster.sh", "workers.sh")
     )
+    overrides = load_stack_module().kafka_overrides(STACK_ENV)
     for key in STACK_ENV:
         assert "${" + key in compose_text, f"docker-compose.yml does not use {key}"
-        assert f'"{key}"' in native or "${" + key in native, f"scripts/stack.sh does not use {key}"
+        if key.startswith("KAFKA_"):  # every node's server.properties, through broker start --override
+            setting = key[len("KAFKA_") :].lower().replace("_", ".")
+            assert overrides[setting] == STACK_ENV[key], key
+        else:
+            assert f'"{key}"' in native or "${" + key in native, f"scripts/stack.sh does not use {key}"
+
+
+def test_the_native_stack_starts_as_many_kafka_nodes_as_compose_with_stack_env_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stack_module = load_stack_module()
+    assert stack_module.KAFKA_NODES == len(KAFKA_NODES)
+    stack = stack_module.Stack({"STACK_HOME": str(tmp_path), "KAFKA_MIN_INSYNC_REPLICAS": "1"})
+    commands: list[list[str]] = []
+    monkeypatch.setattr(stack, "run", lambda name, command, **kw: commands.append(command))
+    with pytest.raises(stack_module.StackError, match="no broker recorded"):
+        stack.up_kafka()
+    (command,) = commands
+    assert command[command.index("--nodes") + 1] == str(len(KAFKA_NODES))
+    given = {arg.split("=", 1)[1] for arg in command if arg.startswith("--override=")}
+    # deploy/stack.env's values, the environment's winning as in compose
+    assert "min.insync.replicas=1" in given and "default.replication.factor=3" in given
+    assert "auto.create.topics.enable=false" in given and len(given) == 6
 
 
 def test_compose_refuses_to_start_without_stack_env() -> None:

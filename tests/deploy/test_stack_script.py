@@ -6,7 +6,6 @@ The whole stack, up to down, is tests/deploy/test_stack.py (``make test-stack``)
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import socket
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.deploy.compose_files import STACK_ENV
+from tests.deploy.compose_files import STACK_ENV, load_stack_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "stack.sh"
@@ -40,15 +39,6 @@ def _stack(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProces
     return subprocess.run(
         ["bash", str(SCRIPT), *args], env=environ, capture_output=True, text=True, timeout=60
     )
-
-
-def _load_stack_module():
-    spec = importlib.util.spec_from_file_location("stack_script", ROOT / "scripts" / "stack.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("args", [[], ["start"], ["up", "now"]])
@@ -91,7 +81,7 @@ def test_the_native_prometheus_config_is_deploys_with_the_workers_addresses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("STACK_HOME", str(tmp_path / "stack"))
-    stack = _load_stack_module().Stack()
+    stack = load_stack_module().Stack()
     path = stack.prometheus_config()
     config = yaml.safe_load(path.read_text())
     deployed = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())

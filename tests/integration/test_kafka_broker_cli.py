@@ -29,7 +29,17 @@ pytestmark = pytest.mark.kafka_only
 
 
 def test_should_start_a_three_node_cluster_report_it_and_stop_it(tmp_path: Path) -> None:
-    started = _cli(tmp_path, "broker", "start", "--kind", "kafka", "--nodes", "3")
+    started = _cli(
+        tmp_path,
+        "broker",
+        "start",
+        "--kind",
+        "kafka",
+        "--nodes",
+        "3",
+        "--override",
+        "message.max.bytes=2097152",
+    )
     assert started.returncode == 0, started.stdout + started.stderr
     info = BrokerInfo.read(tmp_path / "broker.json")
     assert info is not None and info.kind == "kafka" and len(info.all_pids) == 3
@@ -59,6 +69,9 @@ def test_should_start_a_three_node_cluster_report_it_and_stop_it(tmp_path: Path)
 
         wait_until(described, 30, "every node knowing the new topic's configs")
         assert configs["min.insync.replicas"].value == "2"
+        for node in (1, 2, 3):  # --override: every node's server.properties
+            broker = ConfigResource(ResourceType.BROKER, str(node))
+            assert admin.describe_configs([broker])[broker].result(10)["message.max.bytes"].value == "2097152"
         assert len(_round_trip(servers, "round-trip", n=30)) == 30
     finally:
         stopped = _cli(tmp_path, "broker", "stop")
