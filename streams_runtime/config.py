@@ -29,7 +29,7 @@ import tempfile
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, get_args, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, get_args, overload
 
 from streams_runtime.errors import StreamsConfigError
 
@@ -98,7 +98,6 @@ class RocksDBConfigSetterLike(Protocol):
 
 T = TypeVar("T")
 S = TypeVar("S", bound=str)
-Validator = Callable[[str, Any], T]
 
 
 class ConfigKey(Generic[T]):
@@ -199,14 +198,14 @@ def type_name(tp: object) -> str:
     return repr(tp).replace("typing.", "")
 
 
-def _fail(key: str, value: Any, allowed: str) -> StreamsConfigError:
+def _fail(key: str, value: object, allowed: str) -> StreamsConfigError:
     return StreamsConfigError(f"invalid value {value!r} for config '{key}'; allowed: {allowed}")
 
 
 def one_of(*choices: S) -> Callable[[str, Any], S]:
     """Validator: the value must be one of ``choices`` (case-insensitive strings)."""
 
-    def check(key: str, value: Any) -> S:
+    def check(key: str, value: object) -> S:
         if isinstance(value, str):
             for choice in choices:
                 if value.lower() == choice:
@@ -244,7 +243,7 @@ def string(*, allow_empty: bool = True, allow_none: Literal[True]) -> Callable[[
 def string(*, allow_empty: bool = True, allow_none: bool = False) -> Callable[[str, Any], str | None]:
     """Validator: a string (optionally non-empty, optionally None)."""
 
-    def check(key: str, value: Any) -> str | None:
+    def check(key: str, value: object) -> str | None:
         if value is None and allow_none:
             return None
         if not isinstance(value, str) or (not allow_empty and not value):
@@ -255,7 +254,7 @@ def string(*, allow_empty: bool = True, allow_none: bool = False) -> Callable[[s
     return check
 
 
-def _host_port(key: str, value: Any) -> str:
+def _host_port(key: str, value: object) -> str:
     if value in ("", None):
         return ""
     if isinstance(value, str) and ":" in value:
@@ -292,7 +291,7 @@ def _token(key: str, value: Any) -> str | None:
     return None if value is None else _not_shipped(key, value)
 
 
-def _forwarding_secret(key: str, value: Any) -> str | None:
+def _forwarding_secret(key: str, value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or len(value.encode()) < MIN_FORWARDING_SECRET:
@@ -300,7 +299,7 @@ def _forwarding_secret(key: str, value: Any) -> str | None:
     return _not_shipped(key, value)
 
 
-def _serde(key: str, value: Any) -> SerdeLike | None:
+def _serde(key: str, value: object) -> SerdeLike | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -311,8 +310,7 @@ def _serde(key: str, value: Any) -> SerdeLike | None:
     if isinstance(value, type):  # a Serde class: instantiate it
         value = value()
     if callable(getattr(value, "serialize", None)) and callable(getattr(value, "deserialize", None)):
-        duck: SerdeLike = value  # checked just above: it has both methods
-        return duck
+        return cast(SerdeLike, value)  # checked just above: it has both methods
     raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
 
 
@@ -335,10 +333,9 @@ def named_serde(name: str) -> Any:
 TimestampExtractorSpec = TimestampExtractorName | TimestampExtractorLike | Callable[[Any, int], int]
 
 
-def _extractor(key: str, value: Any) -> TimestampExtractorSpec:
+def _extractor(key: str, value: object) -> TimestampExtractorSpec:
     if callable(value) or callable(getattr(value, "extract", None)):
-        own: TimestampExtractorSpec = value  # an object with extract(), or the function itself
-        return own
+        return cast(TimestampExtractorSpec, value)  # an object with extract(), or the function itself
     if isinstance(value, str):
         for name in TIMESTAMP_EXTRACTORS:
             if value.lower() == name:
@@ -359,7 +356,7 @@ ROCKSDB_CONFIG_SETTER_ALLOWED = (
 
 
 def rocksdb_config_setter(
-    key: str, value: Any
+    key: str, value: object
 ) -> RocksDBConfigSetterLike | type[RocksDBConfigSetterLike] | None:
     """Validator (and the one resolver) of ``rocksdb_config_setter``: ``None``, the object or class,
     with a ``'module:attr'`` string imported first."""
@@ -374,19 +371,18 @@ def rocksdb_config_setter(
         except (ImportError, AttributeError) as exc:
             raise _fail(key, value, f"{ROCKSDB_CONFIG_SETTER_ALLOWED} (importing it failed: {exc})") from exc
     if callable(getattr(value, "set_config", None)):
-        setter: RocksDBConfigSetterLike | type[RocksDBConfigSetterLike] = value  # has set_config
-        return setter
+        return cast(RocksDBConfigSetterLike | type[RocksDBConfigSetterLike], value)  # has set_config
     raise _fail(key, value, ROCKSDB_CONFIG_SETTER_ALLOWED)
 
 
-def _replication(key: str, value: Any) -> int:
+def _replication(key: str, value: object) -> int:
     number = int_at_least(-1)(key, value)
     if number == 0:
         raise _fail(key, value, "-1 (broker default) or an integer >= 1")
     return number
 
 
-def _max_task_idle(key: str, value: Any) -> int:
+def _max_task_idle(key: str, value: object) -> int:
     return int_at_least(-1)(key, value)
 
 
@@ -787,7 +783,7 @@ class StreamsConfig(Mapping[str, Any]):
         return serde
 
 
-def as_config(config: StreamsConfig | Mapping[str, Any] | None, **defaults: Any) -> StreamsConfig:
+def as_config(config: StreamsConfig | Mapping[str, Any] | None, **defaults: object) -> StreamsConfig:
     """Coerce ``config`` to a StreamsConfig, filling ``defaults`` for keys the user did not give."""
     if isinstance(config, StreamsConfig):
         missing = {k: v for k, v in defaults.items() if config.get(k) is None}
