@@ -760,6 +760,15 @@ class StreamsConfig(Mapping[str, Any]):
         merged.update(overrides)
         return StreamsConfig(merged)
 
+    def required_application_id(self) -> str:
+        """``application_id``, which a running application must have (its default is ``None``);
+        raises naming the key when it is not set."""
+        if not self.application_id:
+            raise StreamsConfigError(
+                "config 'application_id' must be set to run a topology; allowed: a non-empty string"
+            )
+        return self.application_id
+
     def client_configs(self, prefix: str) -> dict[str, Any]:
         """The overrides under ``prefix`` (e.g. ``"consumer."``) with the prefix stripped, on top
         of those under ``client.``, which every Kafka client of the application gets (the
