@@ -111,7 +111,7 @@ def create_app(streams: Any) -> FastAPI:
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
     config = getattr(streams, "config", {})
     app.state.signer = signer_for(config) if isinstance(config, StreamsConfig) else None
-    app.state.limits = HttpLimits.from_config(config)
+    app.state.limits = HttpLimits.from_config(config) if isinstance(config, StreamsConfig) else HttpLimits()
     app.state.readiness = health.Readiness(streams)
     app.state.history = History()  # filled by the HttpServer's sampler
     # outermost last: the request limits, then the forwarding signature, then the token
