@@ -1,10 +1,12 @@
 """MkDocs hook (mkdocs.yml ``hooks:``): writes two reference pages' generated parts at build time.
 
 ``docs/reference/configuration.md`` holds the page's introduction and the marker ``MARKER``; the
-hook replaces the marker with one section per key declared in ``streams_runtime/config.py``
-(``_define(...)`` into ``_DEFINITIONS``): its name, default, allowed values and meaning. The
-allowed values are the ones the key's validator names when it refuses a value, so the page says
-what ``StreamsConfig`` enforces, and a key added to ``config.py`` appears without editing the docs.
+hook replaces the marker with one section per key declared in ``streams_runtime/config.py`` (the
+``ConfigKey`` attributes of ``StreamsConfig``, registered in ``_DEFINITIONS``): its name, Python
+type (the ``T`` of its ``ConfigKey[T]`` annotation, the type mypy gives ``config.<name>``),
+default, allowed values and meaning. The allowed values are the ones the key's validator names
+when it refuses a value, so the page says what ``StreamsConfig`` enforces, and a key added to
+``config.py`` appears without editing the docs.
 
 ``docs/reference/cli.md`` holds the marker ``CLI_MARKER``; the hook replaces it with one section per
 command of ``streams-runtime`` (``streams_runtime.cli.build_parser()``, subcommands included): its
@@ -70,6 +72,7 @@ def config_reference() -> str:
         lines += [
             f"### `{name}` {{ #{name} }}",
             "",
+            f"- **Type:** `{spec.type_name()}`",
             f"- **Also accepted as:** `{dotted}`",
             f"- **Default:** {_default(name, spec.default)}",
             f"- **Allowed:** {_allowed(spec.validate)}",

@@ -135,7 +135,7 @@ class KafkaStreams:
     ) -> None:
         self.config = as_config(config)
         self._client_supplier = client_supplier
-        if not self.config["application_id"]:
+        if not self.config.application_id:
             raise StreamsError("config 'application_id' must be set to run a topology")
         self.topology = topology
         self.process_id = str(uuid.uuid4())
@@ -245,10 +245,10 @@ class KafkaStreams:
         # Step 3
         self._set_state(State.REBALANCING)
         with self._lock:
-            for _ in range(self.config["num_stream_threads"]):
+            for _ in range(self.config.num_stream_threads):
                 self._new_thread().start()
         # Step 4
-        if self.config["application_server"]:
+        if self.config.application_server:
             from streams_runtime.server.http_server import HttpServer
 
             try:
@@ -353,7 +353,7 @@ class KafkaStreams:
         if response is StreamThreadExceptionResponse.SHUTDOWN_APPLICATION:
             log.error(
                 "SHUTDOWN_APPLICATION: every instance of %s was asked to shut down",
-                self.config["application_id"],
+                self.config.application_id,
             )
         with self._lock:
             if not self._set_state_if(State.PENDING_ERROR):

@@ -99,8 +99,8 @@ def list_tasks(request: Request) -> dict[str, Any]:
         tasks += [describe(t, "standby") for t in sorted(meta.standby_tasks, key=lambda t: t.task_id)]
         threads.append({"name": meta.thread_name, "state": meta.thread_state, "tasks": tasks})
     return {
-        "application_id": streams.config["application_id"],
-        "endpoint": streams.config["application_server"] or None,
+        "application_id": streams.config.application_id,
+        "endpoint": streams.config.application_server or None,
         "process_id": streams.process_id,
         "state": streams.state.name,
         "threads": threads,
@@ -128,7 +128,7 @@ def instances_of_store(store: str, request: Request) -> dict[str, Any] | JSONRes
         return _error(404, "unknown_store", str(exc))
     except StreamsNotStartedError as exc:
         return _error(409, "not_running", str(exc))
-    return {**found.as_dict(), "endpoint": streams.config["application_server"] or None}
+    return {**found.as_dict(), "endpoint": streams.config.application_server or None}
 
 
 @router.post(
@@ -155,7 +155,7 @@ def rebuild_store(
         return _error(409, "rebuild_failed", f"{type(exc).__name__}: {exc}")
     return {
         "store": store,
-        "endpoint": streams.config["application_server"] or None,
+        "endpoint": streams.config.application_server or None,
         "ok": all(r["ok"] for r in reports),
         "reports": reports,
     }

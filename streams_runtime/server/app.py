@@ -56,6 +56,7 @@ import httpx
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import Response
 
+from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import (
     InvalidStateStorePartitionError,
     StateStoreMigratedError,
@@ -109,8 +110,8 @@ def create_app(streams: Any) -> FastAPI:
     app.state.streams = streams
     app.state.http = httpx.Client(timeout=FORWARD_TIMEOUT_S)
     config = getattr(streams, "config", {})
-    app.state.signer = signer_for(config)
-    app.state.limits = HttpLimits.from_config(config)
+    app.state.signer = signer_for(config) if isinstance(config, StreamsConfig) else None
+    app.state.limits = HttpLimits.from_config(config) if isinstance(config, StreamsConfig) else HttpLimits()
     app.state.readiness = health.Readiness(streams)
     app.state.history = History()  # filled by the HttpServer's sampler
     # outermost last: the request limits, then the forwarding signature, then the token
@@ -395,7 +396,7 @@ def _key_query(
     key = parse_key(key_given, local.key_serde(store))
     partition = local.partition_of(store, key)
     read = _read_key(kind, key, time_from, time_to) if as_of is None else _read_as_of(store, key, as_of)
-    me = streams.config["application_server"]
+    me = streams.config.application_server
     body = {"store": store, "key": to_json(key), "partition": partition, "host": me}
     try:
         value = local.read(store, partition, read)

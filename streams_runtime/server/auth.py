@@ -40,7 +40,7 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 def expected_token(request: Request) -> str | None:
     streams = request.app.state.streams
-    token: str | None = streams.config["application_server_token"]
+    token: str | None = streams.config.application_server_token
     return token
 
 
@@ -138,7 +138,7 @@ class TokenGate:
 
 def _configured_token(app: Any) -> str | None:
     try:
-        token: str | None = app.state.streams.config["application_server_token"]
+        token: str | None = app.state.streams.config.application_server_token
     except (AttributeError, KeyError, TypeError):  # an app built without a client's config
         return None
     return token

@@ -96,7 +96,7 @@ def topology_panels(request: Request) -> dict[str, Any]:
 @api.get("/instances", summary="Every instance: threads, tasks, store lags and sizes")
 def instances(request: Request) -> dict[str, Any]:
     views = gather(request, lambda: _local(request), lambda host: _remote(request, host))
-    return {"application_id": request.app.state.streams.config["application_id"], "instances": views}
+    return {"application_id": request.app.state.streams.config.application_id, "instances": views}
 
 
 @api.get("/local", summary="This instance: threads, tasks with their kind and state, store lags")

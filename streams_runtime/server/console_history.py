@@ -39,7 +39,7 @@ def history(request: Request, since: Since = None) -> dict[str, Any]:
 def history_all(request: Request, since: Since = None) -> dict[str, Any]:
     target = HISTORY_PATH if since is None else f"{HISTORY_PATH}?since={since}"
     views = gather(request, lambda: _local(request, since), lambda host: _remote(request, host, target))
-    return {"application_id": request.app.state.streams.config["application_id"], "instances": views}
+    return {"application_id": request.app.state.streams.config.application_id, "instances": views}
 
 
 def _local(request: Request, since: int | None) -> dict[str, Any]:

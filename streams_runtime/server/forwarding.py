@@ -30,8 +30,8 @@ import httpx
 from fastapi import Request
 from fastapi.responses import Response
 
+from streams_runtime.config import StreamsConfig
 from streams_runtime.server.signing import (
-    DEFAULT_WINDOW_S,
     RESPONSE_SIGNATURE,
     SIGNATURE,
     SIGNED_HEADERS,
@@ -59,19 +59,13 @@ class ApiError(Exception):
         return {"error": self.error, "message": self.message, **self.extra}
 
 
-def signer_for(config: Any) -> ForwardingSigner | None:
+def signer_for(config: StreamsConfig) -> ForwardingSigner | None:
     """The signer of an instance whose config sets the forwarding secret; None otherwise."""
-    try:
-        secret = config["application_server_forwarding_secret"]
-    except KeyError:
-        secret = None
+    secret = config.application_server_forwarding_secret
     if not secret:
         return None
-    try:
-        window_ms = config["application_server_forwarding_window_ms"]
-    except KeyError:
-        window_ms = DEFAULT_WINDOW_S * 1000
-    return ForwardingSigner(secret, config["application_id"], window_s=window_ms / 1000)
+    window_ms = config.application_server_forwarding_window_ms
+    return ForwardingSigner(secret, config.required_application_id(), window_s=window_ms / 1000)
 
 
 def forwarded_by(request: Request) -> str | None:
@@ -195,7 +189,7 @@ class VerifyForwarded:
                 raw_target(scope).decode("latin-1"),
                 b"",
                 headers,
-                str(state.streams.config["application_server"]),
+                str(state.streams.config.application_server),
             )
         except SignatureError as exc:
             log.warning("refused a forwarded request for %r: %s", scope.get("path"), exc)

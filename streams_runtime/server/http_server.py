@@ -90,12 +90,12 @@ class HttpServer:
 
     @classmethod
     def start_for(cls, streams: Any) -> HttpServer:
-        endpoint = streams.config["application_server"]
+        endpoint = streams.config.application_server
         port = int(endpoint.rpartition(":")[2])
-        unreachable = unreachable_advertisement(endpoint, streams.config["application_server_bind"])
+        unreachable = unreachable_advertisement(endpoint, streams.config.application_server_bind)
         if unreachable:
             log.warning(unreachable)
-        server = cls(create_app(streams), streams.config["application_server_bind"], port)  # Step 1
+        server = cls(create_app(streams), streams.config.application_server_bind, port)  # Step 1
         server.start()
         return server
 

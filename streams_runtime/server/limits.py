@@ -27,6 +27,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from streams_runtime.config import StreamsConfig
 from streams_runtime.server.error_handlers import http_error_response
 
 
@@ -40,23 +41,13 @@ class HttpLimits:
     max_body_bytes: int = 1_048_576
 
     @classmethod
-    def from_config(cls, config: Any) -> HttpLimits:
-        """The limits ``config`` sets; the defaults for the keys it lacks."""
-
-        def get(key: str, default: Any) -> Any:
-            try:
-                value = config[key]
-            except (KeyError, TypeError):
-                return default
-            return default if value is None else value
-
-        defaults = cls()
+    def from_config(cls, config: StreamsConfig) -> HttpLimits:
+        """The limits ``config`` sets."""
         return cls(
-            header_timeout_s=get("application_server_header_timeout_ms", defaults.header_timeout_s * 1000)
-            / 1000,
-            max_header_bytes=get("application_server_max_header_bytes", defaults.max_header_bytes),
-            max_headers=get("application_server_max_headers", defaults.max_headers),
-            max_body_bytes=get("application_server_max_body_bytes", defaults.max_body_bytes),
+            header_timeout_s=config.application_server_header_timeout_ms / 1000,
+            max_header_bytes=config.application_server_max_header_bytes,
+            max_headers=config.application_server_max_headers,
+            max_body_bytes=config.application_server_max_body_bytes,
         )
 
 

@@ -28,7 +28,7 @@ MAX_PARALLEL = 8
 
 def endpoints(streams: Any) -> tuple[str, list[str]]:
     """This instance's endpoint and every endpoint of the group's assignment (and this one)."""
-    me = str(streams.config["application_server"] or "")
+    me = str(streams.config.application_server or "")
     try:
         hosts = {str(m.host_info) for m in streams.all_metadata()}
     except StreamsError:
@@ -41,7 +41,7 @@ def signed_get(request: Request, endpoint: str, target: str) -> dict[str, Any]:
     signer = request.app.state.signer
     if signer is None:
         return {"error": "not asked: reading other instances needs application_server_forwarding_secret"}
-    me = str(request.app.state.streams.config["application_server"])
+    me = str(request.app.state.streams.config.application_server)
     headers = signer.sign_request("GET", target, b"", me, endpoint)
     try:
         url = httpx.URL(f"http://{endpoint}{target}")

@@ -93,17 +93,17 @@ class TopologyTestDriver:
         builder = topology.internal_builder
         app_id = getattr(topology, "application_id", None) or DEFAULT_APPLICATION_ID
         self.config = as_config(config, application_id=app_id)
-        self.application_id: str = self.config["application_id"]
+        self.application_id = self.config.required_application_id()
         builder.validate()
         given = config.originals() if isinstance(config, StreamsConfig) else dict(config or {})
         if "state_dir" in given or "state.dir" in given:
-            self._state_root, self._owns_state = pathlib.Path(self.config["state_dir"]), False
+            self._state_root, self._owns_state = pathlib.Path(self.config.state_dir), False
         else:
             self._state_root, self._owns_state = pathlib.Path(tempfile.mkdtemp(prefix="streams-ttd-")), True
         self._time = _MockTime(initial_wall_clock_time_ms)
         self._collector = _CapturingCollector()
         self.metrics = StreamsMetrics()
-        self._cache = self._make_cache(self.config["statestore_cache_max_bytes"])
+        self._cache = self._make_cache(self.config.statestore_cache_max_bytes)
         self._outputs: dict[str, collections.deque[ProducedRecord]] = {}
         self._produced_topics: set[str] = set()
         self._offsets: dict[str, int] = collections.defaultdict(int)

@@ -4,6 +4,7 @@ every StreamsConfig key, and its pages load nothing from the network (no Google 
 from __future__ import annotations
 
 import argparse
+import html
 import os
 import pathlib
 import re
@@ -43,6 +44,13 @@ def test_configuration_reference_lists_every_key(site: pathlib.Path) -> None:
     }
     for name in _DEFINITIONS:
         assert f"<code>{name}</code>" in page
+    # each key's section shows its Python type, the one mypy gives config.<name>
+    sections = dict(re.findall(r'<h3 id="([a-z0-9_]+)"(.*?)(?=<h3 |\Z)', page, re.S))
+    for name, spec in _DEFINITIONS.items():
+        shown = html.escape(spec.type_name(), quote=False)
+        assert f"<strong>Type:</strong> <code>{shown}</code>" in sections[name], name
+    assert "<strong>Type:</strong> <code>int</code>" in sections["num_stream_threads"]
+    assert "<strong>Type:</strong> <code>str | None</code>" in sections["application_id"]
 
 
 #: the classes a topology is written, run and tested with: each has its section in the API reference

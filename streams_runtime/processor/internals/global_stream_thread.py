@@ -121,14 +121,14 @@ class GlobalRecordCollector:
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         self._client_supplier = client_supplier
-        dead_letter = config["default_deserialization_exception_handler"] == "dead_letter"
-        self.dead_letter_topic: str | None = config["dead_letter_topic"] if dead_letter else None
+        dead_letter = config.default_deserialization_exception_handler == "dead_letter"
+        self.dead_letter_topic: str | None = config.dead_letter_topic if dead_letter else None
         self._bootstrap_servers = bootstrap_servers
         self._client_id = client_id
         overrides = config.client_configs("producer.")
         overrides.pop("transactional.id", None)  # never transactional: no transaction to join
         self._overrides = overrides
-        self._continue_on_error = config["default_production_exception_handler"] == "continue"
+        self._continue_on_error = config.default_production_exception_handler == "continue"
         #: the largest record the producer accepts (dead-letter records are bounded by it)
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._collector: RecordCollector | None = None
@@ -279,7 +279,7 @@ class GlobalStreamThread(threading.Thread):
         self._locked = True
         self._task = self._build_task()
         overrides = self._config.client_configs("global_consumer.")
-        eos = self._config["processing_guarantee"] == "exactly_once_v2"  # as the main consumer
+        eos = self._config.processing_guarantee == "exactly_once_v2"  # as the main consumer
         self._consumer = self._runtime.client_supplier.get_global_consumer(
             self._runtime.bootstrap_servers,
             {
@@ -315,7 +315,7 @@ class GlobalStreamThread(threading.Thread):
             rt.state_directory.task_dir(GLOBAL_DIR),
         )
         task.initialize(input_partition=0)
-        extractor = resolve_extractor(self._config["default_timestamp_extractor"], _wall_clock_ms)
+        extractor = resolve_extractor(self._config.default_timestamp_extractor, _wall_clock_ms)
         for topic, partition in self._partitions:
             if partition != 0:
                 task.add_queue_for(topic, partition, topology.sources_by_topic[topic], extractor)
@@ -456,8 +456,8 @@ class GlobalStreamThread(threading.Thread):
         return n
 
     def _loop(self) -> None:
-        commit_interval = self._config["commit_interval_ms"]
-        poll_s = self._config["poll_ms"] / 1000
+        commit_interval = self._config.commit_interval_ms
+        poll_s = self._config.poll_ms / 1000
         last_commit = _wall_clock_ms()
         while not self._stop_requested.is_set():
             self._apply(self._consumer.consume(CONSUME_BATCH, poll_s))

@@ -136,7 +136,7 @@ class SourcePartitioningCheck:
     @classmethod
     def for_runtime(cls, runtime: RuntimeSetup, metrics: StreamsMetrics) -> SourcePartitioningCheck | None:
         """The check of one stream thread, or None when ``source_partitioning_check`` is ``off``."""
-        mode = runtime.config["source_partitioning_check"]
+        mode = runtime.config.source_partitioning_check
         if mode == "off":
             return None
         return cls(

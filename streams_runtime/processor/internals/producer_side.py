@@ -84,14 +84,14 @@ def create_record_collector(
     (:class:`~.transactional_record_collector.TaskRecordCollectors`); either gives each task
     its own collector."""
     overrides = config.client_configs("producer.")
-    continue_on_error = config["default_production_exception_handler"] == "continue"
-    if config["processing_guarantee"] == "exactly_once_v2":
+    continue_on_error = config.default_production_exception_handler == "continue"
+    if config.processing_guarantee == "exactly_once_v2":
         return TaskRecordCollectors(
             bootstrap_servers,
             client_id,
             overrides,
             changelog_topics,
-            config["application_id"],
+            config.required_application_id(),
             continue_on_error,
             client_supplier,
         )

@@ -73,7 +73,7 @@ class RuntimeSetup:
 
     @staticmethod
     def state_root(config: StreamsConfig) -> pathlib.Path:
-        return pathlib.Path(config["state_dir"]) / str(config["application_id"])
+        return pathlib.Path(config.state_dir) / str(config.application_id)
 
     @classmethod
     def prepare(
@@ -87,7 +87,7 @@ class RuntimeSetup:
         """Validate the topology against the cluster and create its internal topics (see there);
         every client is made by ``client_supplier``."""
         builder = topology.internal_builder
-        app_id = config["application_id"]
+        app_id = config.required_application_id()
         if builder.application_id is None:
             builder.application_id = app_id
         elif builder.application_id != app_id:
@@ -105,11 +105,11 @@ class RuntimeSetup:
         counts = prepare_topics(
             admin,
             builder,
-            config["replication_factor"],
+            config.replication_factor,
             dead_letter_topic=dead_letter_topic(config),
             # the suggested command names the cluster only when it is a real one
             bootstrap_servers=bootstrap_servers if client_supplier is DEFAULT_CLIENT_SUPPLIER else None,
-            exactly_once=config["processing_guarantee"] == "exactly_once_v2",
+            exactly_once=config.processing_guarantee == "exactly_once_v2",
         )
         global_topics = _global_topic_counts(admin, builder)
         infos, sources = _subtopologies(builder)
@@ -130,7 +130,7 @@ class RuntimeSetup:
             sources,
             counts,
             changelogs,
-            StateDirectory(config["state_dir"], app_id),
+            StateDirectory(config.state_dir, app_id),
             member,
             global_topics=global_topics,
             client_supplier=client_supplier,
@@ -159,7 +159,7 @@ class RuntimeSetup:
         if not self.has_pattern_sources:
             return self.pattern_version
         now = time.monotonic()
-        if now - self._patterns_listed_at < self.config["metadata_max_age_ms"] / 1000:
+        if now - self._patterns_listed_at < self.config.metadata_max_age_ms / 1000:
             return self.pattern_version
         if not self._pattern_lock.acquire(blocking=False):  # another thread is listing
             return self.pattern_version
@@ -185,7 +185,7 @@ class RuntimeSetup:
 
     # ------------------------------------------------------------------ per-thread factories
     def new_cache(self) -> Any:
-        max_bytes = self.config["statestore_cache_max_bytes"] // self.config["num_stream_threads"]
+        max_bytes = self.config.statestore_cache_max_bytes // self.config.num_stream_threads
         if max_bytes <= 0:
             return None
         from streams_runtime.state.internals.record_cache import ThreadCache
@@ -201,7 +201,7 @@ class RuntimeSetup:
         return {
             **self.config.client_configs("restore_consumer."),
             # exactly-once restores committed changelog records only (read_committed)
-            "isolation.level": isolation_level(self.config["processing_guarantee"] == "exactly_once_v2"),
+            "isolation.level": isolation_level(self.config.processing_guarantee == "exactly_once_v2"),
         }
 
     def new_changelog_reader(self) -> Any:
@@ -213,7 +213,7 @@ class RuntimeSetup:
             self.bootstrap_servers,
             restore_listener=self.restore_listener,
             consumer_overrides=self.restore_consumer_overrides(),
-            skip_aborted=self.config["processing_guarantee"] == "exactly_once_v2",
+            skip_aborted=self.config.processing_guarantee == "exactly_once_v2",
             client_supplier=self.client_supplier,
             broker=self.broker,
         )
@@ -249,11 +249,11 @@ def _high_availability_settings(config: StreamsConfig) -> dict[str, Any]:
 
     return {
         "assignor_config": AssignorConfig(
-            num_standby_replicas=config["num_standby_replicas"],
-            acceptable_recovery_lag=config["acceptable_recovery_lag"],
-            max_warmup_replicas=config["max_warmup_replicas"],
+            num_standby_replicas=config.num_standby_replicas,
+            acceptable_recovery_lag=config.acceptable_recovery_lag,
+            max_warmup_replicas=config.max_warmup_replicas,
         ),
-        "probing_rebalance_interval_ms": config["probing_rebalance_interval_ms"],
+        "probing_rebalance_interval_ms": config.probing_rebalance_interval_ms,
     }
 
 

@@ -88,7 +88,7 @@ class StandbyTask(Task):
         task_dir = self._state_directory.task_dir(self.id)
         self.context = context = ProcessorContextImpl(
             self,
-            self._config["application_id"],
+            self._config.application_id,
             self.id,
             self._config,
             task_dir,

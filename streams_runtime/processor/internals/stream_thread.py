@@ -229,9 +229,9 @@ class StreamThread(threading.Thread):
         overrides = {**config.client_configs("consumer."), **config.client_configs("main_consumer.")}
         self._consumer = supplier.get_consumer(
             rt.bootstrap_servers,
-            config["application_id"],
+            config.required_application_id(),
             {"client.id": f"{self.name}-consumer", **overrides},
-            read_committed=config["processing_guarantee"] == "exactly_once_v2",
+            read_committed=config.processing_guarantee == "exactly_once_v2",
         )
         # at-least-once with repartition input: re-read offsets a fetch passed over (see gap_guard)
         self._gap_guard = RepartitionGapGuard.for_runtime(rt, overrides, self.streams_metrics)
@@ -260,11 +260,11 @@ class StreamThread(threading.Thread):
         )
         self._member = GroupMember(
             bootstrap_servers=rt.bootstrap_servers,
-            application_id=config["application_id"],
+            application_id=config.required_application_id(),
             process_id=rt.process_id,
             subtopologies=rt.subtopology_sources,
             thread_count=1,
-            endpoint=config["application_server"] or None,
+            endpoint=config.application_server or None,
             task_offset_sums=rt.task_offset_sums,
             on_change=self._on_change,
             client_supplier=supplier,
@@ -287,8 +287,8 @@ class StreamThread(threading.Thread):
 
     def _loop(self) -> None:
         config = self._runtime.config
-        commit_interval = config["commit_interval_ms"]
-        poll_s = config["poll_ms"] / 1000
+        commit_interval = config.commit_interval_ms
+        poll_s = config.poll_ms / 1000
         tasks, collector, consume = self._tasks, self._collector, self._consumer.consume
         changes, member = self._changes, self._member
         last_commit = _wall_clock_ms()

@@ -129,14 +129,14 @@ class StreamTask(Task):
         #: each record's lateness against the task's stream time (debug recording level, and not
         #: for the global task, as in Kafka Streams: its records go through no partition group)
         self.lateness: Any = None
-        if config["metrics_recording_level"] != "info" and task_id != GLOBAL_TASK_ID:
+        if config.metrics_recording_level != "info" and task_id != GLOBAL_TASK_ID:
             self.lateness = metrics.record_lateness(task_id)
         self.processing_handler = ProcessingHandler(
-            config["processing_exception_handler"], self.dropped, task_id
+            config.processing_exception_handler, self.dropped, task_id
         )
         self.deserialization_handler = DeserializationHandler(
-            config["default_deserialization_exception_handler"],
-            config["dead_letter_topic"],
+            config.default_deserialization_exception_handler,
+            config.dead_letter_topic,
             self.dropped,
             collector,
             task_id,
@@ -144,7 +144,7 @@ class StreamTask(Task):
         )
         self.context = ProcessorContextImpl(
             self,
-            config["application_id"],
+            config.application_id,
             task_id,
             config,
             state_dir,
@@ -166,7 +166,7 @@ class StreamTask(Task):
         context = self.context
         partition = self.id.partition if input_partition is None else input_partition
         # Step 1 (with a zero-byte cache the caching layers are stripped, as Kafka Streams does)
-        no_cache = self.config["statestore_cache_max_bytes"] == 0
+        no_cache = self.config.statestore_cache_max_bytes == 0
         for name in self.topology.store_names:
             builder = self._store_builders[name]
             if no_cache and callable(getattr(builder, "with_caching_disabled", None)):
@@ -179,7 +179,7 @@ class StreamTask(Task):
             store.init(context, store)
             context.add_store(store)
         # Step 3
-        default_extractor = resolve_extractor(self.config["default_timestamp_extractor"], self.wall_clock_ms)
+        default_extractor = resolve_extractor(self.config.default_timestamp_extractor, self.wall_clock_ms)
         for node in self.topology.nodes.values():
             context.set_current_node(node)
             if isinstance(node, SinkNode):
@@ -214,7 +214,7 @@ class StreamTask(Task):
         if source is None:
             return False
         self.topology.sources_by_topic[topic] = source
-        default = resolve_extractor(self.config["default_timestamp_extractor"], self.wall_clock_ms)
+        default = resolve_extractor(self.config.default_timestamp_extractor, self.wall_clock_ms)
         self.add_queue_for(topic, partition, source, default)
         return True
 

@@ -126,12 +126,12 @@ class TaskManager:
             consumer,
             collector,
             self._handle_migrated,
-            max_task_idle_ms=config["max_task_idle_ms"],
-            task_timeout_ms=config["task_timeout_ms"],
+            max_task_idle_ms=config.max_task_idle_ms,
+            task_timeout_ms=config.task_timeout_ms,
         )
         #: exactly-once: called when a task was found fenced (the thread asks its member to rejoin)
         self.on_task_migrated: Callable[[], None] = lambda: None
-        self._task_timeout_ms = int(config["task_timeout_ms"])
+        self._task_timeout_ms = int(config.task_timeout_ms)
         #: restored tasks whose committed offsets the broker has not answered yet -> first failure (ms)
         self._awaiting_offsets: dict[TaskId, int] = {}
 

@@ -37,6 +37,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import MissingSinkTopicError, MissingSourceTopicError, TopologyError
 from streams_runtime.processor.internals import topology_info
 from streams_runtime.processor.internals.topology_builder import (
@@ -63,12 +64,12 @@ _SOURCE_ROLES = (SOURCE, GLOBAL_SOURCE)
 log = logging.getLogger("streams_runtime.processor")
 
 
-def dead_letter_topic(config: Mapping[str, Any]) -> str | None:
-    """The topic the deserialization handler of ``config`` (a StreamsConfig) writes records it
-    cannot read to, if it writes any."""
-    if config["default_deserialization_exception_handler"] != "dead_letter":
+def dead_letter_topic(config: StreamsConfig) -> str | None:
+    """The topic the deserialization handler of ``config`` writes records it cannot read to, if it
+    writes any."""
+    if config.default_deserialization_exception_handler != "dead_letter":
         return None
-    return str(config["dead_letter_topic"])
+    return str(config.dead_letter_topic)
 
 
 def user_topics(builder: InternalTopologyBuilder, dead_letter_topic: str | None = None) -> dict[str, str]:

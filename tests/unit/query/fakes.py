@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from streams_runtime import Serdes
+from streams_runtime import Serdes, StreamsConfig
 from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
@@ -154,12 +154,12 @@ class FakeClient:
         self.process_id = f"process-of-{endpoint}"
         self.state = SimpleNamespace(name=state)
         self.setup = fake_setup()
-        self.config = {
-            "application_id": application_id,
-            "application_server": endpoint,
-            "application_server_token": token,
-            "application_server_forwarding_secret": forwarding_secret,
-        }
+        self.config = StreamsConfig(
+            application_id=application_id,
+            application_server=endpoint,
+            application_server_token=token,
+            application_server_forwarding_secret=forwarding_secret,
+        )
         self.restore_progress = None
         self.interactive_queries = InteractiveQueries(
             lambda: self.setup, lambda: self.threads, lambda: self.state.name, lambda: self.restore_progress

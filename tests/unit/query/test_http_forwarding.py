@@ -140,7 +140,7 @@ def test_should_answer_409_naming_the_owner_when_forwarding_is_off():
     assert not recorder.requests
 
 
-@pytest.mark.parametrize("secret_b", [None, "another-secret-of-16+"])
+@pytest.mark.parametrize("secret_b", [None, "another-secret-of-at-least-32-bytes"])
 def test_should_not_relay_an_owner_that_cannot_prove_the_secret(secret_b):
     client, _, recorder = _pair(secret_b=secret_b)
     key = next(k for k in ODD_KEYS if partition_of(k) >= 2)

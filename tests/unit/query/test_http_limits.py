@@ -26,12 +26,12 @@ def server() -> Iterator[HttpServer]:
     thread = FakeThread("a-1")
     thread.host(0, {"k": 1})
     client = FakeClient([thread], endpoint="127.0.0.1:1", token=TOKEN)
-    client.config |= {
-        "application_server_header_timeout_ms": int(HEADER_TIMEOUT_S * 1000),
-        "application_server_max_header_bytes": 16_384,
-        "application_server_max_headers": 100,
-        "application_server_max_body_bytes": 1_048_576,
-    }
+    client.config = client.config.with_overrides(
+        application_server_header_timeout_ms=int(HEADER_TIMEOUT_S * 1000),
+        application_server_max_header_bytes=16_384,
+        application_server_max_headers=100,
+        application_server_max_body_bytes=1_048_576,
+    )
     http = HttpServer(create_app(client), "127.0.0.1", free_port())
     http.start()
     try:

@@ -194,13 +194,16 @@ def test_should_refuse_a_request_signed_before_the_receiver_started():
 
 
 def test_should_take_the_window_from_the_config():
+    from streams_runtime.config import StreamsConfig
     from streams_runtime.server.forwarding import signer_for
 
-    config = {
-        "application_id": APP,
-        "application_server_forwarding_secret": SECRET,
-        "application_server_forwarding_window_ms": 5_000,
-    }
+    config = StreamsConfig(
+        {
+            "application_id": APP,
+            "application_server_forwarding_secret": SECRET,
+            "application_server_forwarding_window_ms": 5_000,
+        }
+    )
     signer = signer_for(config)
     assert signer is not None and signer.window_s == 5.0 and signer.application_id == APP
 

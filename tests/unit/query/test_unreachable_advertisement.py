@@ -63,7 +63,7 @@ def test_the_server_warns_at_start_when_its_advertised_endpoint_is_unreachable(
     )
     monkeypatch.setattr(HttpServer, "start", lambda self: None)
     client = FakeClient([FakeThread("t1", [])], endpoint="10.0.0.2:7070")
-    client.config["application_server_bind"] = "127.0.0.1"
+    client.config = client.config.with_overrides(application_server_bind="127.0.0.1")
     with caplog.at_level(logging.WARNING, logger="streams_runtime.server"):
         HttpServer.start_for(client)
     assert started == [("127.0.0.1", 7070)]
@@ -71,7 +71,7 @@ def test_the_server_warns_at_start_when_its_advertised_endpoint_is_unreachable(
     assert "advertises 10.0.0.2:7070" in caplog.records[0].getMessage()
 
     caplog.clear()
-    client.config["application_server_bind"] = "10.0.0.2"
+    client.config = client.config.with_overrides(application_server_bind="10.0.0.2")
     with caplog.at_level(logging.WARNING, logger="streams_runtime.server"):
         HttpServer.start_for(client)
     assert caplog.records == []
