@@ -300,6 +300,8 @@ class RecordCollector:
 
     #: no delivery report per record (the changelog offsets are counted by the tasks)
     reports_only_errors = True
+    #: what a failing ``produce`` raises (handled by :meth:`_send_failed`)
+    _send_errors: tuple[type[BaseException], ...] = (KafkaException,)
 
     def __init__(
         self,
@@ -361,11 +363,18 @@ class RecordCollector:
                 except BufferError:
                     pass
             self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except KafkaException as exc:
-            err = exc.args[0]
-            if not _is_record_error(err):
-                raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
-            self._refused(topic, key, value, headers, err, partition)
+        except self._send_errors as exc:
+            self._send_failed(exc, topic, key, value, headers, partition)
+
+    def _send_failed(
+        self, exc: BaseException, topic: str, key: Any, value: Any, headers: Any, partition: int | None
+    ) -> None:
+        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused goes
+        to the production handler; any other error fails the send."""
+        err = exc.args[0]
+        if not _is_record_error(err):
+            raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
+        self._refused(topic, key, value, headers, err, partition)
 
     def _refused(
         self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None
