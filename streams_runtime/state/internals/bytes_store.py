@@ -28,14 +28,13 @@ __all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value
 
 
 def check_key(key: Any) -> bytes:
-    """Return ``key`` as ``bytes``; reject ``None`` and non-bytes keys."""
+    """Return ``key`` as ``bytes`` (exactly: a subclass is copied); reject ``None`` and
+    non-bytes keys."""
     if key is None:
         raise TypeError("key cannot be None")
-    if isinstance(key, (bytearray, memoryview)):
-        return bytes(key)
-    if not isinstance(key, bytes):
-        raise TypeError(f"inner stores take bytes keys, got {type(key).__name__}")
-    return key
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return bytes(key)  # the key itself when it is bytes
+    raise TypeError(f"inner stores take bytes keys, got {type(key).__name__}")
 
 
 def validate_retention(name: str, retention_period_ms: int) -> int:
@@ -48,10 +47,11 @@ def validate_retention(name: str, retention_period_ms: int) -> int:
 
 
 def check_value(value: Any) -> bytes | None:
-    """Return ``value`` as ``bytes`` or ``None``; reject other types."""
-    if value is None or isinstance(value, bytes):
+    """Return ``value`` as ``bytes`` (exactly: a subclass is copied) or ``None``; reject other
+    types."""
+    if value is None or type(value) is bytes:
         return value
-    if isinstance(value, (bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"inner stores take bytes values, got {type(value).__name__}")
 
