@@ -24,7 +24,14 @@ from typing import Any, Self
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
 
-__all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
+__all__ = [
+    "AbstractBytesStore",
+    "AbstractInnerStore",
+    "RangeScans",
+    "check_key",
+    "check_value",
+    "validate_retention",
+]
 
 
 def check_key(key: Any) -> bytes:
@@ -135,7 +142,31 @@ class AbstractInnerStore:
         raise NotImplementedError
 
 
-class AbstractBytesStore(AbstractInnerStore):
+class RangeScans:
+    """``range``, ``reverse_range``, ``all`` and ``reverse_all`` of a key-value bytes store, each
+    one call of the store's ``_range(from_key, to_key, reverse=...)``."""
+
+    def _range(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
+        raise NotImplementedError
+
+    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        """Entries with ``from_key <= key <= to_key`` in ascending order (``None`` = open)."""
+        return self._range(from_key, to_key, reverse=False)
+
+    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        """Entries with ``from_key <= key <= to_key`` in descending order."""
+        return self._range(from_key, to_key, reverse=True)
+
+    def all(self) -> StoreIterator:
+        """Every entry in ascending key order."""
+        return self._range(None, None, reverse=False)
+
+    def reverse_all(self) -> StoreIterator:
+        """Every entry in descending key order."""
+        return self._range(None, None, reverse=True)
+
+
+class AbstractBytesStore(RangeScans, AbstractInnerStore):
     """Engine-independent behaviour of an inner bytes store.
 
     Subclasses implement ``_open_store``, ``_close_store``, ``_get``, ``_put``, ``_write_all``,
@@ -214,22 +245,6 @@ class AbstractBytesStore(AbstractInnerStore):
         if type(key) is not bytes:
             key = check_key(key)
         return self._get(key)
-
-    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        """Entries with ``from_key <= key <= to_key`` in ascending order (``None`` = open)."""
-        return self._range(from_key, to_key, reverse=False)
-
-    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        """Entries with ``from_key <= key <= to_key`` in descending order."""
-        return self._range(from_key, to_key, reverse=True)
-
-    def all(self) -> StoreIterator:
-        """Every entry in ascending key order."""
-        return self._range(None, None, reverse=False)
-
-    def reverse_all(self) -> StoreIterator:
-        """Every entry in descending key order."""
-        return self._range(None, None, reverse=True)
 
     def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
         """Entries whose key starts with ``prefix``, ascending (the serde is unused here)."""
