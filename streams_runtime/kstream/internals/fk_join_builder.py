@@ -161,7 +161,7 @@ def foreign_key_join(
 
     receive = StatefulProcessorNode(
         named("-subscription-receive", PROCESSOR),
-        lambda: fp.SubscriptionReceive(shared, store_name),
+        lambda: fp.SubscriptionReceive(shared, store_name=store_name),
         store_factories=(subscription_store,),
     )
     receive.copartition_inputs = [other._node, source]
@@ -169,13 +169,13 @@ def foreign_key_join(
     foreign_getter = tj.value_getter_supplier(other._supplier)
     subscription_join = StatefulProcessorNode(
         named("-subscription-join-foreign", PROCESSOR),
-        lambda: fp.SubscriptionJoin(shared, foreign_getter),
+        lambda: fp.SubscriptionJoin(shared, getter_supplier=foreign_getter),
         store_names=lambda: tuple(foreign_getter.store_names),
     )
     internal.add_graph_node(receive, subscription_join)
     foreign_join = StatefulProcessorNode(
         named("-foreign-join-subscription", PROCESSOR),
-        lambda: fp.ForeignTableJoin(shared, store_name),
+        lambda: fp.ForeignTableJoin(shared, store_name=store_name),
         store_names=(store_name,),
     )
     internal.add_graph_node(other._node, foreign_join)
