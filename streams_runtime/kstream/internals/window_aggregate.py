@@ -54,9 +54,9 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessorContext,
     ProcessorContext,
     current_node_name,
-    flushed_timestamp,
     internal_context,
 )
+from streams_runtime.kstream.internals.table_processors import FlushForwarder
 from streams_runtime.processor.api import Headers, Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import SessionWindow, Windowed
@@ -93,42 +93,14 @@ class UpdateForwarder(Protocol):
     def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None: ...
 
 
-class WindowedTupleForwarder:
+class WindowedTupleForwarder(FlushForwarder):
     """Forwards windowed updates from the cache flush (cached store) or directly."""
 
     def __init__(
         self, store: Any, context: InternalProcessorContext, send_old_values: bool, session: bool
     ) -> None:
-        self.context = context
-        self.node = context.current_node
-        self.send_old_values = send_old_values
         self.session = session
-        listen = getattr(store, "set_flush_listener", None)
-        self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
-
-    def _on_flush(self, windowed: Windowed, new: Any, old: Any, timestamp: Any) -> None:
-        context = self.context
-        previous = context.current_node
-        context.set_current_node(self.node)
-        try:
-            rc = context.record_context()
-            headers = rc.headers if rc is not None else ()
-            if self.session:
-                ts = windowed.window.end
-                change = Change(new, old if self.send_old_values else None)
-            else:
-                ts = (
-                    new.timestamp
-                    if new is not None
-                    else (timestamp if timestamp is not None else flushed_timestamp(rc))
-                )
-                change = Change(
-                    None if new is None else new.value,
-                    None if old is None or not self.send_old_values else old.value,
-                )
-            context.forward(Record(windowed, change, ts, headers))
-        finally:
-            context.set_current_node(previous)
+        super().__init__(store, context, send_old_values)
 
     def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
         if not self.cached:
