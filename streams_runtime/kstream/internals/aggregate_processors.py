@@ -23,6 +23,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
@@ -65,16 +66,7 @@ class _AggregateProcessor(InternalProcessor):
 
     def skip(self, record: Record) -> bool:
         if record.key is None or record.value is None:
-            meta = self.context.record_metadata()
-            if meta is not None:
-                log.warning(
-                    "Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]", *meta
-                )
-            else:
-                log.warning(
-                    "Skipping record due to null key or value. Topic, partition, and offset not known."
-                )
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key or value")
             return True
         return False
 

@@ -31,6 +31,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serdes
@@ -76,16 +77,6 @@ class FkJoinShared:
         if value is None:
             return None
         return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
-
-
-def _skip(context: ProcessorContext, dropped: Any, what: str) -> None:
-    meta = context.record_metadata()
-    log.warning(
-        "Skipping record due to null %s. topic=[%s] partition=[%s] offset=[%s]",
-        what,
-        *(meta or (None, -1, -1)),
-    )
-    dropped.record()
 
 
 def _skip_out_of_order(dropped: Any) -> None:
@@ -148,7 +139,7 @@ class SubscriptionSend(_Base):
             return
         new_fk = self.extractor(record.key, new)
         if new_fk is None:
-            _skip(self.context, self.dropped, "foreign key")
+            skip_null(self.context, self.dropped, "foreign key")
             if old_fk is not None:  # the old result (if any) goes
                 self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
             return
@@ -178,7 +169,7 @@ class SubscriptionReceive(_Base):
     def process(self, record: Record) -> None:
         wrapper: SubscriptionWrapper = record.value
         if record.key is None and wrapper.instruction != Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE:
-            _skip(self.context, self.dropped, "foreign key")
+            skip_null(self.context, self.dropped, "foreign key")
             return
         if wrapper.version > 0:
             raise ValueError("SubscriptionWrapper is of an incompatible version")
@@ -224,7 +215,7 @@ class ForeignTableJoin(_Base):
 
     def process(self, record: Record) -> None:
         if record.key is None:
-            _skip(self.context, self.dropped, "key")
+            skip_null(self.context, self.dropped, "key")
             return
         change = record.value
         if not getattr(change, "is_latest", True):

@@ -23,6 +23,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     flushed_timestamp,
     internal_context,
     node_forwarders,
+    skip_null,
 )
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -173,12 +174,7 @@ class KTableSourceProcessor(_MaterializingProcessor):
 
     def process(self, record: Record) -> None:
         if record.key is None:
-            meta = self.context.record_metadata()
-            if meta is not None:
-                log.warning("Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]", *meta)
-            else:
-                log.warning("Skipping record due to null key. Topic, partition, and offset not known.")
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key")
             return
         store = self.store
         if store is None:
