@@ -109,15 +109,30 @@ class WindowedTupleForwarder(FlushForwarder):
             )
 
 
+def _no_merger(key: Any, aggregate1: Any, aggregate2: Any) -> Any:
+    raise AssertionError("only session windows merge")
+
+
 class _WindowProcessor(InternalProcessor):
     """Shared init, stream-time tracking and dropping of the windowed processors."""
 
     session = False
 
-    def __init__(self, supplier: WindowAggregateSupplier, grace_ms: int) -> None:
+    def __init__(
+        self,
+        supplier: WindowAggregateSupplier,
+        windows: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any] = _no_merger,
+    ) -> None:
+        self.windows = windows
+        self.initializer = initializer
+        self.aggregator = aggregator
+        self.merger = merger  # session windows: the aggregates of two sessions that merge
         self.store_name = supplier.store_name
         self.send_old_values = supplier.send_old_values
-        self.grace_ms = grace_ms
+        self.grace_ms = windows.grace_ms
         self.observed_stream_time = NO_TIMESTAMP
         self.emit_on_close = supplier.emit_on_window_close
         self.last_emit_close_time = NO_TIMESTAMP
@@ -182,18 +197,6 @@ class _WindowProcessor(InternalProcessor):
 class KStreamWindowAggregate(_WindowProcessor):
     """Tumbling and hopping windows (``TimeWindows``); reduce is an aggregate with a None start."""
 
-    def __init__(
-        self,
-        supplier: WindowAggregateSupplier,
-        windows: Any,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        super().__init__(supplier, windows.grace_ms)
-        self.windows = windows
-        self.initializer = initializer
-        self.aggregator = aggregator
-
     def process(self, record: Record) -> None:
         key, timestamp = record.key, record.timestamp
         if key is None:  # a null value is aggregated, as in Kafka Streams (count counts it)
@@ -245,19 +248,9 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
 
     session = True
 
-    def __init__(
-        self,
-        supplier: WindowAggregateSupplier,
-        windows: Any,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-        merger: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        super().__init__(supplier, windows.grace_ms)
-        self.gap = windows.inactivity_gap_ms
-        self.initializer = initializer
-        self.aggregator = aggregator
-        self.merger = merger
+    def init(self, processor_context: ProcessorContext) -> None:
+        super().init(processor_context)
+        self.gap = self.windows.inactivity_gap_ms
 
     def process(self, record: Record) -> None:
         key, timestamp = record.key, record.timestamp
