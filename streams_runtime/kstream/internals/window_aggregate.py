@@ -109,7 +109,7 @@ class WindowedTupleForwarder(FlushForwarder):
             )
 
 
-def _no_merger(key: Any, aggregate1: Any, aggregate2: Any) -> Any:
+def no_merger(key: Any, aggregate1: Any, aggregate2: Any) -> Any:
     raise AssertionError("only session windows merge")
 
 
@@ -124,7 +124,7 @@ class _WindowProcessor(InternalProcessor):
         windows: Any,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-        merger: Callable[[Any, Any, Any], Any] = _no_merger,
+        merger: Callable[[Any, Any, Any], Any] = no_merger,
     ) -> None:
         self.windows = windows
         self.initializer = initializer
