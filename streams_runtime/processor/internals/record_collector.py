@@ -65,7 +65,13 @@ from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
-from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
+from streams_runtime.kafka.clients import (
+    COORDINATOR_ERRORS,
+    UNREACHABLE_ERRORS,
+    KafkaError,
+    KafkaException,
+    Producer,
+)
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
@@ -148,21 +154,16 @@ FENCED_ERROR_CODES = frozenset(
 _FATAL = KafkaError._FATAL  # noqa: SLF001
 #: errors a failing cluster causes (timeouts, lost leaders, too few in-sync replicas): retried by
 #: the client until its timeouts run out; under exactly-once they corrupt the open transaction
-CLUSTER_ERROR_CODES = frozenset(
-    {
+CLUSTER_ERROR_CODES = (
+    UNREACHABLE_ERRORS
+    | COORDINATOR_ERRORS
+    | {
         KafkaError._MSG_TIMED_OUT,  # noqa: SLF001
-        KafkaError._TIMED_OUT,  # noqa: SLF001
         KafkaError._TIMED_OUT_QUEUE,  # noqa: SLF001
-        KafkaError._TRANSPORT,  # noqa: SLF001
-        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
-        KafkaError.REQUEST_TIMED_OUT,
         KafkaError.NOT_LEADER_FOR_PARTITION,
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.NOT_ENOUGH_REPLICAS,
         KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        KafkaError.COORDINATOR_NOT_AVAILABLE,
-        KafkaError.NOT_COORDINATOR,
-        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.CONCURRENT_TRANSACTIONS,
     }
 )
