@@ -49,17 +49,28 @@ def client_config(
     }
 
 
-#: librdkafka error events an outage causes (the client retries them by itself)
-TRANSIENT_CLIENT_ERRORS = frozenset(
+#: errors of a cluster that does not answer (in time), whatever was asked of it
+UNREACHABLE_ERRORS = frozenset(
     {
         KafkaError._TRANSPORT,  # noqa: SLF001
         KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
-        KafkaError._RESOLVE,  # noqa: SLF001
         KafkaError._TIMED_OUT,  # noqa: SLF001
         KafkaError.REQUEST_TIMED_OUT,
-        KafkaError.NETWORK_EXCEPTION,
     }
 )
+#: a group or transaction coordinator moving, or loading its state
+COORDINATOR_ERRORS = frozenset(
+    {
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
+#: librdkafka error events an outage causes (the client retries them by itself)
+TRANSIENT_CLIENT_ERRORS = UNREACHABLE_ERRORS | {
+    KafkaError._RESOLVE,  # noqa: SLF001
+    KafkaError.NETWORK_EXCEPTION,
+}
 
 
 def on_client_error(error: KafkaError) -> None:
@@ -78,9 +89,11 @@ class KafkaUnreachableError(StreamsError):
 
 
 __all__ = [
+    "COORDINATOR_ERRORS",
     "OFFSET_BEGINNING",
     "OFFSET_END",
     "PARTITION_EOF",
+    "UNREACHABLE_ERRORS",
     "Consumer",
     "KafkaError",
     "KafkaException",

@@ -42,9 +42,9 @@ def _count_init() -> int:
     return 0
 
 
-class KGroupedStream:
-    """A stream grouped by key (``group_by_key``/``group_by``): ``count``, ``reduce``,
-    ``aggregate`` into a KTable, ``windowed_by`` for windowed aggregations, ``cogroup``."""
+class _Grouped:
+    """What a grouped stream or table holds: its node, serdes and grouping name, and whether an
+    aggregation repartitions first (always, for a table)."""
 
     def __init__(
         self,
@@ -53,7 +53,7 @@ class KGroupedStream:
         key_serde: Any,
         value_serde: Any,
         grouped_name: str | None,
-        repartition_required: bool,
+        repartition_required: bool = True,
     ) -> None:
         self._internal = internal
         self._node = node
@@ -62,6 +62,22 @@ class KGroupedStream:
         self._grouped_name = grouped_name
         self._repartition_required = repartition_required
         self._repartition_node: RepartitionNode | None = None
+
+    def _aggregation(
+        self, parent: GraphNode, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
+    ) -> KTable:
+        """The aggregation's node under ``parent`` and the KTable of its results."""
+        supplier = ap.AggregateSupplier(mat.store_name, factory)
+        node = ProcessorGraphNode(func_name, supplier, materialized=mat)
+        self._internal.add_graph_node(parent, node)
+        return KTable(
+            self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name
+        )
+
+
+class KGroupedStream(_Grouped):
+    """A stream grouped by key (``group_by_key``/``group_by``): ``count``, ``reduce``,
+    ``aggregate`` into a KTable, ``windowed_by`` for windowed aggregations, ``cogroup``."""
 
     def _repartitioned_parent(self, store_name: str) -> GraphNode:
         """The node the aggregation hangs from: a (possibly shared) repartition node, or upstream."""
@@ -75,13 +91,7 @@ class KGroupedStream:
         return self._repartition_node
 
     def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
-        supplier = ap.AggregateSupplier(mat.store_name, factory)
-        parent = self._repartitioned_parent(mat.store_name)
-        node = ProcessorGraphNode(func_name, supplier, materialized=mat)
-        self._internal.add_graph_node(parent, node)
-        return KTable(
-            self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name
-        )
+        return self._aggregation(self._repartitioned_parent(mat.store_name), func_name, mat, factory)
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
         """Count records per key (null keys/values skipped); Long values."""
@@ -137,19 +147,9 @@ class KGroupedStream:
         return CogroupedKStream(self).cogroup(self, aggregator)
 
 
-class KGroupedTable:
+class KGroupedTable(_Grouped):
     """A table re-grouped by a new key (``KTable.group_by``): ``count``, ``reduce`` and
     ``aggregate`` with a subtractor, since an update moves a row from its old group to its new one."""
-
-    def __init__(
-        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, grouped_name: str | None
-    ) -> None:
-        self._internal = internal
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._grouped_name = grouped_name
-        self._repartition_node: RepartitionNode | None = None
 
     def _build(
         self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
@@ -166,10 +166,7 @@ class KGroupedTable:
                 source, sink, None, topic, self.key_serde, ChangeSerde(self.value_serde)
             )
         internal.add_graph_node(self._node, self._repartition_node)
-        supplier = ap.AggregateSupplier(mat.store_name, factory)
-        node = ProcessorGraphNode(func, supplier, materialized=mat)
-        internal.add_graph_node(self._repartition_node, node)
-        return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
+        return self._aggregation(self._repartition_node, func, mat, factory)
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
         mat = self._internal.materialize(

@@ -74,6 +74,7 @@ class KTable:
         materialized: Materialized | None,
         make_supplier: Callable[[str | None], Any],
         value_serde: Any,
+        store_names: tuple[str, ...] = (),
     ) -> KTable:
         internal = self._internal
         mat = None
@@ -84,7 +85,9 @@ class KTable:
         node_name = internal.name_or_generate(name, prefix)
         queryable = mat.queryable_store_name if mat is not None else None
         supplier = make_supplier(queryable)
-        node = ProcessorGraphNode(node_name, supplier, materialized=mat if queryable else None)
+        node = ProcessorGraphNode(
+            node_name, supplier, store_names=store_names, materialized=mat if queryable else None
+        )
         internal.add_graph_node(self._node, node)
         key_serde = mat.key_serde if mat is not None else self.key_serde
         out_value_serde = mat.value_serde if mat is not None else value_serde
@@ -98,14 +101,7 @@ class KTable:
         name: str | None = None,
     ) -> KTable:
         """Keep entries matching ``predicate(key, value)``; others become deletes downstream."""
-        check_callable(predicate, "predicate")
-        return self._materialized_node(
-            FILTER_NAME,
-            name,
-            materialized,
-            lambda q: tp.KTableFilterSupplier(self._supplier, predicate, False, q),
-            self.value_serde,
-        )
+        return self._filter(predicate, False, materialized, name)
 
     def filter_not(
         self,
@@ -114,12 +110,21 @@ class KTable:
         *,
         name: str | None = None,
     ) -> KTable:
+        return self._filter(predicate, True, materialized, name)
+
+    def _filter(
+        self,
+        predicate: Callable[[Any, Any], bool],
+        negate: bool,
+        materialized: Materialized | None,
+        name: str | None,
+    ) -> KTable:
         check_callable(predicate, "predicate")
         return self._materialized_node(
             FILTER_NAME,
             name,
             materialized,
-            lambda q: tp.KTableFilterSupplier(self._supplier, predicate, True, q),
+            lambda q: tp.KTableFilterSupplier(self._supplier, predicate, negate, q),
             self.value_serde,
         )
 
@@ -171,10 +176,7 @@ class KTable:
         foreign-key join: the extractor maps this table's ``value`` (or ``key, value``) to
         ``other``'s key.
         """
-        if _foreign_key_call(materialized):
-            return _foreign_key_join(self, other, joiner, materialized, False, args, name, kwargs)
-        _no_extra(args, kwargs)
-        return table_table_join(self, other, joiner, "inner", name, materialized)
+        return self._join("inner", other, joiner, materialized, args, name, kwargs)
 
     def left_join(
         self,
@@ -187,10 +189,7 @@ class KTable:
     ) -> KTable:
         """Left table-table join; ``left_join(other, foreign_key_extractor, joiner, ...)`` is a
         foreign-key left join."""
-        if _foreign_key_call(materialized):
-            return _foreign_key_join(self, other, joiner, materialized, True, args, name, kwargs)
-        _no_extra(args, kwargs)
-        return table_table_join(self, other, joiner, "left", name, materialized)
+        return self._join("left", other, joiner, materialized, args, name, kwargs)
 
     def outer_join(
         self,
@@ -200,7 +199,30 @@ class KTable:
         *,
         name: str | None = None,
     ) -> KTable:
-        return table_table_join(self, other, joiner, "outer", name, materialized)
+        return self._join("outer", other, joiner, materialized, (), name, {})
+
+    def _join(
+        self,
+        kind: str,
+        other: Any,
+        joiner: Any,
+        materialized: Any,
+        args: tuple[Any, ...],
+        name: str | None,
+        kwargs: dict[str, Any],
+    ) -> KTable:
+        """A table-table join of ``kind`` (inner, left or outer), or an inner or left foreign-key
+        join when the third argument is the joiner (``materialized`` holds the extractor's joiner)."""
+        if kind != "outer" and _foreign_key_call(materialized):
+            if name is not None:
+                kwargs = {**kwargs, "name": name}
+            return foreign_key_join(self, other, joiner, materialized, kind == "left", args, kwargs)
+        if args or kwargs:
+            raise TypeError(
+                f"unexpected arguments {list(args)} {sorted(kwargs)} for a table-table join; a foreign-key "
+                "join is join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])"
+            )
+        return table_table_join(self, other, joiner, kind, name, materialized)
 
     def suppress(self, suppressed: Any) -> KTable:
         """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
@@ -217,20 +239,14 @@ class KTable:
         """Transform each value with a stateful transformer (``transform(key, value)``, optional
         ``init(context)``/``close()``) that may read ``store_names``; see internals/transform_values."""
         check_callable(transformer_supplier, "transformer supplier")
-        internal = self._internal
-        mat = None
-        if materialized is not None:
-            mat = internal.materialize(materialized, tv.TRANSFORMVALUES_NAME, key_serde=self.key_serde)
-        queryable = mat.queryable_store_name if mat is not None else None
-        node_name = internal.name_or_generate(name, tv.TRANSFORMVALUES_NAME)
-        supplier = tv.KTableTransformValuesSupplier(self._supplier, transformer_supplier, queryable)
-        node = ProcessorGraphNode(
-            node_name, supplier, store_names=store_names, materialized=mat if queryable else None
+        return self._materialized_node(
+            tv.TRANSFORMVALUES_NAME,
+            name,
+            materialized,
+            lambda q: tv.KTableTransformValuesSupplier(self._supplier, transformer_supplier, q),
+            None,
+            store_names,
         )
-        internal.add_graph_node(self._node, node)
-        key_serde = mat.key_serde if mat is not None else self.key_serde
-        value_serde = mat.value_serde if mat is not None else None
-        return KTable(internal, node, key_serde, value_serde, supplier, queryable)
 
     def __repr__(self) -> str:
         return f"KTable({self.name})"
@@ -240,29 +256,6 @@ class KTable:
 def _foreign_key_call(third: Any) -> bool:
     """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
     return callable(third) and not isinstance(third, Materialized)
-
-
-def _no_extra(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    if args or kwargs:
-        raise TypeError(
-            f"unexpected arguments {list(args)} {sorted(kwargs)} for a table-table join; a foreign-key "
-            "join is join(other, foreign_key_extractor, joiner[, TableJoined][, Materialized])"
-        )
-
-
-def _foreign_key_join(
-    table: KTable,
-    other: Any,
-    extractor: Any,
-    joiner: Any,
-    left: bool,
-    args: tuple[Any, ...],
-    name: Any,
-    kwargs: dict[str, Any],
-) -> KTable:
-    if name is not None:
-        kwargs = {**kwargs, "name": name}
-    return foreign_key_join(table, other, extractor, joiner, left, args, kwargs)
 
 
 class GlobalKTable:

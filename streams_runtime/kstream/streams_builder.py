@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.config import StreamsConfig
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.grouped import KGroupedTable
+from streams_runtime.kstream.internals.build_context import MaterializedInternal
 from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 from streams_runtime.kstream.internals.graph import GraphNode, StreamSourceNode, TableSourceNode
 from streams_runtime.kstream.internals.repartition import SOURCE_NAME as KSTREAM_SOURCE_NAME
@@ -124,16 +125,7 @@ class StreamsBuilder:
         materialized: Materialized | None = None,
     ) -> KTable:
         """A KTable over ``topic`` (a changelog: latest value per key; a None value deletes)."""
-        _, opts = _split_options(options, Consumed, Materialized)
-        for opt in opts:
-            if isinstance(opt, Consumed):
-                consumed = opt
-            else:
-                materialized = opt
-        c = consumed or Consumed()
-        mat = self._internal.materialize(
-            materialized, topic + "-", key_serde=c.key_serde, value_serde=c.value_serde
-        )
+        c, mat = self._table_options(topic, options, consumed, materialized)
         if c.key_serde is None and mat.key_serde is not None:
             c = c.replace(key_serde=mat.key_serde)
         if c.value_serde is None and mat.value_serde is not None:
@@ -148,14 +140,15 @@ class StreamsBuilder:
         self._internal.add_graph_node(self._internal.root, node)
         return KTable(self._internal, node, c.key_serde, c.value_serde, supplier, mat.queryable_store_name)
 
-    def global_table(
+    def _table_options(
         self,
         topic: str,
-        *options: Any,
-        consumed: Consumed | None = None,
-        materialized: Materialized | None = None,
-    ) -> GlobalKTable:
-        """A table fully replicated on every instance (always materialized, never logged)."""
+        options: tuple[Any, ...],
+        consumed: Consumed | None,
+        materialized: Materialized | None,
+    ) -> tuple[Consumed, MaterializedInternal]:
+        """The Consumed and the materialization of ``table``/``global_table`` (positional options
+        win over the keywords)."""
         _, opts = _split_options(options, Consumed, Materialized)
         for opt in opts:
             if isinstance(opt, Consumed):
@@ -166,6 +159,17 @@ class StreamsBuilder:
         mat = self._internal.materialize(
             materialized, topic + "-", key_serde=c.key_serde, value_serde=c.value_serde
         )
+        return c, mat
+
+    def global_table(
+        self,
+        topic: str,
+        *options: Any,
+        consumed: Consumed | None = None,
+        materialized: Materialized | None = None,
+    ) -> GlobalKTable:
+        """A table fully replicated on every instance (always materialized, never logged)."""
+        c, mat = self._table_options(topic, options, consumed, materialized)
         mat.materialized = mat.materialized.with_logging_disabled()
         if getattr(mat.materialized.store_supplier, "history_retention_ms", None) is not None:
             raise TopologyError(

@@ -23,7 +23,7 @@ Kafka Streams 3.3) applies to the aggregations built after it; it changes neithe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.emit_strategy import EmitStrategy, StrategyType, check_emit_strategy
@@ -126,6 +126,11 @@ class _WindowStoreFactory:
 
 
 class _WindowedKStream:
+    #: the processor of the aggregations: ``(supplier, windows, initializer, aggregator, merger)``
+    _processor_class: Callable[..., Any]
+    #: ``count()`` without a store name takes (and wastes) one generated name, as Kafka Streams does
+    _count_burns_store_name = True
+
     def __init__(self, grouped: Any, windows: Any) -> None:
         self._grouped = grouped
         self._internal = grouped._internal
@@ -159,43 +164,54 @@ class _WindowedKStream:
         )
 
     def _count_materialized(self, materialized: Any) -> Any:
-        if materialized is not None and materialized.store_name is None:
+        if self._count_burns_store_name and materialized is not None and materialized.store_name is None:
             self._internal.new_store_name(AGGREGATE_NAME)  # Kafka Streams burns one here
         return self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
 
-
-class TimeWindowedKStream(_WindowedKStream):
-    """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
-
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
-        size = (
-            self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
+    def _aggregation(
+        self,
+        name: str | None,
+        prefix: str,
+        mat: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any],
+    ) -> Any:
+        """The windowed aggregation node (its processor: ``_processor_class``) and its KTable."""
+        func = self._internal.name_or_generate(name, prefix)
+        return self._build(
+            func, mat, lambda s: self._processor_class(s, self.windows, initializer, aggregator, merger)
         )
-        return WindowedSerdes.time_windowed(key_serde, max(size, 1))
 
-    def emit_strategy(self, emit_strategy: EmitStrategy) -> TimeWindowedKStream:
+    def emit_strategy(self, emit_strategy: EmitStrategy) -> Self:
         """When the aggregations built after this call forward their results; returns this stream.
 
         ``EmitStrategy.on_window_update()`` (the default) forwards every update;
         ``EmitStrategy.on_window_close()`` forwards one final result per window once stream time
-        passes window end + grace, without a suppression buffer.
+        passes window end + grace (for a session: session end + inactivity gap + grace), without a
+        suppression buffer (and a session store is then never cached).
         """
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def _processor(
+    def _aggregate(
         self,
-        supplier: wa.WindowAggregateSupplier,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any],
+        materialized: Any,
+        name: str | None,
     ) -> Any:
-        return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
+        check_callable(initializer, "initializer")
+        check_callable(aggregator, "aggregator")
+        check_callable(merger, "session merger")
+        mat = self._materialize(materialized, AGGREGATE_NAME, None)
+        return self._aggregation(name, AGGREGATE_NAME, mat, initializer, aggregator, merger)
 
     def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
-        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
+        return self._aggregation(name, AGGREGATE_NAME, mat, _zero, _count, _add_counts)
 
     def reduce(
         self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
@@ -203,8 +219,22 @@ class TimeWindowedKStream(_WindowedKStream):
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
-        func = self._internal.name_or_generate(name, REDUCE_NAME)
-        return self._build(func, mat, lambda s: self._processor(s, _none, _reducing(reducer)))
+        aggregator = _reducing(reducer)
+        return self._aggregation(
+            name, REDUCE_NAME, mat, _none, aggregator, lambda k, a, b: aggregator(k, b, a)
+        )
+
+
+class TimeWindowedKStream(_WindowedKStream):
+    """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
+
+    _processor_class: Callable[..., Any] = wa.KStreamWindowAggregate
+
+    def _windowed_key_serde(self, key_serde: Any) -> Any:
+        size = (
+            self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
+        )
+        return WindowedSerdes.time_windowed(key_serde, max(size, 1))
 
     def aggregate(
         self,
@@ -215,11 +245,7 @@ class TimeWindowedKStream(_WindowedKStream):
         name: str | None = None,
     ) -> Any:
         """``aggregator(key, value, aggregate)`` per key and window, from ``initializer()``."""
-        check_callable(initializer, "initializer")
-        check_callable(aggregator, "aggregator")
-        mat = self._materialize(materialized, AGGREGATE_NAME, None)
-        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: self._processor(s, initializer, aggregator))
+        return self._aggregate(initializer, aggregator, wa.no_merger, materialized, name)
 
 
 class SlidingWindowedKStream(TimeWindowedKStream):
@@ -227,59 +253,17 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     ends inclusive) created by the records (Kafka Streams' KStreamSlidingWindowAggregate); keys are
     ``Windowed(key, TimeWindow(start, start + time difference))``."""
 
-    def _processor(
-        self,
-        supplier: wa.WindowAggregateSupplier,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-    ) -> Any:
-        return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
-
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
-        """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
-        mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
-        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
+    _processor_class: Callable[..., Any] = KStreamSlidingWindowAggregate
+    _count_burns_store_name = False  # unlike time windows, Kafka Streams burns no store name here
 
 
 class SessionWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
 
+    _processor_class: Callable[..., Any] = wa.KStreamSessionWindowAggregate
+
     def _windowed_key_serde(self, key_serde: Any) -> Any:
         return WindowedSerdes.session_windowed(key_serde)
-
-    def emit_strategy(self, emit_strategy: EmitStrategy) -> SessionWindowedKStream:
-        """When the aggregations built after this call forward their results; returns this stream.
-
-        ``EmitStrategy.on_window_close()`` forwards one final result per session once stream time
-        passes session end + inactivity gap + grace (the store is then never cached).
-        """
-        self._emit_strategy = check_emit_strategy(emit_strategy)
-        return self
-
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
-        mat = self._count_materialized(materialized)
-        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(
-            func,
-            mat,
-            lambda s: wa.KStreamSessionWindowAggregate(s, self.windows, _zero, _count, lambda k, a, b: a + b),
-        )
-
-    def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
-    ) -> Any:
-        check_callable(reducer, "reducer")
-        mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
-        func = self._internal.name_or_generate(name, REDUCE_NAME)
-        aggregator = _reducing(reducer)
-        return self._build(
-            func,
-            mat,
-            lambda s: wa.KStreamSessionWindowAggregate(
-                s, self.windows, _none, aggregator, lambda k, a, b: aggregator(k, b, a)
-            ),
-        )
 
     def aggregate(
         self,
@@ -291,16 +275,7 @@ class SessionWindowedKStream(_WindowedKStream):
         name: str | None = None,
     ) -> Any:
         """``aggregator(key, value, agg)``; ``merger(key, agg1, agg2)`` when sessions merge."""
-        check_callable(initializer, "initializer")
-        check_callable(aggregator, "aggregator")
-        check_callable(merger, "session merger")
-        mat = self._materialize(materialized, AGGREGATE_NAME, None)
-        func = self._internal.name_or_generate(name, AGGREGATE_NAME)
-        return self._build(
-            func,
-            mat,
-            lambda s: wa.KStreamSessionWindowAggregate(s, self.windows, initializer, aggregator, merger),
-        )
+        return self._aggregate(initializer, aggregator, merger, materialized, name)
 
 
 def windowed_by(grouped: Any, windows: Any) -> Any:
@@ -324,6 +299,11 @@ def _none() -> None:
 
 def _count(key: Any, value: Any, aggregate: int) -> int:
     return aggregate + 1
+
+
+def _add_counts(key: Any, count1: int, count2: int) -> int:
+    """The merger of two sessions' counts (time windows never merge)."""
+    return count1 + count2
 
 
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:

@@ -30,6 +30,7 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.processor.api import Headers
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
+from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID, TaskId
 from streams_runtime.testing.stores import KeyValueStoreFacade, is_timestamped
@@ -226,23 +227,27 @@ class TopologyTestDriver:
         if self.task.add_pattern_topic(topic, 0):
             self._task_topics.add(topic)
 
+    def _raw(
+        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
+    ) -> RawRecord:
+        """The next record of ``topic`` (partition 0, the topic's next offset)."""
+        offset = self._offsets[topic]
+        self._offsets[topic] = offset + 1
+        return RawRecord(topic, 0, offset, timestamp, key, value, tuple(headers))
+
     def _enqueue(
         self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
     ) -> None:
-        offset = self._offsets[topic]
-        self._offsets[topic] = offset + 1
         task = self.task
         assert task is not None, "a topic of the task's sources implies the task"
-        task.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
+        task.add_record(self._raw(topic, key, value, timestamp, headers))
 
     def _process_global(
         self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
     ) -> None:
-        offset = self._offsets[topic]
-        self._offsets[topic] = offset + 1
         gtask = self.global_task
         assert gtask is not None, "a global topic implies the global task"
-        gtask.add_record(topic, 0, offset, timestamp, key, value, tuple(headers))
+        gtask.add_record(self._raw(topic, key, value, timestamp, headers))
         while gtask.process():
             pass
         gtask.commit()

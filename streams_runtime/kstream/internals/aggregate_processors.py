@@ -23,6 +23,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
@@ -65,16 +66,7 @@ class _AggregateProcessor(InternalProcessor):
 
     def skip(self, record: Record) -> bool:
         if record.key is None or record.value is None:
-            meta = self.context.record_metadata()
-            if meta is not None:
-                log.warning(
-                    "Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]", *meta
-                )
-            else:
-                log.warning(
-                    "Skipping record due to null key or value. Topic, partition, and offset not known."
-                )
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key or value")
             return True
         return False
 
@@ -95,6 +87,9 @@ class _AggregateProcessor(InternalProcessor):
 
 
 class KStreamAggregate(_AggregateProcessor):
+    #: ``count()`` (:class:`KStreamCount`): ``agg + 1`` inline, no call of the aggregator per record
+    _counts = False
+
     def __init__(
         self,
         supplier: AggregateSupplier,
@@ -119,7 +114,7 @@ class KStreamAggregate(_AggregateProcessor):
             old_agg = old.value
             if old.timestamp > timestamp:
                 timestamp = old.timestamp
-        new_agg = self.aggregator(key, value, old_agg)
+        new_agg = old_agg + 1 if self._counts else self.aggregator(key, value, old_agg)
         # put_and_forward, inlined (the hot path of every stream aggregation)
         store.put(key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
         if self.cached:
@@ -135,35 +130,12 @@ class KStreamAggregate(_AggregateProcessor):
 
 class KStreamCount(KStreamAggregate):
     """``count()``: KStreamAggregate with the initializer ``0`` and the aggregator ``agg + 1``
-    applied inline (no call of either per record)."""
+    applied inline (no call of the aggregator per record)."""
+
+    _counts = True
 
     def __init__(self, supplier: AggregateSupplier) -> None:
         super().__init__(supplier, _zero, _plus_one)
-
-    def process(self, record: Record) -> None:
-        key = record.key
-        if (key is None or record.value is None) and self.skip(record):
-            return
-        store = self.store
-        old = store.get(key)
-        timestamp = record.timestamp
-        if old is None:
-            old_count = 0
-        else:
-            old_count = old.value
-            if old.timestamp > timestamp:
-                timestamp = old.timestamp
-        count = old_count + 1
-        store.put(key, ValueAndTimestamp(count, timestamp))
-        if self.cached:
-            return
-        out = Record(
-            key, Change(count, old_count if self.send_old_values else None), timestamp, record.headers
-        )
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
 
 
 def _zero() -> int:
@@ -192,12 +164,16 @@ class KStreamReduce(_AggregateProcessor):
 
 
 class KTableAggregate(_AggregateProcessor):
+    #: ``reduce()`` (:class:`KTableReduce`): no initializer (the first value is the aggregate)
+    #: and the adder and subtractor take ``(agg, value)``
+    _reduces = False
+
     def __init__(
         self,
         supplier: AggregateSupplier,
         initializer: Callable[[], Any],
-        adder: Callable[[Any, Any, Any], Any],
-        subtractor: Callable[[Any, Any, Any], Any],
+        adder: Callable[..., Any],
+        subtractor: Callable[..., Any],
     ) -> None:
         super().__init__(supplier)
         self.initializer = initializer
@@ -207,8 +183,9 @@ class KTableAggregate(_AggregateProcessor):
     def process(self, record: Record) -> None:
         key = record.key
         if key is None:
+            operator = "reduce" if self._reduces else "aggregate"
             raise StreamsError(
-                f"record key for KTable aggregate operator with state {self.store_name} should not be null"
+                f"record key for KTable {operator} operator with state {self.store_name} should not be null"
             )
         change = record.value
         old = self.store.get(key)
@@ -216,49 +193,39 @@ class KTableAggregate(_AggregateProcessor):
         timestamp = record.timestamp
         # Step 1: remove the old value
         if change.old_value is not None and old_agg is not None:
-            agg = self.subtractor(key, change.old_value, old_agg)
+            if self._reduces:
+                agg = self.subtractor(old_agg, change.old_value)
+            else:
+                agg = self.subtractor(key, change.old_value, old_agg)
             timestamp = max(record.timestamp, old.timestamp)
         else:
             agg = old_agg
-        # Step 2: add the new value
+        # Step 2: add the new value (an aggregate only comes from a stored one: ``old`` is set)
         if change.new_value is not None:
-            agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
+            if not self._reduces:
+                agg = self.adder(key, change.new_value, self.initializer() if agg is None else agg)
+            elif agg is None:
+                agg = change.new_value
+            else:
+                agg = self.adder(agg, change.new_value)
             if old is not None:
                 timestamp = max(record.timestamp, old.timestamp)
         self.put_and_forward(record, agg, old_agg, timestamp)
 
 
-class KTableReduce(_AggregateProcessor):
+class KTableReduce(KTableAggregate):
+    """``reduce(adder, subtractor)``: :class:`KTableAggregate` without an initializer."""
+
+    _reduces = True
+
     def __init__(
         self,
         supplier: AggregateSupplier,
         adder: Callable[[Any, Any], Any],
         subtractor: Callable[[Any, Any], Any],
     ) -> None:
-        super().__init__(supplier)
-        self.adder = adder
-        self.subtractor = subtractor
+        super().__init__(supplier, _no_initializer, adder, subtractor)
 
-    def process(self, record: Record) -> None:
-        key = record.key
-        if key is None:
-            raise StreamsError(
-                f"record key for KTable reduce operator with state {self.store_name} should not be null"
-            )
-        change = record.value
-        old = self.store.get(key)
-        old_agg = None if old is None else old.value
-        # Step 1: remove the old value
-        if change.old_value is not None and old_agg is not None:
-            agg = self.subtractor(old_agg, change.old_value)
-            timestamp = max(record.timestamp, old.timestamp)
-        else:
-            agg, timestamp = old_agg, record.timestamp
-        # Step 2: add the new value
-        if change.new_value is not None:
-            if agg is None:
-                agg = change.new_value
-            else:
-                agg = self.adder(agg, change.new_value)
-                timestamp = max(record.timestamp, old.timestamp)
-        self.put_and_forward(record, agg, old_agg, timestamp)
+
+def _no_initializer() -> Any:
+    raise AssertionError("a reduce has no initializer")

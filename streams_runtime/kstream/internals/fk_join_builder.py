@@ -28,7 +28,11 @@ from streams_runtime.kstream.internals.fk_join_wire import (
     SubscriptionWrapperSerde,
 )
 from streams_runtime.kstream.internals.functions import check_callable, positional_arity
-from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSourceNode
+from streams_runtime.kstream.internals.graph import (
+    ProcessorGraphNode,
+    StreamSinkNode,
+    StreamSourceNode,
+)
 from streams_runtime.kstream.internals.join_builders import with_key_joiner
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.options import Consumed, Materialized, Produced
@@ -51,25 +55,12 @@ OUTPUT = FK_JOIN + "OUTPUT-"
 TOPIC_SUFFIX = "-topic"
 
 
-class _InternalTopicSinkNode(GraphNode):
+class _InternalTopicSinkNode(StreamSinkNode):
     """A sink to an internal (repartition-like) topic the runtime creates."""
-
-    def __init__(self, name: str, topic: str, produced: Produced) -> None:
-        super().__init__(name)
-        self.topic = topic
-        self.produced = produced
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(InternalTopicConfig(self.topic, "repartition"))
-        p = self.produced
-        builder.add_sink(
-            self.name,
-            self.topic,
-            self.parent_names(),
-            key_serde=p.key_serde,
-            value_serde=p.value_serde,
-            partitioner=p.partitioner,
-        )
+        super().write(builder, ctx)
 
 
 def _parse(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[TableJoined, Materialized | None]:
@@ -161,7 +152,7 @@ def foreign_key_join(
 
     receive = StatefulProcessorNode(
         named("-subscription-receive", PROCESSOR),
-        lambda: fp.SubscriptionReceive(shared, store_name),
+        lambda: fp.SubscriptionReceive(shared, store_name=store_name),
         store_factories=(subscription_store,),
     )
     receive.copartition_inputs = [other._node, source]
@@ -169,13 +160,13 @@ def foreign_key_join(
     foreign_getter = tj.value_getter_supplier(other._supplier)
     subscription_join = StatefulProcessorNode(
         named("-subscription-join-foreign", PROCESSOR),
-        lambda: fp.SubscriptionJoin(shared, foreign_getter),
+        lambda: fp.SubscriptionJoin(shared, getter_supplier=foreign_getter),
         store_names=lambda: tuple(foreign_getter.store_names),
     )
     internal.add_graph_node(receive, subscription_join)
     foreign_join = StatefulProcessorNode(
         named("-foreign-join-subscription", PROCESSOR),
-        lambda: fp.ForeignTableJoin(shared, store_name),
+        lambda: fp.ForeignTableJoin(shared, store_name=store_name),
         store_names=(store_name,),
     )
     internal.add_graph_node(other._node, foreign_join)

@@ -31,6 +31,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serdes
@@ -78,16 +79,6 @@ class FkJoinShared:
         return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
 
 
-def _skip(context: ProcessorContext, dropped: Any, what: str) -> None:
-    meta = context.record_metadata()
-    log.warning(
-        "Skipping record due to null %s. topic=[%s] partition=[%s] offset=[%s]",
-        what,
-        *(meta or (None, -1, -1)),
-    )
-    dropped.record()
-
-
 def _skip_out_of_order(dropped: Any) -> None:
     """An out-of-order update of a versioned table joins nothing; counted, as in Kafka Streams."""
     log.info("Skipping out-of-order record from versioned table while performing table-table join.")
@@ -95,14 +86,26 @@ def _skip_out_of_order(dropped: Any) -> None:
 
 
 class _Base(InternalProcessor):
-    def __init__(self, shared: FkJoinShared) -> None:
+    """A processor of the join; with ``store_name`` it opens that (subscription) store, with
+    ``getter_supplier`` a table's value getter."""
+
+    def __init__(
+        self, shared: FkJoinShared, *, store_name: str | None = None, getter_supplier: Any = None
+    ) -> None:
         self.shared = shared
+        self.store_name = store_name
+        self.getter_supplier = getter_supplier
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
         self.shared.bind(context)
         self.dropped = context.metrics.dropped_records(context.task_id)
+        if self.store_name is not None:
+            self.store = context.get_state_store(self.store_name)
+        if self.getter_supplier is not None:
+            self.getter = self.getter_supplier.get()
+            self.getter.init(context)
 
 
 class SubscriptionSend(_Base):
@@ -136,7 +139,7 @@ class SubscriptionSend(_Base):
             return
         new_fk = self.extractor(record.key, new)
         if new_fk is None:
-            _skip(self.context, self.dropped, "foreign key")
+            skip_null(self.context, self.dropped, "foreign key")
             if old_fk is not None:  # the old result (if any) goes
                 self._send(record, old_fk, Instruction.DELETE_KEY_AND_PROPAGATE)
             return
@@ -163,19 +166,10 @@ class SubscriptionSend(_Base):
 class SubscriptionReceive(_Base):
     """Stores or removes the subscription; forwards ``((fk, pk), Change(new, old))``."""
 
-    def __init__(self, shared: FkJoinShared, store_name: str) -> None:
-        super().__init__(shared)
-        self.store_name = store_name
-
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        super().init(context)
-        self.store = context.get_state_store(self.store_name)
-
     def process(self, record: Record) -> None:
         wrapper: SubscriptionWrapper = record.value
         if record.key is None and wrapper.instruction != Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE:
-            _skip(self.context, self.dropped, "foreign key")
+            skip_null(self.context, self.dropped, "foreign key")
             return
         if wrapper.version > 0:
             raise ValueError("SubscriptionWrapper is of an incompatible version")
@@ -198,16 +192,6 @@ class SubscriptionReceive(_Base):
 class SubscriptionJoin(_Base):
     """Answers a subscription with the foreign table's current value."""
 
-    def __init__(self, shared: FkJoinShared, foreign_getter: Any) -> None:
-        super().__init__(shared)
-        self.getter_supplier = foreign_getter
-
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        super().init(context)
-        self.getter = self.getter_supplier.get()
-        self.getter.init(context)
-
     def process(self, record: Record) -> None:
         foreign_key, primary_key = record.key
         vat = record.value.new_value
@@ -229,18 +213,9 @@ class SubscriptionJoin(_Base):
 class ForeignTableJoin(_Base):
     """A foreign-table change answers every subscriber of its key."""
 
-    def __init__(self, shared: FkJoinShared, store_name: str) -> None:
-        super().__init__(shared)
-        self.store_name = store_name
-
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        super().init(context)
-        self.store = context.get_state_store(self.store_name)
-
     def process(self, record: Record) -> None:
         if record.key is None:
-            _skip(self.context, self.dropped, "key")
+            skip_null(self.context, self.dropped, "key")
             return
         change = record.value
         if not getattr(change, "is_latest", True):
@@ -262,16 +237,9 @@ class ResponseJoin(_Base):
     """Joins a response with the current left value when the hash still matches."""
 
     def __init__(self, shared: FkJoinShared, getter: Any, joiner: Any, left_join: bool) -> None:
-        super().__init__(shared)
-        self.getter_supplier = getter
+        super().__init__(shared, getter_supplier=getter)
         self.joiner = joiner
         self.left_join = left_join
-
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        super().init(context)
-        self.getter = self.getter_supplier.get()
-        self.getter.init(context)
 
     def process(self, record: Record) -> None:
         response: SubscriptionResponseWrapper = record.value

@@ -18,7 +18,7 @@ the sources feeding it (joins).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
@@ -225,3 +225,17 @@ class StreamSinkNode(GraphNode):
             value_serde=p.value_serde,
             partitioner=p.partitioner,
         )
+
+
+def walk_upstream(node: GraphNode, stop: Callable[[GraphNode], bool]) -> Iterator[GraphNode]:
+    """``node`` and the nodes above it, each once, depth first; the parents of a node for which
+    ``stop(node)`` is true are not walked."""
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if not stop(current):
+            stack.extend(current.parents)

@@ -8,6 +8,9 @@ the ``context`` attribute's.
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.api import Processor, ProcessorContext
 from streams_runtime.processor.internals.context import (
@@ -25,7 +28,21 @@ __all__ = [
     "flushed_timestamp",
     "internal_context",
     "node_forwarders",
+    "skip_null",
 ]
+
+log = logging.getLogger("streams_runtime.kstream")
+
+
+def skip_null(context: InternalProcessorContext, dropped: Any, what: str) -> None:
+    """A record skipped for a null ``what`` (``"key"``, ``"key or value"``, ...): logged as
+    Kafka Streams logs it, and counted by the ``dropped`` sensor."""
+    meta = context.record_metadata()
+    if meta is not None:
+        log.warning("Skipping record due to null %s. topic=[%s] partition=[%s] offset=[%s]", what, *meta)
+    else:
+        log.warning("Skipping record due to null %s. Topic, partition, and offset not known.", what)
+    dropped.record()
 
 
 def current_node_name(context: InternalProcessorContext) -> str:

@@ -31,12 +31,11 @@ involve ``t``), which is why the store's retention must be at least ``2d + grace
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from streams_runtime.kstream.internals.internal_processor import ProcessorContext
 from streams_runtime.kstream.internals.window_aggregate import (
     NO_TIMESTAMP,
-    WindowAggregateSupplier,
     _WindowProcessor,
 )
 from streams_runtime.processor.api import Record
@@ -49,17 +48,9 @@ __all__ = ["KStreamSlidingWindowAggregate"]
 class KStreamSlidingWindowAggregate(_WindowProcessor):
     """Sliding windows (``SlidingWindows``); reduce is an aggregate whose initializer returns None."""
 
-    def __init__(
-        self,
-        supplier: WindowAggregateSupplier,
-        windows: Any,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        super().__init__(supplier, windows.grace_ms)
-        self.diff = windows.time_difference_ms
-        self.initializer = initializer
-        self.aggregator = aggregator
+    def init(self, processor_context: ProcessorContext) -> None:
+        super().init(processor_context)
+        self.diff = self.windows.time_difference_ms
 
     # -- entry point -------------------------------------------------------------------------
 

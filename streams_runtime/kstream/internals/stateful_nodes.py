@@ -19,6 +19,7 @@ from streams_runtime.kstream.internals.graph import (
     RepartitionNode,
     StreamSourceNode,
     TableSourceNode,
+    walk_upstream,
 )
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
@@ -66,18 +67,11 @@ class StatefulProcessorNode(ProcessorGraphNode):
 def source_node_names(node: GraphNode) -> list[str]:
     """The (non-global) source processors feeding ``node`` within its sub-topology."""
     found: list[str] = []
-    stack, seen = [node], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, RepartitionNode) or isinstance(current, StreamSourceNode):
+    for current in walk_upstream(
+        node, lambda n: isinstance(n, RepartitionNode | StreamSourceNode | TableSourceNode)
+    ):
+        if isinstance(current, RepartitionNode | StreamSourceNode):
             found.append(current.name)
-            continue
-        if isinstance(current, TableSourceNode):
-            if not current.is_global:
-                found.append(current.source_name)
-            continue
-        stack.extend(current.parents)
+        elif isinstance(current, TableSourceNode) and not current.is_global:
+            found.append(current.source_name)
     return sorted(found)

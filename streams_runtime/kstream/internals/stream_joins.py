@@ -31,6 +31,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.kstream.windows import JoinWindows
 from streams_runtime.processor.api import Record
@@ -198,12 +199,7 @@ class KStreamKStreamJoinSide(InternalProcessor):
             self.forward(record.with_value(self.joiner(key, value, None)))
             return
         if key is None or value is None:
-            meta = self.context.record_metadata()
-            log.warning(
-                "Skipping record due to null key or value. topic=[%s] partition=[%s] offset=[%s]",
-                *(meta or (None, -1, -1)),
-            )
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key or value")
             return
         outer_store = self.outer_store
         if outer_store is not None and ts == tracker.stream_time:

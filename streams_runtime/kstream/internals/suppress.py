@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.dsl_types import T
-from streams_runtime.kstream.internals.graph import GraphNode
+from streams_runtime.kstream.internals.graph import GraphNode, walk_upstream
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
@@ -159,16 +159,10 @@ class KTableSuppressProcessor(InternalProcessor):
 
 
 def _windows_upstream(node: GraphNode) -> Any:
-    stack, seen = [node], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
+    for current in walk_upstream(node, lambda n: False):
         supplier = getattr(current, "supplier", None)
         if isinstance(supplier, WindowAggregateSupplier):
             return getattr(supplier, "windows", None)
-        stack.extend(current.parents)
     return None
 
 

@@ -28,6 +28,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    skip_null,
 )
 from streams_runtime.kstream.internals.table_processors import TupleForwarder
 from streams_runtime.processor.api import Processor, Record
@@ -117,8 +118,22 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
     raise TypeError(f"cannot look up values of a table produced by {type(table_supplier).__name__}")
 
 
+class _LookupJoin(InternalProcessor):
+    """A join processor that looks the other side up through ``getter_supplier``."""
+
+    getter_supplier: ValueGetterSupplier
+
+    def init(self, processor_context: ProcessorContext) -> None:
+        context = internal_context(processor_context)
+        self.context = context
+        self.forward = context.forward
+        self.getter = self.getter_supplier.get()
+        self.getter.init(context)
+        self.dropped = context.metrics.dropped_records(context.task_id)
+
+
 # ---------------------------------------------------------------------------- stream-table
-class KStreamKTableJoin(InternalProcessor):
+class KStreamKTableJoin(_LookupJoin):
     """Stream records look the table up; ``key_mapper`` maps to the table key (GlobalKTable)."""
 
     def __init__(
@@ -133,14 +148,6 @@ class KStreamKTableJoin(InternalProcessor):
         self.left = left
         self.key_mapper = key_mapper
 
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        self.context = context
-        self.forward = context.forward
-        self.getter = self.getter_supplier.get()
-        self.getter.init(context)
-        self.dropped = context.metrics.dropped_records(context.task_id)
-
     def process(self, record: Record) -> None:
         key, value = record.key, record.value
         mapper = self.key_mapper
@@ -151,12 +158,7 @@ class KStreamKTableJoin(InternalProcessor):
             self.forward(record.with_value(self.joiner(key, value, None)))
             return
         if table_key is None or value is None:
-            meta = self.context.record_metadata()
-            log.warning(
-                "Skipping record due to null join key or value. topic=[%s] partition=[%s] offset=[%s]",
-                *(meta or (None, -1, -1)),
-            )
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "join key or value")
             return
         if getattr(self.getter, "versioned", False):
             found = self.getter.get(table_key, record.timestamp)
@@ -196,30 +198,17 @@ class KTableKTableJoinSupplier:
         return KTableKTableJoinProcessor(self)
 
 
-class KTableKTableJoinProcessor(InternalProcessor):
+class KTableKTableJoinProcessor(_LookupJoin):
     def __init__(self, supplier: KTableKTableJoinSupplier) -> None:
         self.kind = supplier.kind
         self.joiner = supplier.joiner
         self.send_old_values = supplier.send_old_values
         self.getter_supplier = supplier.other_getter
 
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        self.context = context
-        self.forward = context.forward
-        self.getter = self.getter_supplier.get()
-        self.getter.init(context)
-        self.dropped = context.metrics.dropped_records(context.task_id)
-
     def process(self, record: Record) -> None:
         key, change = record.key, record.value
         if key is None:
-            meta = self.context.record_metadata()
-            log.warning(
-                "Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]",
-                *(meta or (None, -1, -1)),
-            )
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key")
             return
         if not change.is_latest:  # an out-of-order update of a versioned table joins nothing
             log.info("Skipping out-of-order record from versioned table while performing table-table join.")
@@ -229,31 +218,24 @@ class KTableKTableJoinProcessor(InternalProcessor):
         other = None if found is None else found.value
         kind, joiner = self.kind, self.joiner
         new_value = old_value = None
-        if kind in ("inner", "right"):
-            if other is None:
-                return
-            if kind == "inner":
-                if change.new_value is not None:
-                    new_value = joiner(key, change.new_value, other)
-                if self.send_old_values and change.old_value is not None:
-                    old_value = joiner(key, change.old_value, other)
-            else:
+        if other is None and (
+            kind in ("inner", "right") or (change.new_value is None and change.old_value is None)
+        ):
+            return
+        if kind in ("inner", "left"):
+            if change.new_value is not None:
                 new_value = joiner(key, change.new_value, other)
-                if self.send_old_values:
-                    old_value = joiner(key, change.old_value, other)
-        else:
-            if other is None and change.new_value is None and change.old_value is None:
-                return
-            if kind == "left":
-                if change.new_value is not None:
-                    new_value = joiner(key, change.new_value, other)
-                if self.send_old_values and change.old_value is not None:
-                    old_value = joiner(key, change.old_value, other)
-            else:
-                if other is not None or change.new_value is not None:
-                    new_value = joiner(key, change.new_value, other)
-                if self.send_old_values and (other is not None or change.old_value is not None):
-                    old_value = joiner(key, change.old_value, other)
+            if self.send_old_values and change.old_value is not None:
+                old_value = joiner(key, change.old_value, other)
+        elif kind == "right":
+            new_value = joiner(key, change.new_value, other)
+            if self.send_old_values:
+                old_value = joiner(key, change.old_value, other)
+        else:  # outer
+            if other is not None or change.new_value is not None:
+                new_value = joiner(key, change.new_value, other)
+            if self.send_old_values and (other is not None or change.old_value is not None):
+                old_value = joiner(key, change.old_value, other)
         timestamp = record.timestamp if found is None else max(record.timestamp, found.timestamp)
         self.forward(Record(key, Change(new_value, old_value, change.is_latest), timestamp, record.headers))
 

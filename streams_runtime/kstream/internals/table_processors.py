@@ -23,6 +23,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     flushed_timestamp,
     internal_context,
     node_forwarders,
+    skip_null,
 )
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
@@ -34,15 +35,17 @@ from streams_runtime.state.internals.versioned_store import (
 log = logging.getLogger("streams_runtime.kstream")
 
 
-class TupleForwarder:
-    """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
-    directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
+class FlushForwarder:
+    """What the record cache's flush of a materialized KTable's store forwards: each flushed
+    update, under the node and record context it was written with (Kafka Streams' cache flush
+    listener). ``cached``: the store has a cache (else the processor forwards directly)."""
+
+    #: a session store's updates: plain aggregates, timestamped by the session's end
+    session = False
 
     def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
-        # the only child called directly by the aggregations' uncached path (see node_forwarders)
-        self.forward, self.child, self.child_failed = node_forwarders(context)
         self.send_old_values = send_old_values
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
@@ -54,14 +57,28 @@ class TupleForwarder:
         try:
             rc = context.record_context()
             headers = rc.headers if rc is not None else ()
-            if new is not None:
-                ts, new_value = new.timestamp, new.value
+            if self.session:
+                ts, new_value, old_value = key.window.end, new, old
             else:
-                ts, new_value = (timestamp if timestamp is not None else flushed_timestamp(rc)), None
-            old_value = None if old is None or not self.send_old_values else old.value
-            context.forward(Record(key, Change(new_value, old_value), ts, headers))
+                if new is not None:
+                    ts, new_value = new.timestamp, new.value
+                else:
+                    ts, new_value = (timestamp if timestamp is not None else flushed_timestamp(rc)), None
+                old_value = None if old is None else old.value
+            change = Change(new_value, old_value if self.send_old_values else None)
+            context.forward(Record(key, change, ts, headers))
         finally:
             context.set_current_node(previous)
+
+
+class TupleForwarder(FlushForwarder):
+    """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
+    directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
+
+    def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
+        super().__init__(store, context, send_old_values)
+        # the only child called directly by the aggregations' uncached path (see node_forwarders)
+        self.forward, self.child, self.child_failed = node_forwarders(context)
 
     def maybe_forward(self, record: Record) -> None:
         if self.cached:
@@ -123,8 +140,10 @@ class KTableSourceSupplier(KTableProcessorSupplier):
         return KTableSourceProcessor(self)
 
 
-class KTableSourceProcessor(InternalProcessor):
-    def __init__(self, supplier: KTableSourceSupplier) -> None:
+class _MaterializingProcessor(InternalProcessor):
+    """Shared init of KTable processors that may own a store (source, filter, map_values)."""
+
+    def __init__(self, supplier: KTableProcessorSupplier) -> None:
         self.store_name = supplier.queryable_name
         self.send_old_values = supplier.send_old_values
         self.store: Any = None  # a timestamped (or versioned) key-value store, when materialized
@@ -132,19 +151,30 @@ class KTableSourceProcessor(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
-        self.dropped = context.metrics.dropped_records(context.task_id)
         if self.store_name is not None:
             self.store = context.get_state_store(self.store_name)
             self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
 
+    def emit(self, record: Record, new: Any, old: Any) -> None:
+        if self.store is not None:
+            self.store.put(record.key, ValueAndTimestamp.make(new, record.timestamp))
+            self.forwarder.maybe_forward(record.with_value(Change(new, old)))
+        else:
+            self.context.forward(record.with_value(Change(new, old, record.value.is_latest)))
+
+    def old_from_store(self, key: Any) -> Any:
+        vat = self.store.get(key)
+        return None if vat is None else vat.value
+
+
+class KTableSourceProcessor(_MaterializingProcessor):
+    def init(self, processor_context: ProcessorContext) -> None:
+        super().init(processor_context)
+        self.dropped = self.context.metrics.dropped_records(self.context.task_id)
+
     def process(self, record: Record) -> None:
         if record.key is None:
-            meta = self.context.record_metadata()
-            if meta is not None:
-                log.warning("Skipping record due to null key. topic=[%s] partition=[%s] offset=[%s]", *meta)
-            else:
-                log.warning("Skipping record due to null key. Topic, partition, and offset not known.")
-            self.dropped.record()
+            skip_null(self.context, self.dropped, "key")
             return
         store = self.store
         if store is None:
@@ -195,33 +225,6 @@ class KTableSourceProcessor(InternalProcessor):
 
 
 # ---------------------------------------------------------------------------- filter / map_values
-class _MaterializingProcessor(InternalProcessor):
-    """Shared init of KTable processors that may own a store (filter, map_values)."""
-
-    def __init__(self, supplier: KTableProcessorSupplier) -> None:
-        self.store_name = supplier.queryable_name
-        self.send_old_values = supplier.send_old_values
-        self.store: Any = None  # a timestamped (or versioned) key-value store, when materialized
-
-    def init(self, processor_context: ProcessorContext) -> None:
-        context = internal_context(processor_context)
-        self.context = context
-        if self.store_name is not None:
-            self.store = context.get_state_store(self.store_name)
-            self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
-
-    def emit(self, record: Record, new: Any, old: Any) -> None:
-        if self.store is not None:
-            self.store.put(record.key, ValueAndTimestamp.make(new, record.timestamp))
-            self.forwarder.maybe_forward(record.with_value(Change(new, old)))
-        else:
-            self.context.forward(record.with_value(Change(new, old, record.value.is_latest)))
-
-    def old_from_store(self, key: Any) -> Any:
-        vat = self.store.get(key)
-        return None if vat is None else vat.value
-
-
 class KTableFilterSupplier(KTableProcessorSupplier):
     def __init__(
         self, parent: Any, predicate: Callable[[Any, Any], bool], filter_not: bool, queryable_name: str | None

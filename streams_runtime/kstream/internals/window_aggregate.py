@@ -54,9 +54,9 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessorContext,
     ProcessorContext,
     current_node_name,
-    flushed_timestamp,
     internal_context,
 )
+from streams_runtime.kstream.internals.table_processors import FlushForwarder
 from streams_runtime.processor.api import Headers, Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import SessionWindow, Windowed
@@ -93,42 +93,14 @@ class UpdateForwarder(Protocol):
     def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None: ...
 
 
-class WindowedTupleForwarder:
+class WindowedTupleForwarder(FlushForwarder):
     """Forwards windowed updates from the cache flush (cached store) or directly."""
 
     def __init__(
         self, store: Any, context: InternalProcessorContext, send_old_values: bool, session: bool
     ) -> None:
-        self.context = context
-        self.node = context.current_node
-        self.send_old_values = send_old_values
         self.session = session
-        listen = getattr(store, "set_flush_listener", None)
-        self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
-
-    def _on_flush(self, windowed: Windowed, new: Any, old: Any, timestamp: Any) -> None:
-        context = self.context
-        previous = context.current_node
-        context.set_current_node(self.node)
-        try:
-            rc = context.record_context()
-            headers = rc.headers if rc is not None else ()
-            if self.session:
-                ts = windowed.window.end
-                change = Change(new, old if self.send_old_values else None)
-            else:
-                ts = (
-                    new.timestamp
-                    if new is not None
-                    else (timestamp if timestamp is not None else flushed_timestamp(rc))
-                )
-                change = Change(
-                    None if new is None else new.value,
-                    None if old is None or not self.send_old_values else old.value,
-                )
-            context.forward(Record(windowed, change, ts, headers))
-        finally:
-            context.set_current_node(previous)
+        super().__init__(store, context, send_old_values)
 
     def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
         if not self.cached:
@@ -137,15 +109,30 @@ class WindowedTupleForwarder:
             )
 
 
+def no_merger(key: Any, aggregate1: Any, aggregate2: Any) -> Any:
+    raise AssertionError("only session windows merge")
+
+
 class _WindowProcessor(InternalProcessor):
     """Shared init, stream-time tracking and dropping of the windowed processors."""
 
     session = False
 
-    def __init__(self, supplier: WindowAggregateSupplier, grace_ms: int) -> None:
+    def __init__(
+        self,
+        supplier: WindowAggregateSupplier,
+        windows: Any,
+        initializer: Callable[[], Any],
+        aggregator: Callable[[Any, Any, Any], Any],
+        merger: Callable[[Any, Any, Any], Any] = no_merger,
+    ) -> None:
+        self.windows = windows
+        self.initializer = initializer
+        self.aggregator = aggregator
+        self.merger = merger  # session windows: the aggregates of two sessions that merge
         self.store_name = supplier.store_name
         self.send_old_values = supplier.send_old_values
-        self.grace_ms = grace_ms
+        self.grace_ms = windows.grace_ms
         self.observed_stream_time = NO_TIMESTAMP
         self.emit_on_close = supplier.emit_on_window_close
         self.last_emit_close_time = NO_TIMESTAMP
@@ -210,18 +197,6 @@ class _WindowProcessor(InternalProcessor):
 class KStreamWindowAggregate(_WindowProcessor):
     """Tumbling and hopping windows (``TimeWindows``); reduce is an aggregate with a None start."""
 
-    def __init__(
-        self,
-        supplier: WindowAggregateSupplier,
-        windows: Any,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        super().__init__(supplier, windows.grace_ms)
-        self.windows = windows
-        self.initializer = initializer
-        self.aggregator = aggregator
-
     def process(self, record: Record) -> None:
         key, timestamp = record.key, record.timestamp
         if key is None:  # a null value is aggregated, as in Kafka Streams (count counts it)
@@ -273,19 +248,9 @@ class KStreamSessionWindowAggregate(_WindowProcessor):
 
     session = True
 
-    def __init__(
-        self,
-        supplier: WindowAggregateSupplier,
-        windows: Any,
-        initializer: Callable[[], Any],
-        aggregator: Callable[[Any, Any, Any], Any],
-        merger: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        super().__init__(supplier, windows.grace_ms)
-        self.gap = windows.inactivity_gap_ms
-        self.initializer = initializer
-        self.aggregator = aggregator
-        self.merger = merger
+    def init(self, processor_context: ProcessorContext) -> None:
+        super().init(processor_context)
+        self.gap = self.windows.inactivity_gap_ms
 
     def process(self, record: Record) -> None:
         key, timestamp = record.key, record.timestamp

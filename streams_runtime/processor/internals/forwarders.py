@@ -124,19 +124,6 @@ class RecordForwarding:
     # ------------------------------------------------------------------ the general edge
     def forward(self, record: Record, child_name: str | None = None) -> None:
         node = self._node
-        if child_name is None and node is not None:
-            child = node.only_child
-            if child is not None:  # one child (a source's, a chain's): the loop below, unrolled
-                previous_record = self._record
-                self._record = record
-                self._node = child
-                try:
-                    child.process(record)
-                except Exception as exc:
-                    self.edge_failed(exc, child.name, record)
-                self._node = node
-                self._record = previous_record
-                return
         if node is None:
             raise StreamsError("forward() was called outside of a processor (no node is being executed)")
         children: Sequence[ProcessorNode]

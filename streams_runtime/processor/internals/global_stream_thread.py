@@ -445,9 +445,7 @@ class GlobalStreamThread(threading.Thread):
             offset = msg.offset()
             if offset <= positions.get(tp, -1):
                 continue
-            task.add_record(
-                tp[0], tp[1], offset, msg.timestamp()[1], msg.key(), msg.value(), msg.headers() or ()
-            )
+            task.add_record(msg)
             positions[tp] = offset
             n += 1
         if n:

@@ -114,18 +114,10 @@ class DeserializationHandler:
         self._collector = collector
         self._task_id = task_id
 
-    def handle(
-        self,
-        exc: BaseException,
-        topic: str,
-        partition: int,
-        offset: int,
-        timestamp: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Headers,
-    ) -> None:
-        """Called for a corrupt record; returns to skip it or raises to fail."""
+    def handle(self, exc: BaseException, msg: Any) -> None:
+        """Called for a corrupt record (``msg``: a consumed client message, or a
+        :class:`~.partition_group.RawRecord`); returns to skip it or raises to fail."""
+        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
         where = f"topic={topic} partition={partition} offset={offset}"
         if self.mode == "log_and_fail":
             log.error("Deserialization error in task %s, %s: %s", self._task_id, where, exc)
@@ -138,8 +130,12 @@ class DeserializationHandler:
                 raise DeserializationFailedError(f"no dead_letter_topic to send the record at {where} to")
             max_bytes = getattr(self._collector, "max_message_bytes", 1_000_000)
             key, value, all_headers = bounded_dead_letter(
-                key, value, tuple(headers) + dead_letter_headers(exc, topic, partition, offset), max_bytes
+                msg.key(),
+                msg.value(),
+                tuple(msg.headers() or ()) + dead_letter_headers(exc, topic, partition, offset),
+                max_bytes,
             )
+            timestamp = msg.timestamp()[1]
             self._collector.send(self.dead_letter_topic, key, value, all_headers, max(timestamp, 0), None)
             log.warning(
                 "Deserialization error in task %s, %s: %s; record sent to dead-letter topic %s",

@@ -179,16 +179,7 @@ class RecordQueue:
                 key = deserialize_or_raise(self.key_serde, topic, "key", raw_key)
                 value = deserialize_or_raise(self.value_serde, topic, "value", raw_value)
             except Exception as exc:  # a corrupt record: the handler skips it or raises
-                self._handler.handle(
-                    exc,
-                    topic,
-                    self.partition,
-                    msg.offset(),
-                    msg.timestamp()[1],
-                    raw_key,
-                    raw_value,
-                    msg.headers() or (),
-                )
+                self._handler.handle(exc, msg)
                 return None
         result: ConsumerRecord = _new_tuple(
             ConsumerRecord,

@@ -65,7 +65,13 @@ from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
 from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
-from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
+from streams_runtime.kafka.clients import (
+    COORDINATOR_ERRORS,
+    UNREACHABLE_ERRORS,
+    KafkaError,
+    KafkaException,
+    Producer,
+)
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
@@ -148,21 +154,16 @@ FENCED_ERROR_CODES = frozenset(
 _FATAL = KafkaError._FATAL  # noqa: SLF001
 #: errors a failing cluster causes (timeouts, lost leaders, too few in-sync replicas): retried by
 #: the client until its timeouts run out; under exactly-once they corrupt the open transaction
-CLUSTER_ERROR_CODES = frozenset(
-    {
+CLUSTER_ERROR_CODES = (
+    UNREACHABLE_ERRORS
+    | COORDINATOR_ERRORS
+    | {
         KafkaError._MSG_TIMED_OUT,  # noqa: SLF001
-        KafkaError._TIMED_OUT,  # noqa: SLF001
         KafkaError._TIMED_OUT_QUEUE,  # noqa: SLF001
-        KafkaError._TRANSPORT,  # noqa: SLF001
-        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
-        KafkaError.REQUEST_TIMED_OUT,
         KafkaError.NOT_LEADER_FOR_PARTITION,
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.NOT_ENOUGH_REPLICAS,
         KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        KafkaError.COORDINATOR_NOT_AVAILABLE,
-        KafkaError.NOT_COORDINATOR,
-        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.CONCURRENT_TRANSACTIONS,
     }
 )
@@ -300,6 +301,8 @@ class RecordCollector:
 
     #: no delivery report per record (the changelog offsets are counted by the tasks)
     reports_only_errors = True
+    #: what a failing ``produce`` raises (handled by :meth:`_send_failed`)
+    _send_errors: tuple[type[BaseException], ...] = (KafkaException,)
 
     def __init__(
         self,
@@ -361,11 +364,18 @@ class RecordCollector:
                 except BufferError:
                     pass
             self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except KafkaException as exc:
-            err = exc.args[0]
-            if not _is_record_error(err):
-                raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
-            self._refused(topic, key, value, headers, err, partition)
+        except self._send_errors as exc:
+            self._send_failed(exc, topic, key, value, headers, partition)
+
+    def _send_failed(
+        self, exc: BaseException, topic: str, key: Any, value: Any, headers: Any, partition: int | None
+    ) -> None:
+        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused goes
+        to the production handler; any other error fails the send."""
+        err = exc.args[0]
+        if not _is_record_error(err):
+            raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
+        self._refused(topic, key, value, headers, err, partition)
 
     def _refused(
         self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.kafka.clients import KafkaError, KafkaException
+from streams_runtime.kafka.clients import COORDINATOR_ERRORS, UNREACHABLE_ERRORS, KafkaError, KafkaException
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -129,16 +129,11 @@ def commit_offsets(consumer: Any, offsets: list[Any], task_timeout_ms: int) -> N
 
 
 #: offset-commit errors an outage causes; anything else (e.g. the member was fenced) fails at once
-_TRANSIENT_COMMIT_ERRORS = frozenset(
-    {
-        KafkaError._TIMED_OUT,  # noqa: SLF001
-        KafkaError._TRANSPORT,  # noqa: SLF001
-        KafkaError._ALL_BROKERS_DOWN,  # noqa: SLF001
+_TRANSIENT_COMMIT_ERRORS = (
+    UNREACHABLE_ERRORS
+    | COORDINATOR_ERRORS
+    | {
         KafkaError._WAIT_COORD,  # noqa: SLF001
-        KafkaError.REQUEST_TIMED_OUT,
-        KafkaError.COORDINATOR_NOT_AVAILABLE,
-        KafkaError.NOT_COORDINATOR,
-        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.NETWORK_EXCEPTION,
     }
 )

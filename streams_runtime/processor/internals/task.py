@@ -262,20 +262,12 @@ class StreamTask(Task):
             raise StreamsError(f"task {self.id}: errors while closing: {errors}") from errors[0]
 
     # ------------------------------------------------------------------ input and processing
-    def add_record(
-        self,
-        topic: str,
-        partition: int,
-        offset: int,
-        timestamp: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: tuple[Any, ...] = (),
-    ) -> None:
+    def add_record(self, record: RawRecord) -> None:
+        topic, partition = record.topic(), record.partition()
         queue = self.partition_group.queue_for(topic, partition)
         if queue is None:
             raise StreamsError(f"task {self.id} does not read topic {topic} partition {partition}")
-        queue.add(RawRecord(topic, partition, offset, timestamp, key, value, headers))
+        queue.add(record)
 
     def has_records_queued(self) -> bool:
         return self.partition_group.has_records()
@@ -286,12 +278,10 @@ class StreamTask(Task):
         if queue is None:
             return False
         consumed, time = queue.poll()
-        if time > self.stream_time:
+        if self.lateness is not None:
+            self._record_lateness(time)
+        elif time > self.stream_time:
             self.stream_time = time
-            if self.lateness is not None:
-                self.lateness.record(0)
-        elif self.lateness is not None:
-            self.lateness.record(self.stream_time - time)
         record = Record(consumed.key, consumed.value, time, consumed.headers)
         context = self.context
         context.set_source(consumed.topic, consumed.partition, consumed.offset, record)
@@ -305,6 +295,16 @@ class StreamTask(Task):
         # above and a commit follows (its output may never have been sent)
         self.consumed_offsets[(consumed.topic, consumed.partition)] = consumed.offset
         return True
+
+    def _record_lateness(self, time: int) -> None:
+        """Stream time moves on to a later ``time``; the record's lateness against it (0 when it
+        moved on) is recorded. Called only where lateness is recorded (debug level): otherwise the
+        processing paths move stream time on inline."""
+        if time > self.stream_time:
+            self.stream_time = time
+            self.lateness.record(0)
+        else:
+            self.lateness.record(self.stream_time - time)
 
     def process_all(self) -> int:
         """Process every buffered record; return how many. A task with one input queue has no
@@ -379,12 +379,10 @@ class StreamTask(Task):
                     ahead_time = ahead.timestamp
                     if ahead_time > queue.partition_time:
                         queue.partition_time = ahead_time
-                    if ahead_time > self.stream_time:
+                    if lateness is not None:
+                        self._record_lateness(ahead_time)
+                    elif ahead_time > self.stream_time:
                         self.stream_time = ahead_time
-                        if lateness is not None:
-                            lateness.record(0)
-                    elif lateness is not None:
-                        lateness.record(self.stream_time - ahead_time)
                     try:
                         forward(topic, partition, ahead_offset, ahead)
                     except BaseException:

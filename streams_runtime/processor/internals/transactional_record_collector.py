@@ -113,6 +113,8 @@ class TransactionalRecordCollector(RecordCollector):
     #: errors only, as under at-least-once: the task counts its changelog offsets, with one
     #: transaction marker per committed transaction that wrote a partition (StreamTask.post_commit)
     reports_only_errors = True
+    #: a SystemError: a delivery report served while librdkafka raised a fatal error
+    _send_errors = (KafkaException, SystemError)
 
     def __init__(
         self,
@@ -148,6 +150,7 @@ class TransactionalRecordCollector(RecordCollector):
         self._nudge_at = 0.0
         self._send_in_transaction = self.producer.produce
         self._produce = self._begin_then_produce
+        self._client_produce = None  # every send goes through ``_produce`` (it begins the transaction)
         self._call(self.producer.init_transactions, "initializing transactions", init_timeout_s)
 
     # ------------------------------------------------------------------ sending
@@ -157,29 +160,18 @@ class TransactionalRecordCollector(RecordCollector):
         self._produce = self._send_in_transaction
         self._send_in_transaction(*args)
 
-    def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes | None,
-        headers: tuple[Any, ...],
-        timestamp: int,
-        partition: int | None,
+    def _send_failed(
+        self, exc: BaseException, topic: str, key: Any, value: Any, headers: Any, partition: int | None
     ) -> None:
-        if self._error is not None:
-            self._raise_error()
-        try:
-            self._produce(topic, key, value, partition, timestamp, list(headers) if headers else None)
-        except (KafkaException, SystemError) as exc:
-            err = _kafka_error(exc)
-            if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
-                # the record never joined the transaction (refused locally): the handler decides
-                self._refused(topic, key, value, headers, err, partition)
-                return
-            # the producer is in an error state: find out why
-            self._keep(self._classify(err, f"sending to topic {topic}"))
-            self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
-            self._raise_error()
+        err = _kafka_error(exc)
+        if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
+            # the record never joined the transaction (refused locally): the handler decides
+            self._refused(topic, key, value, headers, err, partition)
+            return
+        # the producer is in an error state: find out why
+        self._keep(self._classify(err, f"sending to topic {topic}"))
+        self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
+        self._raise_error()
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:  # the producer reports errors only

@@ -24,18 +24,24 @@ from typing import Any, Self
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
 
-__all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
+__all__ = [
+    "AbstractBytesStore",
+    "AbstractInnerStore",
+    "RangeScans",
+    "check_key",
+    "check_value",
+    "validate_retention",
+]
 
 
 def check_key(key: Any) -> bytes:
-    """Return ``key`` as ``bytes``; reject ``None`` and non-bytes keys."""
+    """Return ``key`` as ``bytes`` (exactly: a subclass is copied); reject ``None`` and
+    non-bytes keys."""
     if key is None:
         raise TypeError("key cannot be None")
-    if isinstance(key, (bytearray, memoryview)):
-        return bytes(key)
-    if not isinstance(key, bytes):
-        raise TypeError(f"inner stores take bytes keys, got {type(key).__name__}")
-    return key
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return bytes(key)  # the key itself when it is bytes
+    raise TypeError(f"inner stores take bytes keys, got {type(key).__name__}")
 
 
 def validate_retention(name: str, retention_period_ms: int) -> int:
@@ -48,10 +54,11 @@ def validate_retention(name: str, retention_period_ms: int) -> int:
 
 
 def check_value(value: Any) -> bytes | None:
-    """Return ``value`` as ``bytes`` or ``None``; reject other types."""
-    if value is None or isinstance(value, bytes):
+    """Return ``value`` as ``bytes`` (exactly: a subclass is copied) or ``None``; reject other
+    types."""
+    if value is None or type(value) is bytes:
         return value
-    if isinstance(value, (bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"inner stores take bytes values, got {type(value).__name__}")
 
@@ -135,7 +142,31 @@ class AbstractInnerStore:
         raise NotImplementedError
 
 
-class AbstractBytesStore(AbstractInnerStore):
+class RangeScans:
+    """``range``, ``reverse_range``, ``all`` and ``reverse_all`` of a key-value bytes store, each
+    one call of the store's ``_range(from_key, to_key, reverse=...)``."""
+
+    def _range(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
+        raise NotImplementedError
+
+    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        """Entries with ``from_key <= key <= to_key`` in ascending order (``None`` = open)."""
+        return self._range(from_key, to_key, reverse=False)
+
+    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
+        """Entries with ``from_key <= key <= to_key`` in descending order."""
+        return self._range(from_key, to_key, reverse=True)
+
+    def all(self) -> StoreIterator:
+        """Every entry in ascending key order."""
+        return self._range(None, None, reverse=False)
+
+    def reverse_all(self) -> StoreIterator:
+        """Every entry in descending key order."""
+        return self._range(None, None, reverse=True)
+
+
+class AbstractBytesStore(RangeScans, AbstractInnerStore):
     """Engine-independent behaviour of an inner bytes store.
 
     Subclasses implement ``_open_store``, ``_close_store``, ``_get``, ``_put``, ``_write_all``,
@@ -214,22 +245,6 @@ class AbstractBytesStore(AbstractInnerStore):
         if type(key) is not bytes:
             key = check_key(key)
         return self._get(key)
-
-    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        """Entries with ``from_key <= key <= to_key`` in ascending order (``None`` = open)."""
-        return self._range(from_key, to_key, reverse=False)
-
-    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        """Entries with ``from_key <= key <= to_key`` in descending order."""
-        return self._range(from_key, to_key, reverse=True)
-
-    def all(self) -> StoreIterator:
-        """Every entry in ascending key order."""
-        return self._range(None, None, reverse=False)
-
-    def reverse_all(self) -> StoreIterator:
-        """Every entry in descending key order."""
-        return self._range(None, None, reverse=True)
 
     def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
         """Entries whose key starts with ``prefix``, ascending (the serde is unused here)."""

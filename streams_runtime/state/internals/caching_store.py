@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streams_runtime.errors import InvalidStateStoreError
-from streams_runtime.state.internals.bytes_store import check_key, check_value
+from streams_runtime.state.internals.bytes_store import RangeScans, check_key, check_value
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
@@ -55,12 +55,14 @@ class CacheMembership:
     _listener: CacheFlushListener = None
     _send_old_values = False
 
-    def _join_cache(self, context: Any) -> None:
+    def init(self, context: Any, root: Any = None) -> None:
+        """Join the thread's cache, then init the layers below."""
         self.context = context
         cache = context.cache()
         self._cache = cache if cache is not None else ThreadCache(0)
         self._namespace = ThreadCache.namespace(context.task_id, self.name)
         self._cache.add_dirty_entry_flush_listener(self._namespace, self._flush_entries)
+        self.wrapped.init(context, root if root is not None else self)
 
     def _flush_entries(self, entries: list[DirtyEntry]) -> None:
         raise NotImplementedError
@@ -110,16 +112,11 @@ class CacheMembership:
                 cache.close(self._namespace)
 
 
-class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
+class CachingKeyValueStore(RangeScans, CacheMembership, WrappedKeyValueStore):
     """A bytes store with a write-back record cache in front.
 
     :param wrapped: the store below (change logging or the inner store).
     """
-
-    def init(self, context: Any, root: Any = None) -> None:
-        """Join the thread's cache, then init the layers below."""
-        self._join_cache(context)
-        self.wrapped.init(context, root if root is not None else self)
 
     # -- flushing ----------------------------------------------------------------------------
 
@@ -178,18 +175,6 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
             cache.put(self._namespace, key, LRUCacheEntry(raw))
         return raw
 
-    def range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        return self._merged(from_key, to_key, reverse=False)
-
-    def reverse_range(self, from_key: bytes | None = None, to_key: bytes | None = None) -> StoreIterator:
-        return self._merged(from_key, to_key, reverse=True)
-
-    def all(self) -> StoreIterator:
-        return self._merged(None, None, reverse=False)
-
-    def reverse_all(self) -> StoreIterator:
-        return self._merged(None, None, reverse=True)
-
     def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
         cache = self._open_cache()
         prefix = check_key(prefix)
@@ -197,7 +182,7 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
         cached = cache.range(self._namespace, prefix, prefix_upper_bound(prefix), upper_inclusive=False)
         return StoreIterator(merge_sorted(cached, store_iterator), on_close=store_iterator.close)
 
-    def _merged(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
+    def _range(self, from_key: bytes | None, to_key: bytes | None, *, reverse: bool) -> StoreIterator:
         cache = self._open_cache()
         lower = None if from_key is None else check_key(from_key)
         upper = None if to_key is None else check_key(to_key)

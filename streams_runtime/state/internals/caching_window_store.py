@@ -131,10 +131,6 @@ class _CachingLayer(CacheMembership):
 class CachingWindowStore(_CachingLayer, WrappedWindowStore):
     """A window bytes store with a write-back record cache in front."""
 
-    def init(self, context: Any, root: Any = None) -> None:
-        self._join_cache(context)
-        self.wrapped.init(context, root if root is not None else self)
-
     def _windowed_of(self, cache_key: bytes) -> Windowed:
         key, start, _ = decode_ordered_window_key(cache_key)
         return Windowed(key, time_window_for_size(start, self.wrapped.window_size_ms))
@@ -232,10 +228,6 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
 
 class CachingSessionStore(_CachingLayer, WrappedSessionStore):
     """A session bytes store with a write-back record cache in front."""
-
-    def init(self, context: Any, root: Any = None) -> None:
-        self._join_cache(context)
-        self.wrapped.init(context, root if root is not None else self)
 
     def _windowed_of(self, cache_key: bytes) -> Windowed:
         key, start, end = decode_ordered_session_key(cache_key)

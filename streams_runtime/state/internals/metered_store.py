@@ -106,16 +106,22 @@ class MeteredStoreMixin:
     _keys: Serde
     _values: Serde
 
-    def _setup(
+    #: the ``store-type`` tag when the builder gives none
+    default_metrics_scope = "key-value"
+
+    def __init__(
         self,
+        wrapped: Any,
         key_serde: Serde | None,
         value_serde: Serde | None,
-        metrics_scope: str,
-        clock_ns: Callable[[], int],
+        *,
+        metrics_scope: str | None = None,
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
     ) -> None:
+        super().__init__(wrapped)  # type: ignore[call-arg]  # the wrapper base mixed in after this
         self._key_serde_arg = key_serde
         self._value_serde_arg = value_serde
-        self.metrics_scope = metrics_scope
+        self.metrics_scope = metrics_scope or self.default_metrics_scope
         self._clock_ns = clock_ns
         self.key_serde: Serde | None = None
         self.value_serde: Serde | None = None
@@ -237,18 +243,6 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     :param value_serde: the value serde (``None``: ``default_value_serde``).
     :param metrics_scope: the ``store-type`` tag, e.g. ``"rocksdb"``.
     """
-
-    def __init__(
-        self,
-        wrapped: Any,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        *,
-        metrics_scope: str = "key-value",
-        clock_ns: Callable[[], int] = time.perf_counter_ns,
-    ) -> None:
-        super().__init__(wrapped)
-        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
 
     # -- operations --------------------------------------------------------------------------
 

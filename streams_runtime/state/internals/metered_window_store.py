@@ -11,11 +11,9 @@ flush listener also receives typed ``Windowed`` keys and values.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.metered_store import MeteredStoreMixin
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
@@ -60,17 +58,7 @@ class MeteredWindowStore(_Metered, WrappedWindowStore):
     :param metrics_scope: the ``store-type`` tag.
     """
 
-    def __init__(
-        self,
-        wrapped: Any,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        *,
-        metrics_scope: str = "window",
-        clock_ns: Callable[[], int] = time.perf_counter_ns,
-    ) -> None:
-        WrappedWindowStore.__init__(self, wrapped)
-        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
+    default_metrics_scope = "window"
 
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
         self._timed(
@@ -137,17 +125,7 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
     :param value_serde: the aggregate's serde (``None``: ``default_value_serde``).
     """
 
-    def __init__(
-        self,
-        wrapped: Any,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        *,
-        metrics_scope: str = "session",
-        clock_ns: Callable[[], int] = time.perf_counter_ns,
-    ) -> None:
-        WrappedSessionStore.__init__(self, wrapped)
-        self._setup(key_serde, value_serde, metrics_scope, clock_ns)
+    default_metrics_scope = "session"
 
     def _session_bytes(self, session: Windowed) -> Windowed:
         if not isinstance(session, Windowed):

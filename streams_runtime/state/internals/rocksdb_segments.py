@@ -26,6 +26,7 @@ from rocksdict import Options, Rdict, WriteBatch
 from streams_runtime.errors import CorruptedStoreError, ProcessorStateError
 from streams_runtime.state.internals.rocksdb_store import (
     StoreOptions,
+    close_database,
     count_open_database,
     decode_offset,
     encode_offset,
@@ -100,18 +101,13 @@ class RocksDBSegments:
             raise
 
     def close(self) -> None:
-        views, offsets, db = list(self._views.values()), self._offsets, self._db
-        self._views, self._offsets, self._db = {}, None, None
+        views, offsets, db, options = list(self._views.values()), self._offsets, self._db, self._options
+        self._views, self._offsets, self._db, self._options = {}, None, None, None
         for view in views:
             view.close()
         if offsets is not None:
             offsets.close()
-        if db is not None:
-            db.close()
-            count_open_database(-1)
-        if self._options is not None:
-            options, self._options = self._options, None
-            options.close()
+        close_database(db, options)
 
     def flush(self) -> None:
         """Hand the WAL to the OS at commit; see RocksDBStore.flush for why memtables stay."""

@@ -67,6 +67,7 @@ __all__ = [
     "RocksDBStore",
     "configure_shared_memory",
     "verify_readable",
+    "close_database",
     "count_open_database",
     "StoreOptions",
     "decode_offset",
@@ -208,6 +209,16 @@ def count_open_database(opened: int) -> None:
     _SHARED.resize(opened)
 
 
+def close_database(db: Any, options: Any) -> None:
+    """Close a database opened with :func:`shared_db_options` (counted by
+    :func:`count_open_database`), then its options; either may be None (not opened)."""
+    if db is not None:
+        db.close()
+        count_open_database(-1)
+    if options is not None:
+        options.close()
+
+
 def _options(cache: Any, write_buffer_manager: Any) -> Any:
     options = Options(raw_mode=True)
     options.create_if_missing(True)
@@ -333,16 +344,11 @@ class RocksDBStore(AbstractBytesStore):
     def _close_store(self) -> None:
         if self._db is not None:
             self._write_pending()
-        db, view = self._db, self._offsets_view
-        self._db = self._offsets = self._offsets_view = None
+        db, view, options = self._db, self._offsets_view, self._options
+        self._db = self._offsets = self._offsets_view = self._options = None
         if view is not None:
             view.close()
-        if db is not None:
-            db.close()
-            count_open_database(-1)
-        if self._options is not None:
-            options, self._options = self._options, None
-            options.close()
+        close_database(db, options)
 
     def flush(self) -> None:
         """Hand the write-ahead log to the OS; called at every commit.
@@ -380,18 +386,10 @@ class RocksDBStore(AbstractBytesStore):
         if len(pending) >= MAX_PENDING_KEYS:
             self._write_pending()
 
-    def _get(self, key: bytes) -> bytes | None:
-        value = self.pending.get(key, _ABSENT)
-        if value is _ABSENT:
-            found: bytes | None = self._db.get(key)
-            return found
-        return value  # type: ignore[return-value]
-
-    def _put(self, key: bytes, value: bytes | None) -> None:
-        pending = self.pending
-        pending[key] = value
-        if len(pending) >= MAX_PENDING_KEYS:
-            self._write_pending()
+    # the engine hooks are get/put themselves: AbstractBytesStore calls them with keys and values
+    # checked (exactly bytes: check_key and check_value copy a subclass), which take the fast path
+    _get = get
+    _put = put
 
     def _write_pending(self) -> None:
         if self.pending:
