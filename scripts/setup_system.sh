@@ -5,10 +5,11 @@
 #   prometheus  `promtool`, which checks the alerting rules under deploy/, and `prometheus`, which
 #               scripts/stack.sh runs
 #   postgresql-15  Airflow's metadata database of scripts/stack.sh (/usr/lib/postgresql/15/bin)
+#   iproute2    `ip` (/sbin/ip), which makes the network namespaces of the multi-host test
 # Needs root (or sudo) when something is missing; otherwise says what to install and fails.
 set -euo pipefail
 declare -A need=([chromium]=chromium [dot]=graphviz [promtool]=prometheus [prometheus]=prometheus
-  [/usr/lib/postgresql/15/bin/initdb]=postgresql-15)
+  [/usr/lib/postgresql/15/bin/initdb]=postgresql-15 [/sbin/ip]=iproute2)
 missing=()
 for bin in "${!need[@]}"; do
   command -v "$bin" >/dev/null 2>&1 || missing+=("${need[$bin]}")

@@ -94,13 +94,14 @@ def _xdist_group(item: pytest.Item) -> str | None:
     standalone`` run on one worker (one Airflow for both), and the 3-node cluster's fault tests run
     on that worker too, never beside them: each loads both cores (Airflow's four processes and a
     Spark JVM; three Kafka JVMs), and side by side the cluster's KRaft quorum went ~30 s without a
-    leader (its log lines 10-20 s apart) and a restarted node gave up registering after 60 s;
-    the Kafka Streams oracle's tests run on one worker (one JVM for all their cases); everything
-    else is spread over the workers."""
+    leader (its log lines 10-20 s apart) and a restarted node gave up registering after 60 s; the
+    multi-host test (marker ``multi_host``: its own broker and two workers, 2 s sessions, a cut
+    link) runs there too, never beside them either; the Kafka Streams oracle's tests run on one
+    worker (one JVM for all their cases); everything else is spread over the workers."""
     path = str(item.fspath)
     if "/tests/oracle/" in path:
         return "kafka-streams-oracle"
-    if path.endswith("/tests/integration/test_kafka_cluster_faults.py"):
+    if path.endswith("/tests/integration/test_kafka_cluster_faults.py") or "multi_host" in item.keywords:
         return "airflow-and-kafka-cluster"
     if "/tests/integration/" in path:
         kind = _broker_of(item) or ("kafka" if "kafka_only" in item.keywords else "tansu")

@@ -33,23 +33,29 @@ so every count is exact and the output has no repeated or decreasing count.
 Skipped (with the reason) only where network namespaces cannot be made: no ``ip`` command, or no
 right to create them (not root).
 
-Run by ``make test-multi-host``, not by ``make test`` (marker ``multi_host``): it failed its first
-fresh-clone CI run and 2 of about 24 runs before it, each time the same way. Right after host A's
-producers fenced the cut host's transactions (InitProducerId), the broker answered nobody for about
-25 s, its own controller included: it fenced itself ("Fencing broker 1 ... because its session has
-timed out") and A's restores waited 40 s for partition metadata. The cause is not known yet; until
-it is, this test does not gate a landing. Each run keeps, in the test's directory, what tells the
-candidates apart the next time it happens: the broker's log (``broker-server.log``) with a thread
-dump of the broker every 2 s while B's link is cut (what the raft, controller, heartbeat and
-network threads were doing: blocked in an fsync, a socket write, a lock), its GC and safepoint log
-(``broker-gc-<pid>.log``: a whole-JVM pause shows as a long "Total" or "Reaching safepoint") and
-the load average with the kernel's CPU and I/O pressure each second (``pressure.log``). Not seen in
-13 runs made to reproduce it at load averages of 25-55 (busy loops or disk writers added in some;
-each run 1-5 minutes): none fenced the broker. There the broker's longest GC pause was 0.6 s, its
-longest safepoint other than the thread dumps' own 0.6 s (a dump's own up to 1.6 s at a load of 55),
-an fsync of a 4 KiB write beside it 0.4 s at most (1 s with only disk writers running), its raft
-thread was in an fsync in 3 of 229 thread dumps, and the pressure was CPU (some task waited for a
-CPU about 99 % of the time), not I/O (2-12 %).
+Part of ``make test``, in the xdist group of the Airflow tests and the 3-node cluster's fault tests
+(``tests/conftest.py``), so never beside them; ``make test-multi-host`` (marker ``multi_host``)
+runs it alone. It was kept out of ``make test`` for a while: it failed a fresh-clone CI run and 2
+of about 24 runs before it, the single broker fencing itself ("Fencing broker 1 ... because its
+session has timed out") right after host A took the cut host's tasks, and then answering "Not
+coordinator" for ~25 s. The cause is CPU starvation of the broker's JVM (those runs kept no
+evidence; the same failure was reproduced under starvation), not the test's broker settings and not
+the cut: the broker runs Kafka's own timings (heartbeats every 2 s, ``broker.session.timeout.ms``
+9 s, quorum timeouts 1-2 s), and it reaches its own controller on its host's address, which its
+namespace routes over loopback, while the cut takes down host B's bridge port only. Reproduced with
+the 3-node cluster's fault tests running beside it (and a benchmark at high priority): at a load
+average of 60-195 on 2 cores a safepoint (every Java thread stopped) took 8.6 s to reach and
+another 11.1 s to finish, no heartbeat reached the controller for more than 9 s and the broker was
+fenced three times in 33 s. Those two safepoints were thread dumps this test then took every 2 s to
+look for the cause (a dump is the heaviest whole-JVM stop: it prints every thread); it takes none
+now unless it fails. Without them, beside the same tests (load 30-195), 7 of 8 runs passed and the
+broker never fenced, though an ordinary safepoint still took 2.7 s to reach; the eighth failed
+before the cut, host A's 2 s session expiring while the broker got 0.00-0.09 s of CPU a second for
+20 s. Starved like that, a single broker answers nobody, whatever it is doing; the group keeps the
+heaviest loads of the suite off the machine while this test runs. Each run keeps, in the test's
+directory, the broker's log, its GC and safepoint log (``broker-gc-<pid>.log``: a whole-JVM stop
+shows as a long "Reaching safepoint" or "Total") and, each second, the load, the broker's CPU time
+and its threads' wait for a CPU, and the kernel's CPU, I/O and memory pressure (``pressure.log``).
 """
 
 from __future__ import annotations
@@ -121,15 +127,22 @@ def _cli(
 
 
 class StallWatch:
-    """Evidence of what the broker and the machine do while the link is cut (module docstring):
-    from :meth:`start` to :meth:`stop`, a thread dump of the broker every 2 s (SIGQUIT: the JVM
-    prints it into its own log, kept as ``broker-server.log``) and, every second, the load average
-    and the kernel's CPU and I/O pressure (``pressure.log`` in the test's directory)."""
+    """What the broker and the machine do, each second from :meth:`start` to :meth:`stop`, in
+    ``pressure.log`` of the test's directory: the load average; how long the broker's threads ran
+    and how long they waited, runnable, for a CPU (the scheduler's own accounting,
+    ``/proc/<pid>/task/*/schedstat``), with the thread that waited longest; the kernel's CPU, I/O
+    and memory pressure. Reading these stops nothing. A thread dump does (SIGQUIT: a safepoint of
+    the whole JVM, 4.3 s for one under load), so the broker gets one only when the test fails
+    (:meth:`dump`, into its log)."""
 
     def __init__(self, pid: int, directory: Path) -> None:
         self._pid, self._file = pid, directory / "pressure.log"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        #: the most the broker's threads waited for a CPU per second of one sample (summed over
+        #: them), and the longest wait one of them had credited in one sample (with its name: the
+        #: kernel credits a wait when the thread next runs, so it can exceed the sample)
+        self.worst_wait, self.worst_thread_wait = 0.0, (0.0, "")
 
     def start(self) -> None:
         self._thread.start()
@@ -139,22 +152,48 @@ class StallWatch:
         if self._thread.ident is not None:  # started
             self._thread.join(10)
 
+    def dump(self) -> None:
+        """A thread dump of the broker into its log (kept as ``broker-server.log``)."""
+        with contextlib.suppress(OSError):
+            os.kill(self._pid, signal.SIGQUIT)
+            time.sleep(2.0)  # the JVM prints it at its next safepoint
+
+    def _threads(self) -> dict[str, tuple[str, int, int]]:
+        """Each broker thread: its name, nanoseconds run and waited for a CPU so far."""
+        out = {}
+        for task in Path(f"/proc/{self._pid}/task").glob("*"):
+            with contextlib.suppress(OSError, ValueError):
+                run, wait, _ = (task / "schedstat").read_text().split()
+                out[task.name] = ((task / "comm").read_text().strip(), int(run), int(wait))
+        return out
+
     def _run(self) -> None:
         with open(self._file, "a") as out:
-            tick = 0
-            while not self._stop.is_set():
-                if tick % 2 == 0:
-                    with contextlib.suppress(OSError):
-                        os.kill(self._pid, signal.SIGQUIT)
-                row = [time.strftime("%H:%M:%S"), "load " + Path("/proc/loadavg").read_text().split()[0]]
-                for resource in ("cpu", "io"):
+            before, since = self._threads(), time.monotonic()
+            while not self._stop.wait(1.0):
+                now, at = self._threads(), time.monotonic()
+                elapsed, since = at - since, at
+                ran = waited = 0
+                longest = (0, "")
+                for tid, (name, run, wait) in now.items():
+                    _, run0, wait0 = before.get(tid, (name, 0, 0))
+                    ran, waited = ran + run - run0, waited + wait - wait0
+                    longest = max(longest, (wait - wait0, name))
+                before = now
+                self.worst_wait = max(self.worst_wait, waited / 1e9 / elapsed)
+                self.worst_thread_wait = max(self.worst_thread_wait, (longest[0] / 1e9, longest[1]))
+                row = [
+                    time.strftime("%H:%M:%S"),
+                    "load " + Path("/proc/loadavg").read_text().split()[0],
+                    f"in {elapsed:.1f} s the broker ran {ran / 1e9:.2f} s, its threads waited for a CPU "
+                    f"{waited / 1e9:.2f} s (longest {longest[1]} {longest[0] / 1e9:.2f} s)",
+                ]
+                for resource in ("cpu", "io", "memory"):
                     with contextlib.suppress(OSError):
                         pressure = Path(f"/proc/pressure/{resource}").read_text().replace("\n", "; ")
                         row.append(f"{resource}: {pressure}")
                 out.write("  ".join(row) + "\n")
                 out.flush()
-                tick += 1
-                self._stop.wait(1.0)
 
 
 @pytest.fixture
@@ -319,6 +358,7 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         return set(spread) == both and all(len(p) == PARTITIONS // 2 for p in spread.values())
 
     began = time.monotonic()
+    watch.start()
     try:
         # 1. both hosts up, two tasks each, as either host's host map says
         wait_until(
@@ -367,7 +407,6 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         # 2. cut host B's link while input keeps coming: its tasks move to host A
         feeder.start()
         time.sleep(1.0)  # B is mid-transaction on its tasks when the link goes
-        watch.start()
         network.cut(host_b)
         cut_at = time.monotonic()
         wait_until(
@@ -389,7 +428,6 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         time.sleep(max(0.0, cut_at + 2 * SESSION_TIMEOUT_MS / 1000 - time.monotonic()))
 
         # 3. the link returns with input coming: B rejoins, the tasks are spread again
-        watch.stop()
         feeder.start()
         network.restore(host_b)
         restored_at = time.monotonic()
@@ -423,8 +461,13 @@ def test_workers_on_two_hosts_forward_queries_and_survive_a_cut_link(network, br
         print(
             f"\nboth hosts running {up_s:.1f} s after the start; tasks moved to host A {took_over:.1f} s "
             f"after the cut, back on both {rejoined_s:.1f} s after the link returned; "
-            f"{sum(expected.values())} records"
+            f"{sum(expected.values())} records; the broker's threads waited for a CPU up to "
+            f"{watch.worst_wait:.1f} s a second, one of them {watch.worst_thread_wait[0]:.1f} s at once "
+            f"({watch.worst_thread_wait[1]})"
         )
+    except BaseException:
+        watch.dump()  # what each broker thread is doing when the test fails
+        raise
     finally:
         watch.stop()
         feeder.stop(check=False)
