@@ -56,14 +56,14 @@ class ConfigKey:
     doc: str = ""
 
 
-def _fail(key: str, value: Any, allowed: str) -> StreamsConfigError:
+def _fail(key: str, value: object, allowed: str) -> StreamsConfigError:
     return StreamsConfigError(f"invalid value {value!r} for config '{key}'; allowed: {allowed}")
 
 
 def one_of(*choices: str) -> Callable[[str, Any], Any]:
     """Validator: the value must be one of ``choices`` (case-insensitive strings)."""
 
-    def check(key: str, value: Any) -> Any:
+    def check(key: str, value: object) -> Any:
         if isinstance(value, str) and value.lower() in choices:
             return value.lower()
         raise _fail(key, value, " | ".join(repr(c) for c in choices))
@@ -91,7 +91,7 @@ def int_at_least(minimum: int) -> Callable[[str, Any], Any]:
 def string(*, allow_empty: bool = True, allow_none: bool = False) -> Callable[[str, Any], Any]:
     """Validator: a string (optionally non-empty, optionally None)."""
 
-    def check(key: str, value: Any) -> Any:
+    def check(key: str, value: object) -> Any:
         if value is None and allow_none:
             return None
         if not isinstance(value, str) or (not allow_empty and not value):
@@ -102,7 +102,7 @@ def string(*, allow_empty: bool = True, allow_none: bool = False) -> Callable[[s
     return check
 
 
-def _host_port(key: str, value: Any) -> Any:
+def _host_port(key: str, value: object) -> Any:
     if value in ("", None):
         return ""
     if isinstance(value, str) and ":" in value:
@@ -139,7 +139,7 @@ def _token(key: str, value: Any) -> Any:
     return None if value is None else _not_shipped(key, value)
 
 
-def _forwarding_secret(key: str, value: Any) -> Any:
+def _forwarding_secret(key: str, value: object) -> Any:
     if value is None:
         return None
     if not isinstance(value, str) or len(value.encode()) < MIN_FORWARDING_SECRET:
@@ -147,7 +147,7 @@ def _forwarding_secret(key: str, value: Any) -> Any:
     return _not_shipped(key, value)
 
 
-def _serde(key: str, value: Any) -> Any:
+def _serde(key: str, value: object) -> Any:
     if value is None:
         return None
     if isinstance(value, str):
@@ -176,7 +176,7 @@ def named_serde(name: str) -> Any:
     return factory()
 
 
-def _extractor(key: str, value: Any) -> Any:
+def _extractor(key: str, value: object) -> Any:
     if callable(value) or callable(getattr(value, "extract", None)):
         return value
     if isinstance(value, str) and value.lower() in TIMESTAMP_EXTRACTORS:
@@ -196,7 +196,7 @@ ROCKSDB_CONFIG_SETTER_ALLOWED = (
 )
 
 
-def rocksdb_config_setter(key: str, value: Any) -> Any:
+def rocksdb_config_setter(key: str, value: object) -> Any:
     """Validator (and the one resolver) of ``rocksdb_config_setter``: ``None``, the object or class,
     with a ``'module:attr'`` string imported first."""
     if value is None:
@@ -214,21 +214,21 @@ def rocksdb_config_setter(key: str, value: Any) -> Any:
     raise _fail(key, value, ROCKSDB_CONFIG_SETTER_ALLOWED)
 
 
-def _replication(key: str, value: Any) -> Any:
+def _replication(key: str, value: object) -> Any:
     number = int_at_least(-1)(key, value)
     if number == 0:
         raise _fail(key, value, "-1 (broker default) or an integer >= 1")
     return number
 
 
-def _max_task_idle(key: str, value: Any) -> Any:
+def _max_task_idle(key: str, value: object) -> Any:
     return int_at_least(-1)(key, value)
 
 
 _DEFINITIONS: dict[str, ConfigKey] = {}
 
 
-def _define(name: str, default: Any, validate: Callable[[str, Any], Any], doc: str = "") -> None:
+def _define(name: str, default: object, validate: Callable[[str, Any], Any], doc: str = "") -> None:
     _DEFINITIONS[name] = ConfigKey(name, default, validate, doc)
 
 
@@ -526,7 +526,7 @@ class StreamsConfig(Mapping[str, Any]):
         return serde
 
 
-def as_config(config: StreamsConfig | Mapping[str, Any] | None, **defaults: Any) -> StreamsConfig:
+def as_config(config: StreamsConfig | Mapping[str, Any] | None, **defaults: object) -> StreamsConfig:
     """Coerce ``config`` to a StreamsConfig, filling ``defaults`` for keys the user did not give."""
     if isinstance(config, StreamsConfig):
         missing = {k: v for k, v in defaults.items() if config.get(k) is None}

@@ -173,7 +173,7 @@ class KafkaStreams:
         self._require(State.CREATED, "set an uncaught exception handler")
         self._handler = handler
 
-    def set_global_state_restore_listener(self, listener: Any) -> None:
+    def set_global_state_restore_listener(self, listener: object) -> None:
         """A :class:`~streams_runtime.StateRestoreListener` hearing every changelog restore of
         every thread of this client (called on the restoring stream thread)."""
         self._require(State.CREATED, "set a state restore listener")
@@ -463,7 +463,7 @@ class KafkaStreams:
         which); ``allow_stale`` lets standby replicas answer; ``partition`` limits the view to one."""
         return self._queries.store(name, allow_stale, partition)
 
-    def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> Any:
+    def query_metadata_for_key(self, store: str, key: object, key_serializer: object = None) -> Any:
         """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
         return self._queries.query_metadata_for_key(store, key, key_serializer)
 

@@ -113,7 +113,7 @@ class ResultsView:
         consumer = self._factory(self._bootstrap, group, EOF_OVERRIDES, low_latency=True)
         latest: dict[str, dict[str, int]] = {}
 
-        def on_record(msg: Any) -> None:
+        def on_record(msg: object) -> None:
             self._apply(msg, latest)
 
         try:

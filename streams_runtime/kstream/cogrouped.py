@@ -42,7 +42,7 @@ class CogroupedKStream:
         self._patterns: list[tuple[Any, Callable[..., Any]]] = []
         self._builder = CogroupAggregateBuilder(self._internal)
 
-    def cogroup(self, grouped: Any, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
+    def cogroup(self, grouped: object, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
         """Add ``grouped`` (a KGroupedStream) with its ``aggregator(key, value, aggregate)``."""
         if not isinstance(grouped, self._grouped_type):
             raise TypeError(f"cogroup takes a KGroupedStream, got {grouped!r}")
@@ -58,7 +58,7 @@ class CogroupedKStream:
         return self._patterns[0][0].key_serde
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
     ) -> Any:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
@@ -76,7 +76,7 @@ class CogroupedKStream:
         )
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def windowed_by(self, windows: Any) -> Any:
+    def windowed_by(self, windows: object) -> Any:
         """A windowed cogroup (TimeWindows, SlidingWindows or SessionWindows)."""
         if isinstance(windows, SessionWindows):
             return SessionWindowedCogroupedKStream(self, windows)
@@ -119,7 +119,7 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
     ) -> Any:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
@@ -147,7 +147,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         self,
         initializer: Callable[[], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: object = None,
         *,
         name: str | None = None,
     ) -> Any:

@@ -126,7 +126,7 @@ class KGroupedStream:
         func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
         return self._build(func, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator))
 
-    def windowed_by(self, windows: Any) -> Any:
+    def windowed_by(self, windows: object) -> Any:
         """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
         return windowed_by(self, windows)
 

@@ -240,12 +240,12 @@ class KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
         return dispatch_stream_join(self, other, args, kwargs, "left")
 
-    def outer_join(self, other: KStream, *args: Any, **kwargs: Any) -> KStream:
+    def outer_join(self, other: KStream, *args: object, **kwargs: object) -> KStream:
         """Outer join with a KStream ``(joiner, JoinWindows[, StreamJoined])``."""
         return dispatch_stream_join(self, other, args, kwargs, "outer")
 
     # ------------------------------------------------------------------ print
-    def print(self, printed: Any = None) -> None:
+    def print(self, printed: object = None) -> None:
         """Print each record as ``[label]: key, value`` (``Printed.to_sys_out()`` by default)."""
         p = printed if printed is not None else Printed.to_sys_out()
         if not isinstance(p, Printed):

@@ -161,9 +161,9 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *args: Any,
+        *args: object,
         name: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> KTable:
         """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate.
 
@@ -181,9 +181,9 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *args: Any,
+        *args: object,
         name: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> KTable:
         """Left table-table join; ``left_join(other, foreign_key_extractor, joiner, ...)`` is a
         foreign-key left join."""
@@ -237,7 +237,7 @@ class KTable:
 
 
 # ------------------------------------------------------------------ foreign-key joins (KIP-213)
-def _foreign_key_call(third: Any) -> bool:
+def _foreign_key_call(third: object) -> bool:
     """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
     return callable(third) and not isinstance(third, Materialized)
 

@@ -22,13 +22,13 @@ class _Options:
     # every subclass is a dataclass (what ``dataclasses.replace`` needs)
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
-    def replace(self, **changes: Any) -> Self:
+    def replace(self, **changes: object) -> Self:
         return dataclasses.replace(self, **changes)
 
-    def with_key_serde(self, serde: Any) -> Self:
+    def with_key_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Self:
+    def with_value_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
     def with_name(self, name: str) -> Self:
@@ -53,7 +53,7 @@ class Consumed(_Options):
     def as_(cls, name: str) -> Consumed:
         return cls(name=name)
 
-    def with_timestamp_extractor(self, extractor: Any) -> Consumed:
+    def with_timestamp_extractor(self, extractor: object) -> Consumed:
         return dataclasses.replace(self, timestamp_extractor=extractor)
 
     def with_offset_reset_policy(self, policy: str) -> Consumed:
@@ -90,7 +90,7 @@ class Grouped(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, name: str | None = None) -> Grouped:
+    def with_(cls, key_serde: object = None, value_serde: object = None, name: str | None = None) -> Grouped:
         return cls(key_serde, value_serde, name)
 
     @classmethod
@@ -114,7 +114,7 @@ class Repartitioned(_Options):
             raise TopologyError(f"Repartitioned.number_of_partitions must be a positive int, got {n!r}")
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Repartitioned:
+    def with_(cls, key_serde: object = None, value_serde: object = None) -> Repartitioned:
         return cls(key_serde, value_serde)
 
     @classmethod
@@ -159,14 +159,14 @@ class Materialized(_Options):
             object.__setattr__(self, "store_name", self.store_supplier.name)
 
     @classmethod
-    def as_(cls, store: Any) -> Materialized:
+    def as_(cls, store: object) -> Materialized:
         """``Materialized.as_("name")`` or ``Materialized.as_(Stores.in_memory_key_value_store("name"))``."""
         if isinstance(store, str):
             return cls(store_name=store)
         return cls(store_supplier=store)
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Materialized:
+    def with_(cls, key_serde: object = None, value_serde: object = None) -> Materialized:
         return cls(key_serde=key_serde, value_serde=value_serde)
 
     def with_store_type(self, store_type: str) -> Materialized:

@@ -134,7 +134,7 @@ class _WindowedKStream:
         self.value_serde = grouped.value_serde
         self._emit_strategy = EmitStrategy.on_window_update()
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: object) -> Any:
         raise NotImplementedError
 
     def _build(self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]) -> Any:
@@ -153,7 +153,7 @@ class _WindowedKStream:
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def _materialize(self, materialized: Any, prefix: str, value_serde: Any) -> Any:
+    def _materialize(self, materialized: object, prefix: str, value_serde: object) -> Any:
         return self._internal.materialize(
             materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
         )
@@ -191,14 +191,14 @@ class TimeWindowedKStream(_WindowedKStream):
     ) -> Any:
         return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
+        self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
     ) -> Any:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
@@ -210,7 +210,7 @@ class TimeWindowedKStream(_WindowedKStream):
         self,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: object = None,
         *,
         name: str | None = None,
     ) -> Any:
@@ -235,7 +235,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     ) -> Any:
         return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
         """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
         mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
@@ -257,7 +257,7 @@ class SessionWindowedKStream(_WindowedKStream):
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(
@@ -267,7 +267,7 @@ class SessionWindowedKStream(_WindowedKStream):
         )
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
+        self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
     ) -> Any:
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
@@ -286,7 +286,7 @@ class SessionWindowedKStream(_WindowedKStream):
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: object = None,
         *,
         name: str | None = None,
     ) -> Any:
@@ -303,7 +303,7 @@ class SessionWindowedKStream(_WindowedKStream):
         )
 
 
-def windowed_by(grouped: Any, windows: Any) -> Any:
+def windowed_by(grouped: object, windows: object) -> Any:
     """What ``KGroupedStream.windowed_by`` returns for ``windows``."""
     if isinstance(windows, SlidingWindows):
         return SlidingWindowedKStream(grouped, windows)
@@ -322,12 +322,12 @@ def _none() -> None:
     return None
 
 
-def _count(key: Any, value: Any, aggregate: int) -> int:
+def _count(key: object, value: object, aggregate: int) -> int:
     return aggregate + 1
 
 
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    def aggregate(key: Any, value: Any, agg: Any) -> Any:
+    def aggregate(key: object, value: object, agg: object) -> Any:
         return value if agg is None else reducer(agg, value)
 
     return aggregate

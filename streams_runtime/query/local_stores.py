@@ -40,7 +40,7 @@ LOCK_TIMEOUT_S = 5.0
 KEY_VALUE, WINDOW, SESSION = "key-value", "window", "session"
 
 
-def store_kind(store_builder: Any) -> str:
+def store_kind(store_builder: object) -> str:
     """``key-value``, ``window`` or ``session``, from the store's builder."""
     name = type(store_builder).__name__
     if "Session" in name:

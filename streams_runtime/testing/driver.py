@@ -177,15 +177,15 @@ class TopologyTestDriver:
     def create_input_topic(
         self,
         name: str,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: object,
+        value_serde: object,
         *,
         start_timestamp_ms: int | None = None,
         auto_advance_ms: int = 0,
     ) -> TestInputTopic:
         return TestInputTopic(self, name, key_serde, value_serde, start_timestamp_ms, auto_advance_ms)
 
-    def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
+    def create_output_topic(self, name: str, key_serde: object, value_serde: object) -> TestOutputTopic:
         return TestOutputTopic(self, name, key_serde, value_serde)
 
     def output_queue(self, topic: str) -> collections.deque[ProducedRecord]:

@@ -15,7 +15,7 @@ from streams_runtime.state.interfaces import TimestampedKeyValueStore
 NO_TIMESTAMP = -1
 
 
-def is_timestamped(store: Any) -> bool:
+def is_timestamped(store: object) -> bool:
     return bool(getattr(store, "timestamped", False))
 
 
@@ -66,7 +66,7 @@ class KeyValueStoreFacade:
     def is_open(self) -> bool:
         return self.inner.is_open()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: object) -> Any:
         return _value(self.inner.get(key))
 
     def put(self, key: Any, value: Any) -> None:

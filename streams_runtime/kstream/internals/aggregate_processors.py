@@ -78,7 +78,7 @@ class _AggregateProcessor(InternalProcessor):
             return True
         return False
 
-    def put_and_forward(self, record: Record, new_agg: Any, old_agg: Any, timestamp: int) -> None:
+    def put_and_forward(self, record: Record, new_agg: object, old_agg: object, timestamp: int) -> None:
         self.store.put(record.key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
         if self.cached:
             # The cache flush forwards (TupleForwarder.maybe_forward would drop the record).
@@ -170,7 +170,7 @@ def _zero() -> int:
     return 0
 
 
-def _plus_one(key: Any, value: Any, count: int) -> int:
+def _plus_one(key: object, value: object, count: int) -> int:
     return count + 1
 
 

@@ -66,7 +66,7 @@ class BuildContext:
         return builder
 
 
-def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
+def versioned_store_builder(supplier: object, m: MaterializedInternal) -> Any:
     """A table's store on a versioned supplier (``Materialized.as_(Stores.*_versioned_...)``)."""
     builder = Stores.versioned_key_value_store_builder(supplier, m.key_serde, m.value_serde)
     mat = m.materialized

@@ -72,7 +72,7 @@ class FkJoinShared:
         self.value_hash_topic = topic + "-vh"
         self.bound = True
 
-    def value_hash(self, value: Any) -> bytes | None:
+    def value_hash(self, value: object) -> bytes | None:
         if value is None:
             return None
         return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
@@ -151,7 +151,7 @@ class SubscriptionSend(_Base):
             # the same key: no value there now means none before either, so nothing to delete
             self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
 
-    def _send(self, record: Record, foreign_key: Any, instruction: Instruction) -> None:
+    def _send(self, record: Record, foreign_key: object, instruction: Instruction) -> None:
         if self._hash is ...:
             self._hash = self.shared.value_hash(record.value.new_value)
         meta = self.context.record_metadata()

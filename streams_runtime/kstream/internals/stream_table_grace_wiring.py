@@ -38,7 +38,7 @@ class _GraceJoinNode(StatefulProcessorNode):
         super().write(builder, ctx)
 
 
-def _direct_supplier(node: Any) -> Any:
+def _direct_supplier(node: object) -> Any:
     materialized = getattr(node, "materialized", None)
     if materialized is None:
         return None

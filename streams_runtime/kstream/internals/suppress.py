@@ -77,7 +77,7 @@ class KTableSuppressSupplier:
                 self.parent = parent.get()
                 self.parent.init(context)
 
-            def get(self, key: Any) -> Any:
+            def get(self, key: object) -> Any:
                 buffered, prior = self.buffer.prior_value_for_buffered(key)
                 upstream = self.parent.get(key)
                 if not buffered:

@@ -38,7 +38,7 @@ class TupleForwarder:
     """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
     directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
 
-    def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
+    def __init__(self, store: object, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
         # the only child called directly by the aggregations' uncached path (see node_forwarders)
@@ -210,14 +210,14 @@ class _MaterializingProcessor(InternalProcessor):
             self.store = context.get_state_store(self.store_name)
             self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
 
-    def emit(self, record: Record, new: Any, old: Any) -> None:
+    def emit(self, record: Record, new: object, old: object) -> None:
         if self.store is not None:
             self.store.put(record.key, ValueAndTimestamp.make(new, record.timestamp))
             self.forwarder.maybe_forward(record.with_value(Change(new, old)))
         else:
             self.context.forward(record.with_value(Change(new, old, record.value.is_latest)))
 
-    def old_from_store(self, key: Any) -> Any:
+    def old_from_store(self, key: object) -> Any:
         vat = self.store.get(key)
         return None if vat is None else vat.value
 
@@ -244,7 +244,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
         # a versioned source table forwards out-of-order updates: repeated tombstones are kept
         self.versioned_upstream = versioned_upstream(supplier.parent)
 
-    def _compute(self, key: Any, value: Any) -> Any:
+    def _compute(self, key: object, value: object) -> Any:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
             return value
         return None
@@ -265,7 +265,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
 
 
 class KTableMapValuesSupplier(KTableProcessorSupplier):
-    def __init__(self, parent: Any, mapper: Callable[[Any, Any], Any], queryable_name: str | None) -> None:
+    def __init__(self, parent: object, mapper: Callable[[Any, Any], Any], queryable_name: str | None) -> None:
         super().__init__(parent, queryable_name)
         self.mapper = mapper
 
@@ -309,7 +309,7 @@ class KTableToStream(InternalProcessor):
             self.child_failed(exc, out)
 
 
-def versioned_upstream(supplier: Any) -> bool:
+def versioned_upstream(supplier: object) -> bool:
     """Whether the table ``supplier`` makes has versioned semantics: the nearest table upstream
     that has a store of its own (the source, or a materialized operation) keeps it versioned;
     operations without a store pass their parent's on, as Kafka Streams decides when it builds
@@ -329,7 +329,7 @@ class KTableRepartitionMapSupplier(KTableProcessorSupplier):
     versioned table it drops out-of-order updates (not the latest version of their key), as Kafka
     Streams does: an aggregation sees each key's latest value only."""
 
-    def __init__(self, parent: Any, selector: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, parent: object, selector: Callable[[Any, Any], Any]) -> None:
         super().__init__(parent, None)
         self.selector = selector
 

@@ -90,14 +90,16 @@ class UpdateForwarder(Protocol):
 
     cached: bool
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None: ...
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None: ...
 
 
 class WindowedTupleForwarder:
     """Forwards windowed updates from the cache flush (cached store) or directly."""
 
     def __init__(
-        self, store: Any, context: InternalProcessorContext, send_old_values: bool, session: bool
+        self, store: object, context: InternalProcessorContext, send_old_values: bool, session: bool
     ) -> None:
         self.context = context
         self.node = context.current_node
@@ -130,7 +132,9 @@ class WindowedTupleForwarder:
         finally:
             context.set_current_node(previous)
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None:
         if not self.cached:
             self.context.forward(
                 Record(key, Change(new, old if self.send_old_values else None), timestamp, headers)
@@ -264,7 +268,9 @@ class _UpdatesHeldBack:
 
     cached = False
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None:
         return None
 
 

@@ -196,7 +196,7 @@ class StoreChangelogReader:
             self._by_tp[tp] = (task_id, changelog)
             self._to_probe.append(changelog)
 
-    def unregister(self, task_id: Any) -> None:
+    def unregister(self, task_id: object) -> None:
         """Stop restoring ``task_id`` (task closed or revoked); idempotent."""
         entry = self._tasks.pop(task_id, None)
         if entry is None:
@@ -209,11 +209,11 @@ class StoreChangelogReader:
         self._unassign([tp for tp in entry.changelogs if tp in self._assigned])
         self._paused.difference_update(entry.changelogs)
 
-    def is_restoring(self, task_id: Any) -> bool:
+    def is_restoring(self, task_id: object) -> bool:
         entry = self._tasks.get(task_id)
         return entry is not None and not entry.done
 
-    def restored_count(self, task_id: Any) -> int:
+    def restored_count(self, task_id: object) -> int:
         """Records restored for ``task_id`` since it was registered."""
         entry = self._tasks.get(task_id)
         return 0 if entry is None else entry.restored
@@ -453,7 +453,7 @@ class StoreChangelogReader:
         changelog.unstable_end = None
         return True
 
-    def _start(self, task_id: Any, entry: _TaskRestore) -> None:
+    def _start(self, task_id: object, entry: _TaskRestore) -> None:
         """Step 4 for one task: fresh-broker check, then seek or complete each changelog."""
         entry.started = True
         changelogs = list(entry.changelogs.values())
@@ -527,7 +527,7 @@ class StoreChangelogReader:
             self._consumer.resume([clients.TopicPartition(t, p) for t, p in sorted(resume)])
         self._paused = wanted
 
-    def is_standby(self, task_id: Any) -> bool:
+    def is_standby(self, task_id: object) -> bool:
         entry = self._tasks.get(task_id)
         return entry is not None and entry.standby
 

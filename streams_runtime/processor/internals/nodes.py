@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the context module imports this one
 class NodeProcessor(Protocol):
     """What a node needs of its processor: ``process`` (``init`` and ``close`` are optional)."""
 
-    def process(self, record: Any) -> None: ...
+    def process(self, record: object) -> None: ...
 
 
 class ProcessorNode:
@@ -81,7 +81,7 @@ class ProcessorNode:
         return f"{type(self).__name__}({self.name})"
 
 
-def _no_op(record: Any) -> None:
+def _no_op(record: object) -> None:
     return None
 
 

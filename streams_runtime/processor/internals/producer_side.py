@@ -40,13 +40,13 @@ class ProducerSide(Protocol):
     def prepare(self, task_ids: Iterable[Any]) -> None:
         """Make ready the producers of tasks about to be created (exactly-once: one each)."""
 
-    def for_task(self, task_id: Any) -> TaskCollector:
+    def for_task(self, task_id: object) -> TaskCollector:
         """The collector of one active task."""
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: object, clean: bool) -> None:
         """A task is closing: let go of its collector (dirty: abort what it has open)."""
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: object) -> bool:
         """Whether the task has records in an open transaction."""
 
     def poll(self) -> None:

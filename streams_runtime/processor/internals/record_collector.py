@@ -178,7 +178,7 @@ class StreamsProducer:
         bootstrap_servers: str,
         client_id: str,
         overrides: Mapping[str, Any],
-        on_delivery: Any,
+        on_delivery: object,
         errors_only: bool,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
@@ -256,7 +256,7 @@ class StreamsProducer:
     def begin_transaction(self) -> None:
         self.producer.begin_transaction()
 
-    def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
+    def send_offsets(self, offsets: list[Any], group_metadata: object, timeout_s: float) -> None:
         """``send_offsets_to_transaction``, given up :data:`SEND_OFFSETS_GRACE_S` after its timeout
         (raised as librdkafka's own timeout error; the producer is then :attr:`wedged`)."""
         if self._offsets_caller is None:

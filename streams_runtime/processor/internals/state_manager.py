@@ -91,7 +91,7 @@ class ProcessorStateManager:
         self._file_written = False  # this manager wrote the file (what _checkpoint_file holds)
         self._context: Any = None
 
-    def bind_context(self, context: Any) -> None:
+    def bind_context(self, context: object) -> None:
         """Called by ``context.set_state_manager``: the context stores re-initialize with."""
         self._context = context
 
@@ -126,7 +126,7 @@ class ProcessorStateManager:
             meta.offset,
         )
 
-    def _initial_offset(self, inner: Any, changelog: ChangelogPartition) -> int | None:
+    def _initial_offset(self, inner: object, changelog: ChangelogPartition) -> int | None:
         committed = getattr(inner, "committed_offset", None)
         if callable(committed):
             offset: int | None = committed()

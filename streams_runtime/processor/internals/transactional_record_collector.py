@@ -250,7 +250,7 @@ class TransactionalRecordCollector(RecordCollector):
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ commit and abort
-    def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
+    def commit(self, offsets: list[Any], group_metadata: object, task_timeout_ms: int = 0) -> bool:
         """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
         caller's): 2. flush: every record sent in the transaction is acknowledged (the task
         counts its changelog offsets, see StreamTask.post_commit); 3. add the input ``offsets``
@@ -397,10 +397,10 @@ class TaskRecordCollectors:
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
         self._pool: ThreadPoolExecutor | None = None  # commits of several tasks at once
 
-    def transactional_id(self, task_id: Any) -> str:
+    def transactional_id(self, task_id: object) -> str:
         return f"{self._application_id}-{task_id}"
 
-    def _new(self, task_id: Any) -> TransactionalRecordCollector:
+    def _new(self, task_id: object) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
             self._bootstrap_servers,
             f"{self._client_id}-{task_id}",
@@ -426,7 +426,7 @@ class TaskRecordCollectors:
                 self._prepared[task_id] = future.result()
             # a failure is raised again, for its task, by for_task's own attempt
 
-    def for_task(self, task_id: Any) -> TransactionalRecordCollector:
+    def for_task(self, task_id: object) -> TransactionalRecordCollector:
         """The task's transactional collector (``init_transactions`` has fenced any zombie)."""
         prepared = self._prepared.pop(task_id, None)  # taken first: release() would close it
         self.release(task_id, clean=False)
@@ -434,10 +434,10 @@ class TaskRecordCollectors:
         self._collectors[task_id] = collector
         return collector
 
-    def get(self, task_id: Any) -> TransactionalRecordCollector:
+    def get(self, task_id: object) -> TransactionalRecordCollector:
         return self._collectors[task_id]
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: object, clean: bool) -> None:
         """Close the task's producer: ``clean`` after its transaction committed, else abort it."""
         collector = self._collectors.pop(task_id, None) or self._prepared.pop(task_id, None)
         if collector is None:
@@ -505,7 +505,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.wait_for_acks(task_timeout_ms)
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: object) -> bool:
         collector = self._collectors.get(task_id)
         return collector is not None and collector.in_transaction
 

@@ -27,7 +27,7 @@ from streams_runtime.state.internals.iterators import StoreIterator, prefix_uppe
 __all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
 
 
-def check_key(key: Any) -> bytes:
+def check_key(key: object) -> bytes:
     """Return ``key`` as ``bytes``; reject ``None`` and non-bytes keys."""
     if key is None:
         raise TypeError("key cannot be None")
@@ -47,7 +47,7 @@ def validate_retention(name: str, retention_period_ms: int) -> int:
     return int(retention_period_ms)
 
 
-def check_value(value: Any) -> bytes | None:
+def check_value(value: object) -> bytes | None:
     """Return ``value`` as ``bytes`` or ``None``; reject other types."""
     if value is None or isinstance(value, bytes):
         return value
@@ -101,7 +101,7 @@ class AbstractInnerStore:
         self._open = False
         self._close_store()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         """Inner stores do not cache: nothing to listen to. Returns ``False``."""
         return False
 
@@ -125,7 +125,7 @@ class AbstractInnerStore:
 
     # -- engine hooks ------------------------------------------------------------------------
 
-    def _open_store(self, context: Any) -> None:
+    def _open_store(self, context: object) -> None:
         raise NotImplementedError
 
     def _close_store(self) -> None:

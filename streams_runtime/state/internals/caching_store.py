@@ -116,7 +116,7 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
     :param wrapped: the store below (change logging or the inner store).
     """
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: object, root: object = None) -> None:
         """Join the thread's cache, then init the layers below."""
         self._join_cache(context)
         self.wrapped.init(context, root if root is not None else self)

@@ -51,7 +51,9 @@ class ChangelogRegistrationContext:
         self._context = context
         self._changelog_topic = changelog_topic
 
-    def register(self, store: Any, restore_callback: Any, *, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: object, restore_callback: object, *, changelog_topic: str | None = None
+    ) -> None:
         self._context.register(store, restore_callback, changelog_topic=self._changelog_topic)
 
     def __getattr__(self, attribute: str) -> Any:

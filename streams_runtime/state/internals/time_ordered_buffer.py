@@ -81,7 +81,7 @@ class Eviction(NamedTuple):
     record_context: BufferRecordContext
 
 
-def _context_of(record_context: Any) -> BufferRecordContext:
+def _context_of(record_context: object) -> BufferRecordContext:
     if record_context is None:
         return BufferRecordContext(None, -1, -1, -1, ())
     return BufferRecordContext(
@@ -295,7 +295,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def prior_value_for_buffered(self, key: Any) -> tuple[bool, Any]:
+    def prior_value_for_buffered(self, key: object) -> tuple[bool, Any]:
         """``(True, prior value)`` when ``key`` is buffered, else ``(False, None)``."""
         self._check_open()
         key_bytes = cast(bytes, serialize_or_raise(self._keys, self.topic, "key", key))

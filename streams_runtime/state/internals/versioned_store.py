@@ -133,7 +133,9 @@ class _RegisterAs:
         self._outer = outer
         self._changelog_topic = changelog_topic
 
-    def register(self, store: Any, restore_callback: Any, *, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: object, restore_callback: object, *, changelog_topic: str | None = None
+    ) -> None:
         self._context.register(self._outer, self._outer.restore_batch, changelog_topic=self._changelog_topic)
 
     def __getattr__(self, attribute: str) -> Any:
@@ -198,11 +200,11 @@ class VersionedKeyValueStore:
     def close(self) -> None:
         self.wrapped.close()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         return False  # versioned stores do not cache
 
     # -- typed operations --------------------------------------------------------------------
-    def _key(self, key: Any) -> bytes:
+    def _key(self, key: object) -> bytes:
         if key is None:
             raise ValueError("key cannot be null")
         return bytes(self.key_serde.serialize(self._topic(), key))
@@ -243,7 +245,7 @@ class VersionedKeyValueStore:
         self.put(key, None, timestamp)
         return previous
 
-    def get(self, key: Any, as_of_timestamp: int | None = None) -> VersionedRecord | None:
+    def get(self, key: object, as_of_timestamp: int | None = None) -> VersionedRecord | None:
         """The latest version of ``key``, or the one valid at ``as_of_timestamp``."""
         versions = _decode(self.wrapped.get(self._key(key)))
         if not versions:
@@ -263,7 +265,7 @@ class VersionedKeyValueStore:
         return None
 
     def versions(
-        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+        self, key: object, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
     ) -> list[VersionedRecord]:
         """Every version of ``key`` valid at some time in ``[from_time, to_time]`` (Kafka's
         ``MultiVersionedKeyQuery``): newest first unless ``ascending``; tombstones and versions

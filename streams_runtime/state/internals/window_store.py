@@ -64,7 +64,7 @@ class WindowBytesStore(AbstractSegmentedStore):
         retention_period_ms: int,
         window_size_ms: int,
         retain_duplicates: bool,
-        segments: Any,
+        segments: object,
         segment_interval_ms: int | None = None,
     ) -> None:
         super().__init__(name, retention_period_ms, segments, segment_interval_ms)

@@ -29,7 +29,7 @@ class StateStoreLayer(Protocol):
     @property
     def persistent(self) -> bool: ...
 
-    def init(self, context: Any, root: Any = None) -> None: ...
+    def init(self, context: object, root: object = None) -> None: ...
 
     def is_open(self) -> bool: ...
 
@@ -39,7 +39,7 @@ class StateStoreLayer(Protocol):
 
     def inner(self) -> Any: ...
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool: ...
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool: ...
 
     def approximate_num_entries(self) -> int: ...
 
@@ -47,7 +47,7 @@ class StateStoreLayer(Protocol):
 class KeyValueStoreLayer(StateStoreLayer, Protocol):
     """The store below a key-value wrapper: the lifecycle and the key-value operations."""
 
-    def get(self, key: Any) -> Any: ...
+    def get(self, key: object) -> Any: ...
 
     def put(self, key: Any, value: Any) -> None: ...
 
@@ -93,7 +93,7 @@ class WrappedStateStore:
         result: bool = self.wrapped.persistent
         return result
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: object, root: object = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""
         self.wrapped.init(context, root if root is not None else self)
 
@@ -114,7 +114,7 @@ class WrappedStateStore:
         """The innermost store of the stack."""
         return self.wrapped.inner()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
         result: bool = self.wrapped.set_flush_listener(listener, send_old_values)
         return result

@@ -38,10 +38,10 @@ class WrappedWindowStore(WrappedStateStore):
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> Any:
         return self.wrapped.put(key, value, window_start_timestamp)
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         return self.wrapped.fetch(*args)
 
-    def backward_fetch(self, *args: Any) -> Any:
+    def backward_fetch(self, *args: object) -> Any:
         return self.wrapped.backward_fetch(*args)
 
     def fetch_all(self, time_from: int, time_to: int) -> Any:
@@ -71,16 +71,16 @@ class WrappedSessionStore(WrappedStateStore):
     def remove(self, session: Any) -> Any:
         return self.put(session, None)
 
-    def find_sessions(self, *args: Any) -> Any:
+    def find_sessions(self, *args: object) -> Any:
         return self.wrapped.find_sessions(*args)
 
-    def backward_find_sessions(self, *args: Any) -> Any:
+    def backward_find_sessions(self, *args: object) -> Any:
         return self.wrapped.backward_find_sessions(*args)
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         return self.wrapped.fetch(*args)
 
-    def backward_fetch(self, *args: Any) -> Any:
+    def backward_fetch(self, *args: object) -> Any:
         return self.wrapped.backward_fetch(*args)
 
     def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
