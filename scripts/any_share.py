@@ -38,7 +38,6 @@ BOUNDARIES: dict[str, str] = {
     "* value": "a record's value: the user's object (the DSL is not generic in its value type)",
     "*:*erialize* data": "what a serde turns into bytes: the user's object",
     "*:*erialize* return": "what a serde makes of bytes: the user's object",
-    "streams_runtime.tools.produce:* data": "a JSON value typed by the user on the command line",
     # third-party objects without types
     "*:*._on_delivery *": "confluent_kafka's delivery callback: a Message and a KafkaError (no stubs)",
     "*:* msg": "a confluent_kafka Message (no stubs)",
@@ -46,14 +45,12 @@ BOUNDARIES: dict[str, str] = {
     "*:* err": "a confluent_kafka KafkaError (no stubs)",
     "*:* consumer": "a confluent_kafka Consumer or the in-memory one (no common stubs)",
     "*:* producer": "a confluent_kafka Producer or the in-memory one (no common stubs)",
-    "*:* group_metadata": "confluent_kafka's ConsumerGroupMetadata (no stubs)",
     "streams_runtime.server.*:* app": "an ASGI application (starlette's own types are loose)",
     "streams_runtime.server.*:* receive": "an ASGI receive callable",
     "streams_runtime.server.*:* send": "an ASGI send callable",
     "streams_runtime.state.internals.rocksdb_store:* *": "rocksdict's objects (no stubs)",
     # overloaded argument forms (Kafka's Java overloads), dispatched on their number and types
     "streams_runtime.*:*.*fetch args": "a window/session store's fetch forms: (key, time), (key, from, to)",
-    "streams_runtime.*:*.*find_sessions args": "a session store's find_sessions forms: a key or a key range",
     "streams_runtime.kstream.*:*join *args": "KStream/KTable.join's forms: (joiner, windows[, opts]), ...",
     # configuration values: what the user gives (a number, a string, a class or a callable)
     "streams_runtime.config:* default": "a configuration key's default: any value its validator accepts",
@@ -133,11 +130,59 @@ def count(package: Path = PACKAGE) -> _Counter:
     return total
 
 
-def _boundary(where: str) -> str | None:
-    for pattern in BOUNDARIES:
+def _boundary(where: str, boundaries: dict[str, str] = BOUNDARIES) -> str | None:
+    for pattern in boundaries:
         if fnmatch.fnmatchcase(where, pattern):
             return pattern
     return None
+
+
+def check(
+    package: Path = PACKAGE,
+    boundaries: dict[str, str] = BOUNDARIES,
+    max_share: float = MAX_SHARE,
+    list_all: bool = False,
+    list_outside: bool = True,
+) -> tuple[bool, list[str]]:
+    """The gate over ``package``: whether it fails, and the lines to print (the shares first)."""
+    counted = count(package)
+    lines: list[str] = []
+    vague_params = [v for v in counted.vague if v[1] != "return"]
+    vague_returns = [v for v in counted.vague if v[1] == "return"]
+    share = len(vague_params) / counted.params if counted.params else 0.0
+    explicit = sum(1 for v in vague_params if v[2] == "Any")
+    lines.append(
+        f"Any parameters: {len(vague_params)} of {counted.params} ({share:.1%}; "
+        f"{explicit} typed Any, {len(vague_params) - explicit} unannotated)"
+    )
+    returns_share = len(vague_returns) / counted.returns if counted.returns else 0.0
+    lines.append(f"Any returns: {len(vague_returns)} of {counted.returns} ({returns_share:.1%})")
+    if list_all:
+        lines += [f"  {where} {name}: {kind}" for where, name, kind in counted.vague]
+    failed = False
+    used = set()
+    outside = []
+    for where, name, kind in counted.vague:
+        if kind != "Any":
+            continue
+        pattern = _boundary(f"{where} {name}", boundaries)
+        if pattern is None:
+            outside.append(f"{where} {name}")
+        else:
+            used.add(pattern)
+    if outside:
+        failed = True
+        lines.append(f"{len(outside)} explicit Any outside the allow-list (scripts/any_share.py BOUNDARIES)")
+        if list_all or list_outside:
+            lines += [f"  {item}" for item in outside]
+    stale = sorted(set(boundaries) - used)
+    if stale:
+        failed = True
+        lines.append("allow-list entries that match no Any any more (remove them): " + ", ".join(stale))
+    if share > max_share:
+        failed = True
+        lines.append(f"the share of Any parameters {share:.1%} exceeds {max_share:.0%}")
+    return failed, lines
 
 
 def main() -> int:
@@ -145,44 +190,8 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="name every Any and unannotated one")
     parser.add_argument("--report-only", action="store_true", help="print what the gate refuses, exit 0")
     args = parser.parse_args()
-    counted = count()
-    vague_params = [v for v in counted.vague if v[1] != "return"]
-    vague_returns = [v for v in counted.vague if v[1] == "return"]
-    share = len(vague_params) / counted.params if counted.params else 0.0
-    explicit = sum(1 for v in vague_params if v[2] == "Any")
-    print(
-        f"Any parameters: {len(vague_params)} of {counted.params} ({share:.1%}; "
-        f"{explicit} typed Any, {len(vague_params) - explicit} unannotated)"
-    )
-    returns_share = len(vague_returns) / counted.returns if counted.returns else 0.0
-    print(f"Any returns: {len(vague_returns)} of {counted.returns} ({returns_share:.1%})")
-    if args.list:
-        for where, name, kind in counted.vague:
-            print(f"  {where} {name}: {kind}")
-    failed = False
-    used = set()
-    outside = []
-    for where, name, kind in counted.vague:
-        if kind != "Any":
-            continue
-        pattern = _boundary(f"{where} {name}")
-        if pattern is None:
-            outside.append(f"{where} {name}")
-        else:
-            used.add(pattern)
-    if outside:
-        failed = True
-        print(f"{len(outside)} explicit Any outside the allow-list (scripts/any_share.py BOUNDARIES)")
-        if args.list or not args.report_only:
-            for item in outside:
-                print(f"  {item}")
-    stale = sorted(set(BOUNDARIES) - used)
-    if stale:
-        failed = True
-        print("allow-list entries that match no Any any more (remove them): " + ", ".join(stale))
-    if share > MAX_SHARE:
-        failed = True
-        print(f"the share of Any parameters {share:.1%} exceeds {MAX_SHARE:.0%}")
+    failed, lines = check(list_all=args.list, list_outside=not args.report_only)
+    print("\n".join(lines))
     return 1 if failed and not args.report_only else 0
 
 
