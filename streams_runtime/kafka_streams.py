@@ -64,7 +64,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
@@ -76,6 +76,9 @@ from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, Str
 from streams_runtime.processor.internals.thread_metrics import RestoreProgress
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.query.interactive import InteractiveQueries
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.topology import Topology
 
 log = logging.getLogger("streams_runtime")
 
@@ -129,7 +132,7 @@ class KafkaStreams:
 
     def __init__(
         self,
-        topology: Any,
+        topology: Topology,
         config: StreamsConfig | Mapping[str, Any],
         client_supplier: KafkaClientSupplier | None = None,
     ) -> None:

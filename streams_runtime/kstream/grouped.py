@@ -14,7 +14,7 @@ logic (``_repartitioned_parent``) with a window store instead of a key-value sto
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
@@ -32,6 +32,9 @@ from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import windowed_by
 from streams_runtime.serdes import Serdes
 
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
 KTABLE_AGGREGATE_NAME = "KTABLE-AGGREGATE-"
@@ -48,7 +51,7 @@ class KGroupedStream:
 
     def __init__(
         self,
-        internal: Any,
+        internal: InternalStreamsBuilder,
         node: GraphNode,
         key_serde: Any,
         value_serde: Any,
@@ -142,7 +145,12 @@ class KGroupedTable:
     ``aggregate`` with a subtractor, since an update moves a row from its old group to its new one."""
 
     def __init__(
-        self, internal: Any, node: GraphNode, key_serde: Any, value_serde: Any, grouped_name: str | None
+        self,
+        internal: InternalStreamsBuilder,
+        node: GraphNode,
+        key_serde: Any,
+        value_serde: Any,
+        grouped_name: str | None,
     ) -> None:
         self._internal = internal
         self._node = node

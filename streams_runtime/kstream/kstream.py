@@ -73,7 +73,9 @@ class KStream:
     def name(self) -> str:
         return self._node.output_name
 
-    def _add(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition: bool) -> KStream:
+    def _add(
+        self, node: GraphNode, key_serde: Serde | None, value_serde: Serde | None, repartition: bool
+    ) -> KStream:
         self._internal.add_graph_node(self._node, node)
         return KStream(self._internal, node, key_serde, value_serde, repartition)
 

@@ -73,7 +73,7 @@ class KTable:
         name: str | None,
         materialized: Materialized | None,
         make_supplier: Callable[[str | None], Any],
-        value_serde: Any,
+        value_serde: Serde | None,
     ) -> KTable:
         internal = self._internal
         mat = None

@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from streams_runtime.errors import TopologyError
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 STORE_TYPES = ("rocksdb", "in_memory")
 
@@ -46,7 +49,9 @@ class Consumed(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, **kwargs: Any) -> Consumed:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, **kwargs: Any
+    ) -> Consumed:
         return cls(key_serde, value_serde, **kwargs)
 
     @classmethod
@@ -70,7 +75,9 @@ class Produced(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, partitioner: Any = None) -> Produced:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, partitioner: Any = None
+    ) -> Produced:
         return cls(key_serde, value_serde, partitioner)
 
     @classmethod

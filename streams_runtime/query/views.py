@@ -11,11 +11,14 @@ lock; see :mod:`.local_stores`), in store order within a partition, partitions i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import InvalidStateStorePartitionError
 from streams_runtime.query.local_stores import LocalStores
 from streams_runtime.state.interfaces import KeyValue
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 T = TypeVar("T")
 
@@ -92,7 +95,7 @@ class ReadOnlyKeyValueView(_StoreView):
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.reverse_range(from_key, to_key)))
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> list[KeyValue]:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.prefix_scan(prefix, prefix_key_serde)))
 
     def all(self) -> list[KeyValue]:

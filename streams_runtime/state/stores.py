@@ -109,7 +109,7 @@ class Stores:
 
     @staticmethod
     def versioned_key_value_store_builder(
-        supplier: Any, key_serde: Any = None, value_serde: Any = None
+        supplier: Any, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> Any:
         """A builder of versioned stores (logging on; no caching) from a versioned supplier."""
         from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder

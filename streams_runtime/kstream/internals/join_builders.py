@@ -158,7 +158,7 @@ def stream_stream_join(
     other_store = (base + other_suffix if base else other_generated) + "-store"
     retention = windows.size() + windows.grace_ms
 
-    def window_store(store_name: str, value_serde: Any) -> Callable[[Any], Any]:
+    def window_store(store_name: str, value_serde: Serde | None) -> Callable[[Any], Any]:
         def make(ctx: BuildContext) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(

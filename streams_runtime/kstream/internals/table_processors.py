@@ -47,7 +47,7 @@ class TupleForwarder:
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
 
-    def _on_flush(self, key: Any, new: Any, old: Any, timestamp: Any) -> None:
+    def _on_flush(self, key: Any, new: Any, old: Any, timestamp: int) -> None:
         context = self.context
         previous = context.current_node
         context.set_current_node(self.node)

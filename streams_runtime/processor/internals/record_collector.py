@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
@@ -68,6 +68,9 @@ from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, Producer
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.api import Headers
 
 __all__ = [
     "ProductionError",
@@ -82,7 +85,7 @@ log = logging.getLogger("streams_runtime.processor")
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 
 
-def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Headers) -> int:
     """The bytes librdkafka counts against ``message.max.bytes``: key, value and headers."""
     size = len(key or b"") + len(value or b"")
     for name, header in headers or ():
@@ -368,7 +371,7 @@ class RecordCollector:
             self._refused(topic, key, value, headers, err, partition)
 
     def _refused(
-        self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None
+        self, topic: str, key: Any, value: Any, headers: Headers, err: Any, partition: int | None = None
     ) -> None:
         """``produce`` refused one record (see the module docstring): the production handler decides."""
         what = (

@@ -37,12 +37,15 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
 
 __all__ = [
     "ChangelogKeyCount",
@@ -408,14 +411,14 @@ def _wait(future: Any, deadline: float, what: str) -> Any:
         raise RebuildTimeoutError(f"timed out waiting for {what}") from exc
 
 
-def _rebuild_call(thread: Any, task_ids: list[TaskId], store_name: str) -> Any:
+def _rebuild_call(thread: StreamThread, task_ids: list[TaskId], store_name: str) -> Any:
     def call() -> dict[TaskId, dict[str, int]]:
         return {task_id: thread.task_manager.rebuild_task(task_id, store_name) for task_id in task_ids}
 
     return call
 
 
-def _report_call(thread: Any, task_ids: list[TaskId]) -> Any:
+def _report_call(thread: StreamThread, task_ids: list[TaskId]) -> Any:
     def call() -> dict[TaskId, dict[str, Any]]:
         manager = thread.task_manager
         found = {}

@@ -27,8 +27,11 @@ from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
 
 if TYPE_CHECKING:  # types only
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
     from streams_runtime.processor.internals.producer_side import ProducerSide
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 __all__ = ["ActiveTaskCreator", "StandbyTaskCreator", "wipe_damaged"]
 
@@ -61,10 +64,10 @@ class ActiveTaskCreator:
         self,
         *,
         builder: Any,
-        config: Any,
+        config: StreamsConfig,
         producers: ProducerSide,
-        metrics: Any,
-        cache: Any,
+        metrics: StreamsMetrics,
+        cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
         global_stores: Mapping[str, Any],
@@ -142,8 +145,8 @@ class StandbyTaskCreator:
         self,
         *,
         store_builders: Mapping[str, Any],
-        config: Any,
-        metrics: Any,
+        config: StreamsConfig,
+        metrics: StreamsMetrics,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
         eos: bool,

@@ -19,10 +19,13 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = ["AbstractBytesStore", "AbstractInnerStore", "check_key", "check_value", "validate_retention"]
 
@@ -231,7 +234,7 @@ class AbstractBytesStore(AbstractInnerStore):
         """Every entry in descending key order."""
         return self._range(None, None, reverse=True)
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
         """Entries whose key starts with ``prefix``, ascending (the serde is unused here)."""
         self._check_open()
         prefix = check_key(prefix)

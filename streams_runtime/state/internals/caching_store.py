@@ -27,13 +27,16 @@ last-write order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.bytes_store import check_key, check_value
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
@@ -190,7 +193,7 @@ class CachingKeyValueStore(CacheMembership, WrappedKeyValueStore):
     def reverse_all(self) -> StoreIterator:
         return self._merged(None, None, reverse=True)
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
         cache = self._open_cache()
         prefix = check_key(prefix)
         store_iterator = self.wrapped.prefix_scan(prefix, prefix_key_serde)

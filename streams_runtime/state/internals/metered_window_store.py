@@ -44,7 +44,7 @@ class _Metered(MeteredStoreMixin):
         ``False`` (nothing registered) when the stack has no cache: the caller forwards directly.
         """
 
-        def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
+        def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: int) -> None:
             listener(self._windowed_from(windowed), self._value_from(new), self._value_from(old), timestamp)
 
         result: bool = self.wrapped.set_flush_listener(typed, send_old_values)

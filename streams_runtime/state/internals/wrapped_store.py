@@ -15,7 +15,10 @@ requires.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
 
@@ -61,7 +64,7 @@ class KeyValueStoreLayer(StateStoreLayer, Protocol):
 
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any: ...
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any: ...
 
     def all(self) -> Any: ...
 
@@ -155,7 +158,7 @@ class WrappedKeyValueStore(WrappedStateStore):
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any:
         return self.wrapped.reverse_range(from_key, to_key)
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any:
         return self.wrapped.prefix_scan(prefix, prefix_key_serde)
 
     def all(self) -> Any:
