@@ -79,6 +79,7 @@ from streams_runtime.query.interactive import InteractiveQueries
 
 if TYPE_CHECKING:
     from streams_runtime.processor.topology import Topology
+    from streams_runtime.query.metadata import KeyQueryMetadata
 
 log = logging.getLogger("streams_runtime")
 
@@ -466,7 +467,9 @@ class KafkaStreams:
         which); ``allow_stale`` lets standby replicas answer; ``partition`` limits the view to one."""
         return self._queries.store(name, allow_stale, partition)
 
-    def query_metadata_for_key(self, store: str, key: object, key_serializer: object = None) -> Any:
+    def query_metadata_for_key(
+        self, store: str, key: object, key_serializer: object = None
+    ) -> KeyQueryMetadata:
         """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
         return self._queries.query_metadata_for_key(store, key, key_serializer)
 

@@ -17,7 +17,7 @@ Streams (see ``internals/cogroup.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals import window_aggregate as wa
@@ -28,6 +28,9 @@ from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
+
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
 
 __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedCogroupedKStream"]
 
@@ -59,7 +62,7 @@ class CogroupedKStream:
 
     def aggregate(
         self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
-    ) -> Any:
+    ) -> KTable:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
         internal = self._internal
@@ -93,12 +96,12 @@ class _WindowedCogroup:
 
     def _build(
         self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
-    ) -> Any:
+    ) -> KTable:
         internal, windows = self._internal, self.windows
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
         store_factory = _WindowStoreFactory(mat, windows)
 
-        def make_supplier(aggregator: Callable[..., Any]) -> Any:
+        def make_supplier(aggregator: Callable[..., Any]) -> WindowAggregateSupplier:
             supplier = wa.WindowAggregateSupplier(mat.store_name, lambda s: make_processor(s, aggregator))
             supplier.windows = windows
             return supplier

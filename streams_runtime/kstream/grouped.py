@@ -77,7 +77,7 @@ class KGroupedStream:
         self._internal.add_graph_node(self._node, self._repartition_node)
         return self._repartition_node
 
-    def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
+    def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> KTable:
         supplier = ap.AggregateSupplier(mat.store_name, factory)
         parent = self._repartitioned_parent(mat.store_name)
         node = ProcessorGraphNode(func_name, supplier, materialized=mat)
@@ -134,7 +134,7 @@ class KGroupedStream:
         return windowed_by(self, windows)
 
     # ------------------------------------------------------------------ cogroup (KIP-150)
-    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
         """Start a cogroup with this stream's ``aggregator(key, value, aggregate)``; see cogrouped."""
         check_callable(aggregator, "aggregator")
         return CogroupedKStream(self).cogroup(self, aggregator)
@@ -161,7 +161,7 @@ class KGroupedTable:
 
     def _build(
         self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
-    ) -> Any:
+    ) -> KTable:
         internal = self._internal
         sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
         source = internal.suffix_or_generate(name, "-source", SOURCE_NAME)

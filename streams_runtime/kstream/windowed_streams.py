@@ -40,6 +40,7 @@ from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -137,7 +138,9 @@ class _WindowedKStream:
     def _windowed_key_serde(self, key_serde: object) -> Any:
         raise NotImplementedError
 
-    def _build(self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]) -> Any:
+    def _build(
+        self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]
+    ) -> KTable:
         internal = self._internal
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows
@@ -167,7 +170,7 @@ class _WindowedKStream:
 class TimeWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: Any) -> TimeWindowedSerde:
         size = (
             self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
         )
@@ -245,7 +248,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
 class SessionWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: Any) -> SessionWindowedSerde:
         return WindowedSerdes.session_windowed(key_serde)
 
     def emit_strategy(self, emit_strategy: EmitStrategy) -> SessionWindowedKStream:

@@ -23,7 +23,7 @@ import pathlib
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import StreamsError
@@ -34,6 +34,9 @@ from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID, TaskId
 from streams_runtime.testing.stores import KeyValueStoreFacade, is_timestamped
 from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
+
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.testing")
 
@@ -161,7 +164,7 @@ class TopologyTestDriver:
         return lambda topic: f"{app_id}-{topic}" if topic in internal else topic
 
     @staticmethod
-    def _make_cache(max_bytes: int) -> Any:
+    def _make_cache(max_bytes: int) -> ThreadCache | None:
         if max_bytes <= 0:
             return None
         from streams_runtime.state.internals.record_cache import ThreadCache

@@ -244,7 +244,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
         # a versioned source table forwards out-of-order updates: repeated tombstones are kept
         self.versioned_upstream = versioned_upstream(supplier.parent)
 
-    def _compute(self, key: object, value: object) -> Any:
+    def _compute(self, key: object, value: object) -> object:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
             return value
         return None

@@ -56,7 +56,7 @@ class KTableTransformValuesSupplier(KTableProcessorSupplier):
         if callable(provided) and not isinstance(transformer_supplier, type):
             self.stores = provided
 
-    def value_getter_supplier(self) -> Any:
+    def value_getter_supplier(self) -> ValueGetterSupplier:
         if self.queryable_name is not None:
             name = self.queryable_name
             return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])

@@ -326,7 +326,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         for sent in self._changelog_counts.values():
             sent[0] = 0
 
-    def cache(self) -> Any:
+    def cache(self) -> ThreadCache | None:
         return self._cache
 
     # ------------------------------------------------------------------ time and scheduling

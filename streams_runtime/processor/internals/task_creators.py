@@ -82,7 +82,9 @@ class ActiveTaskCreator:
         self._global_stores = dict(global_stores)
         self.store_builders = {name: entry.builder for name, entry in builder.stores.items()}
 
-    def create(self, task_id: TaskId, info: SubtopologyInfo, input_partitions: list[tuple[str, int]]) -> Any:
+    def create(
+        self, task_id: TaskId, info: SubtopologyInfo, input_partitions: list[tuple[str, int]]
+    ) -> StreamTask | None:
         """The RESTORING task, or None while its directory lock is held elsewhere (step 1)."""
         sd = self._state_directory
         task_dir = None

@@ -200,7 +200,7 @@ class KeyValueStoreBuilder(StoreBuilderBase):
     :param timestamped: build a timestamped stack (values are ``ValueAndTimestamp``).
     """
 
-    def build(self) -> Any:
+    def build(self) -> MeteredKeyValueStore:
         """A new, uninitialized store stack (call once per task)."""
         store = self._inner()
         if self._logging_enabled:

@@ -313,7 +313,7 @@ def _always(_: Windowed) -> bool:
     return True
 
 
-def _start(w: Windowed) -> Any:
+def _start(w: Windowed) -> int:
     return w.window.start
 
 

@@ -201,5 +201,5 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
         raise TypeError(f"expected a key or a key range, got {len(keys)} keys")
 
 
-def _same(value: object) -> Any:
+def _same(value: object) -> object:
     return value

@@ -112,7 +112,7 @@ class WindowBytesStore(AbstractSegmentedStore):
 
     # -- reads -------------------------------------------------------------------------------
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: Any) -> bytes | StoreIterator | None:
         """``fetch(key, window_start)`` -> value; ``fetch(key, time_from, time_to)`` and
         ``fetch(key_from, key_to, time_from, time_to)`` -> iterators (see the module docstring)."""
         if len(args) == 2:
