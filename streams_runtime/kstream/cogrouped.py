@@ -123,7 +123,7 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
 
     def aggregate(
         self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
-    ) -> Any:
+    ) -> KTable:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
         windows = self.windows
@@ -153,7 +153,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         materialized: object = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """The session KTable; ``merger(key, agg1, agg2)`` combines sessions a record bridges."""
         check_callable(initializer, "initializer")
         check_callable(merger, "session merger")

@@ -86,7 +86,7 @@ class KGroupedStream:
             self._internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name
         )
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Count records per key (null keys/values skipped); Long values."""
         internal = self._internal
         if materialized is not None and materialized.store_name is None:
@@ -103,7 +103,7 @@ class KGroupedStream:
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """Combine values per key: ``reducer(aggregate, value)``; the first value is the start."""
         check_callable(reducer, "reducer")
         internal = self._internal
@@ -120,7 +120,7 @@ class KGroupedStream:
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, aggregate)`` starting from ``initializer()`` per key."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
@@ -179,7 +179,7 @@ class KGroupedTable:
         internal.add_graph_node(self._repartition_node, node)
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         mat = self._internal.materialize(
             materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
         )
@@ -199,7 +199,7 @@ class KGroupedTable:
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``adder(aggregate, new_value)``; ``subtractor(aggregate, old_value)`` runs first."""
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
@@ -216,7 +216,7 @@ class KGroupedTable:
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``adder(key, new_value, agg)``; ``subtractor(key, old_value, agg)`` runs first."""
         check_callable(initializer, "initializer")
         check_callable(adder, "adder")

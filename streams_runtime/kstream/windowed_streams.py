@@ -194,7 +194,7 @@ class TimeWindowedKStream(_WindowedKStream):
     ) -> Any:
         return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
@@ -202,7 +202,7 @@ class TimeWindowedKStream(_WindowedKStream):
 
     def reduce(
         self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
-    ) -> Any:
+    ) -> KTable:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
@@ -216,7 +216,7 @@ class TimeWindowedKStream(_WindowedKStream):
         materialized: object = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, aggregate)`` per key and window, from ``initializer()``."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
@@ -238,7 +238,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     ) -> Any:
         return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
         """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
         mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
@@ -260,7 +260,7 @@ class SessionWindowedKStream(_WindowedKStream):
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(
@@ -271,7 +271,7 @@ class SessionWindowedKStream(_WindowedKStream):
 
     def reduce(
         self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
-    ) -> Any:
+    ) -> KTable:
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
         func = self._internal.name_or_generate(name, REDUCE_NAME)
@@ -292,7 +292,7 @@ class SessionWindowedKStream(_WindowedKStream):
         materialized: object = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, agg)``; ``merger(key, agg1, agg2)`` when sessions merge."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
