@@ -13,7 +13,7 @@ after a KTable node; both attach as ProcessorGraphNodes without changing this cl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals import transform_values as tv
@@ -26,6 +26,9 @@ from streams_runtime.kstream.internals.suppress import suppress
 from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
 from streams_runtime.kstream.options import Grouped, Materialized
 from streams_runtime.serdes import Serde
+
+if TYPE_CHECKING:
+    from streams_runtime.kstream.suppressed import Suppressed
 
 FILTER_NAME = "KTABLE-FILTER-"
 MAPVALUES_NAME = "KTABLE-MAPVALUES-"
@@ -202,7 +205,7 @@ class KTable:
     ) -> KTable:
         return table_table_join(self, other, joiner, "outer", name, materialized)
 
-    def suppress(self, suppressed: Any) -> KTable:
+    def suppress(self, suppressed: Suppressed) -> KTable:
         """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
         return suppress(self, suppressed)
 

@@ -36,6 +36,7 @@ from streams_runtime.testing.stores import KeyValueStoreFacade, is_timestamped
 from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
 
 if TYPE_CHECKING:
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
     from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.testing")
@@ -158,7 +159,7 @@ class TopologyTestDriver:
         self._closed = False
         self._complete_all_processable_work()
 
-    def _decorator(self, builder: Any) -> Any:
+    def _decorator(self, builder: InternalTopologyBuilder) -> Any:
         app_id = self.application_id
         internal = builder.internal_topics
         return lambda topic: f"{app_id}-{topic}" if topic in internal else topic

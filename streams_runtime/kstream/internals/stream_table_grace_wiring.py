@@ -24,11 +24,14 @@ from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
 
 if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
     from streams_runtime.state.internals.builders import KeyValueStoreBuilder
 
 
 class _GraceJoinNode(StatefulProcessorNode):
-    def __init__(self, name: str, supplier: Any, getter: Any, grace_ms: int, **kwargs: Any) -> None:
+    def __init__(
+        self, name: str, supplier: Any, getter: ValueGetterSupplier, grace_ms: int, **kwargs: Any
+    ) -> None:
         super().__init__(name, supplier, **kwargs)
         self.getter = getter
         self.grace_ms = grace_ms

@@ -66,7 +66,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import MarkerScanError
 from streams_runtime.errors import ProcessorStateError
@@ -81,6 +81,9 @@ from streams_runtime.kafka.offsets import (
 )
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.restore_listener import StateRestoreListener
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
 
@@ -181,7 +184,7 @@ class StoreChangelogReader:
         self._listener = listener or StateRestoreListener()
 
     # ------------------------------------------------------------------ registration
-    def register(self, state_manager: Any, *, standby: bool = False) -> None:
+    def register(self, state_manager: ProcessorStateManager, *, standby: bool = False) -> None:
         """Start restoring the task of ``state_manager`` (after its stores initialized); a
         ``standby`` task keeps replaying its changelogs until it is unregistered."""
         task_id = state_manager.task_id

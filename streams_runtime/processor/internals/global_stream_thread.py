@@ -82,7 +82,9 @@ from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import resolve_extractor
 
 if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
     from streams_runtime.processor.api import Headers
+    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -118,7 +120,7 @@ class GlobalRecordCollector:
 
     def __init__(
         self,
-        config: Any,
+        config: StreamsConfig,
         bootstrap_servers: str,
         client_id: str,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
@@ -208,7 +210,9 @@ def _wall_clock_ms() -> int:
 class GlobalStreamThread(threading.Thread):
     """See the module docstring. ``runtime`` is the client's RuntimeSetup (``global_topics`` set)."""
 
-    def __init__(self, runtime: Any, on_death: Callable[[GlobalStreamThread], None] | None = None) -> None:
+    def __init__(
+        self, runtime: RuntimeSetup, on_death: Callable[[GlobalStreamThread], None] | None = None
+    ) -> None:
         super().__init__(name=f"{runtime.client_id}-GlobalStreamThread", daemon=True)
         self._runtime = runtime
         self._on_death = on_death

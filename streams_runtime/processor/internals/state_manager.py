@@ -39,10 +39,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.state.internals.timestamped import RecordConverter, record_converter_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ProcessorStateManager", "StoreMetadata"]
 
@@ -96,7 +99,9 @@ class ProcessorStateManager:
         self._context = context
 
     # ------------------------------------------------------------------ registration
-    def register(self, store: Any, restore_callback: Any, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: Any, restore_callback: Callable[..., Any], changelog_topic: str | None = None
+    ) -> None:
         """Record a store of the task (called through ``context.register`` during ``init``)."""
         name = store.name
         previous = self._stores.get(name)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # types only
     from streams_runtime.processor.internals.metrics import StreamsMetrics
     from streams_runtime.processor.internals.producer_side import ProducerSide
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
     from streams_runtime.state.internals.record_cache import ThreadCache
 
 __all__ = ["ActiveTaskCreator", "StandbyTaskCreator", "wipe_damaged"]
@@ -63,7 +64,7 @@ class ActiveTaskCreator:
     def __init__(
         self,
         *,
-        builder: Any,
+        builder: InternalTopologyBuilder,
         config: StreamsConfig,
         producers: ProducerSide,
         metrics: StreamsMetrics,

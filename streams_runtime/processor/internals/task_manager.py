@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # types only
     from streams_runtime.processor.internals.metrics import StreamsMetrics
     from streams_runtime.processor.internals.producer_side import ProducerSide
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
     from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.processor")
@@ -84,7 +85,7 @@ class TaskManager:
     def __init__(
         self,
         *,
-        builder: Any,
+        builder: InternalTopologyBuilder,
         subtopologies: Mapping[int, SubtopologyInfo],
         partition_counts: Mapping[str, int],
         config: StreamsConfig,

@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
@@ -47,6 +47,9 @@ from streams_runtime.processor.internals.record_collector import (
     _kafka_error,
     ack_wait_s,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 
@@ -228,7 +231,7 @@ class TransactionalRecordCollector(RecordCollector):
             f"failed while {what}: {err.name()}: {err.str()}"
         )
 
-    def _call(self, fn: Any, what: str, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
         """Run a transactional call; retry retriable errors but a timeout (a commit may be
         retried; see :data:`TRANSACTION_CALL_TIMEOUT_S`), translate the rest: TaskMigratedError
         when fenced, TaskCorruptedError (after an abort) for a cluster error or a timeout, else

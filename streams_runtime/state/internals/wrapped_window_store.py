@@ -10,9 +10,12 @@ inner store's, lifecycle calls go down the stack in order, ``inner()`` is the in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.wrapped_store import WrappedStateStore
+
+if TYPE_CHECKING:
+    from streams_runtime.windowed import Windowed
 
 __all__ = ["WrappedSessionStore", "WrappedWindowStore"]
 
@@ -68,7 +71,7 @@ class WrappedSessionStore(WrappedStateStore):
     def put(self, session: Any, value: Any) -> Any:
         return self.wrapped.put(session, value)
 
-    def remove(self, session: Any) -> Any:
+    def remove(self, session: Windowed) -> Any:
         return self.put(session, None)
 
     def find_sessions(self, *args: object) -> Any:
