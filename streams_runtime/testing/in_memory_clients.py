@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kafka.clients import (
     OFFSET_BEGINNING,
@@ -33,6 +33,9 @@ from streams_runtime.kafka.clients import (
     TopicPartition,
 )
 from streams_runtime.testing.in_memory_cluster import InMemoryCluster, StoredRecord, fenced_error, kafka_error
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["InMemoryAdmin", "InMemoryConsumer", "InMemoryMessage", "InMemoryProducer"]
 
@@ -280,7 +283,7 @@ class InMemoryProducer:
         value: bytes | None = None,
         key: bytes | None = None,
         partition: int = -1,
-        on_delivery: Any = None,
+        on_delivery: Callable[..., Any] | None = None,
         timestamp: int = 0,
         headers: Any = None,
     ) -> None:

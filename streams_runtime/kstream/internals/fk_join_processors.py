@@ -18,7 +18,7 @@ when asked. Semantics follow Kafka Streams' processors of the same names.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.fk_join_wire import (
@@ -35,6 +35,11 @@ from streams_runtime.kstream.internals.internal_processor import (
 from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import ValueAndTimestamp
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -106,7 +111,7 @@ class _Base(InternalProcessor):
 
 
 class SubscriptionSend(_Base):
-    def __init__(self, shared: FkJoinShared, extractor: Any, left_join: bool) -> None:
+    def __init__(self, shared: FkJoinShared, extractor: Callable[..., Any], left_join: bool) -> None:
         super().__init__(shared)
         self.extractor = extractor
         self.left_join = left_join
@@ -198,7 +203,7 @@ class SubscriptionReceive(_Base):
 class SubscriptionJoin(_Base):
     """Answers a subscription with the foreign table's current value."""
 
-    def __init__(self, shared: FkJoinShared, foreign_getter: Any) -> None:
+    def __init__(self, shared: FkJoinShared, foreign_getter: ValueGetterSupplier) -> None:
         super().__init__(shared)
         self.getter_supplier = foreign_getter
 
@@ -261,7 +266,9 @@ class ForeignTableJoin(_Base):
 class ResponseJoin(_Base):
     """Joins a response with the current left value when the hash still matches."""
 
-    def __init__(self, shared: FkJoinShared, getter: Any, joiner: Any, left_join: bool) -> None:
+    def __init__(
+        self, shared: FkJoinShared, getter: ValueGetterSupplier, joiner: Callable[..., Any], left_join: bool
+    ) -> None:
         super().__init__(shared)
         self.getter_supplier = getter
         self.joiner = joiner

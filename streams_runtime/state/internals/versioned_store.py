@@ -31,9 +31,12 @@ import logging
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
@@ -76,7 +79,9 @@ def _decode(data: bytes | None) -> list[tuple[int, bytes | None]]:
 class VersionedBytesStoreSupplier(StoreSupplierBase):
     """Makes the inner bytes store of a versioned store; carries the history retention."""
 
-    def __init__(self, name: str, history_retention_ms: int, make: Any, scope: str, persistent: bool) -> None:
+    def __init__(
+        self, name: str, history_retention_ms: int, make: Callable[..., Any], scope: str, persistent: bool
+    ) -> None:
         super().__init__(name, scope, persistent)
         if int(history_retention_ms) < 0:
             raise ValueError(f"history_retention must be >= 0, got {history_retention_ms}")
