@@ -39,7 +39,10 @@ from streams_runtime.state.internals.window_builders import SessionStoreBuilder,
 from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.kstream.options import Materialized
+    from streams_runtime.serdes import Serde
     from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
@@ -49,18 +52,18 @@ REDUCE_NAME = "KSTREAM-REDUCE-"
 class _WindowStoreFactory:
     """Builds the window/session StoreBuilder of one aggregation at topology-build time."""
 
-    def __init__(self, mat: Any, windows: Any) -> None:
+    def __init__(self, mat: MaterializedInternal, windows: Any) -> None:
         self.mat = mat
         self.windows = windows
         self.caching_allowed = True
 
-    def __call__(self, ctx: BuildContext) -> Any:
+    def __call__(self, ctx: BuildContext) -> SessionStoreBuilder | WindowStoreBuilder:
         m = self.mat.materialized
         config = ctx.config
         store_type = m.store_type or (config.get("default_dsl_store") if config else None) or "rocksdb"
         return self.build(store_type == "in_memory")
 
-    def build(self, in_memory: bool) -> Any:
+    def build(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
         if isinstance(windows, SlidingWindows):
             return self._build_sliding(in_memory)
@@ -92,7 +95,9 @@ class _WindowStoreFactory:
             )
         return self._switches(builder)
 
-    def _switches(self, builder: Any) -> Any:
+    def _switches(
+        self, builder: SessionStoreBuilder | WindowStoreBuilder
+    ) -> SessionStoreBuilder | WindowStoreBuilder:
         m = self.mat.materialized
         builder.with_logging_enabled(
             m.logging_config or {}
@@ -101,7 +106,7 @@ class _WindowStoreFactory:
         builder.with_caching_enabled() if cached else builder.with_caching_disabled()
         return builder
 
-    def _build_sliding(self, in_memory: bool) -> Any:
+    def _build_sliding(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
         """Kafka Streams' sliding-window store: window size = time difference, retention >= 2 * diff + grace.
 
         A record at ``t`` reads windows starting from ``t - 2 * diff`` (to find the previous record's
@@ -129,17 +134,17 @@ class _WindowStoreFactory:
 class _WindowedKStream:
     def __init__(self, grouped: Any, windows: Any) -> None:
         self._grouped = grouped
-        self._internal = grouped._internal
+        self._internal: InternalStreamsBuilder = grouped._internal
         self.windows = windows
         self.key_serde = grouped.key_serde
         self.value_serde = grouped.value_serde
         self._emit_strategy = EmitStrategy.on_window_update()
 
-    def _windowed_key_serde(self, key_serde: object) -> Any:
+    def _windowed_key_serde(self, key_serde: Serde) -> Serde:
         raise NotImplementedError
 
     def _build(
-        self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]
+        self, func_name: str, mat: MaterializedInternal, factory: Callable[[wa.WindowAggregateSupplier], Any]
     ) -> KTable:
         internal = self._internal
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
@@ -156,12 +161,14 @@ class _WindowedKStream:
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def _materialize(self, materialized: object, prefix: str, value_serde: object) -> Any:
+    def _materialize(
+        self, materialized: Materialized | None, prefix: str, value_serde: object
+    ) -> MaterializedInternal:
         return self._internal.materialize(
             materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
         )
 
-    def _count_materialized(self, materialized: Any) -> Any:
+    def _count_materialized(self, materialized: Any) -> MaterializedInternal:
         if materialized is not None and materialized.store_name is None:
             self._internal.new_store_name(AGGREGATE_NAME)  # Kafka Streams burns one here
         return self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
@@ -170,7 +177,7 @@ class _WindowedKStream:
 class TimeWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
 
-    def _windowed_key_serde(self, key_serde: Any) -> TimeWindowedSerde:
+    def _windowed_key_serde(self, key_serde: Serde) -> TimeWindowedSerde:
         size = (
             self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
         )
@@ -191,17 +198,21 @@ class TimeWindowedKStream(_WindowedKStream):
         supplier: wa.WindowAggregateSupplier,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-    ) -> Any:
+    ) -> object:
         return wa.KStreamWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(func, mat, lambda s: self._processor(s, _zero, _count))
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
+        self,
+        reducer: Callable[[Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
     ) -> KTable:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
@@ -213,7 +224,7 @@ class TimeWindowedKStream(_WindowedKStream):
         self,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-        materialized: object = None,
+        materialized: Materialized | None = None,
         *,
         name: str | None = None,
     ) -> KTable:
@@ -235,10 +246,10 @@ class SlidingWindowedKStream(TimeWindowedKStream):
         supplier: wa.WindowAggregateSupplier,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-    ) -> Any:
+    ) -> object:
         return KStreamSlidingWindowAggregate(supplier, self.windows, initializer, aggregator)
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Records per key and window (Long values); unlike time windows, Kafka burns no store name here."""
         mat = self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
@@ -248,7 +259,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
 class SessionWindowedKStream(_WindowedKStream):
     """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
 
-    def _windowed_key_serde(self, key_serde: Any) -> SessionWindowedSerde:
+    def _windowed_key_serde(self, key_serde: Serde) -> SessionWindowedSerde:
         return WindowedSerdes.session_windowed(key_serde)
 
     def emit_strategy(self, emit_strategy: EmitStrategy) -> SessionWindowedKStream:
@@ -260,7 +271,7 @@ class SessionWindowedKStream(_WindowedKStream):
         self._emit_strategy = check_emit_strategy(emit_strategy)
         return self
 
-    def count(self, materialized: object = None, *, name: str | None = None) -> KTable:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         mat = self._count_materialized(materialized)
         func = self._internal.name_or_generate(name, AGGREGATE_NAME)
         return self._build(
@@ -270,7 +281,11 @@ class SessionWindowedKStream(_WindowedKStream):
         )
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: object = None, *, name: str | None = None
+        self,
+        reducer: Callable[[Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
     ) -> KTable:
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
@@ -289,7 +304,7 @@ class SessionWindowedKStream(_WindowedKStream):
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: object = None,
+        materialized: Materialized | None = None,
         *,
         name: str | None = None,
     ) -> KTable:
@@ -330,7 +345,7 @@ def _count(key: object, value: object, aggregate: int) -> int:
 
 
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    def aggregate(key: object, value: object, agg: object) -> Any:
+    def aggregate(key: object, value: object, agg: object) -> object:
         return value if agg is None else reducer(agg, value)
 
     return aggregate
