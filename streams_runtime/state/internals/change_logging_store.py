@@ -22,10 +22,13 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 _TIMESTAMP = struct.Struct(">q")  # the stored timestamp (see read_timestamp)
 
@@ -73,7 +76,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         self._store_name = ""  # the name, read once at init (``name`` walks the stack)
         self._log_change: Any = None  # context.log_change bound to this store, set by init
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Initialize the store below under a context that registers the changelog topic."""
         self.context = context
         self._store_name = self.name

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
 from streams_runtime.serdes import Serde, bytes_encoder, is_string_serde, serialize_or_raise
@@ -40,6 +40,9 @@ from streams_runtime.state.internals.iterators import StoreIterator
 from streams_runtime.state.internals.store_metrics import StoreMetrics
 from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = ["MeteredKeyValueStore", "MeteredStoreMixin", "MeteredTimestampedKeyValueStore"]
 
@@ -129,7 +132,7 @@ class MeteredStoreMixin:
         self._count_get: Callable[[], None] = _not_counting
         self._count_put: Callable[[], None] = _not_counting
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
         self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
         self.value_serde = self._wrap_value_serde(

@@ -38,6 +38,8 @@ from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupp
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
+
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
 
@@ -175,7 +177,7 @@ class VersionedKeyValueStore:
     def persistent(self) -> bool:
         return bool(getattr(self.wrapped, "persistent", False))
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 
         self.context = context

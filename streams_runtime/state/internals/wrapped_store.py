@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
 
@@ -32,7 +33,7 @@ class StateStoreLayer(Protocol):
     @property
     def persistent(self) -> bool: ...
 
-    def init(self, context: object, root: object = None) -> None: ...
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
 
     def is_open(self) -> bool: ...
 
@@ -96,7 +97,7 @@ class WrappedStateStore:
         result: bool = self.wrapped.persistent
         return result
 
-    def init(self, context: object, root: object = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""
         self.wrapped.init(context, root if root is not None else self)
 
