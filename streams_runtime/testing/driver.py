@@ -37,6 +37,7 @@ from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.serdes import Serde
     from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.testing")
@@ -181,15 +182,15 @@ class TopologyTestDriver:
     def create_input_topic(
         self,
         name: str,
-        key_serde: object,
-        value_serde: object,
+        key_serde: Serde,
+        value_serde: Serde,
         *,
         start_timestamp_ms: int | None = None,
         auto_advance_ms: int = 0,
     ) -> TestInputTopic:
         return TestInputTopic(self, name, key_serde, value_serde, start_timestamp_ms, auto_advance_ms)
 
-    def create_output_topic(self, name: str, key_serde: object, value_serde: object) -> TestOutputTopic:
+    def create_output_topic(self, name: str, key_serde: Serde, value_serde: Serde) -> TestOutputTopic:
         return TestOutputTopic(self, name, key_serde, value_serde)
 
     def output_queue(self, topic: str) -> collections.deque[ProducedRecord]:
