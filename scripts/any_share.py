@@ -12,10 +12,10 @@ prints the share. Fails (exit 1) when
 
 ``UNTYPED`` (``scripts/any_share_untyped.txt``) names, one ``module:function name`` a line, the
 explicit ``Any`` not yet replaced by a real type and not at a boundary: the list may only shrink
-(a new ``Any`` is refused; an entry whose ``Any`` is gone must be deleted). ``--report-only``
-prints what the gate refuses and exits 0.
+(a new ``Any`` is refused; an entry whose ``Any`` is gone must be deleted: ``--prune-untyped``
+deletes those, and only those). ``--report-only`` prints what the gate refuses and exits 0.
 
-Run:  .venv/bin/python scripts/any_share.py [--list] [--report-only]
+Run:  .venv/bin/python scripts/any_share.py [--list] [--report-only] [--prune-untyped]
       (``--list`` names every ``Any`` it counts)
 """
 
@@ -65,6 +65,18 @@ BOUNDARIES: dict[str, str] = {
     "*:__getattr__ return": "a module's lazily imported public name",
     "*:*.get_state_store return": "a store by name: its class is the one registered under that name",
     "*:*get_*store return": "a store by name: its class is the one registered under that name",
+    "streams_runtime.kafka_streams:KafkaStreams.*store return": "a store by name: the registered one",
+    "streams_runtime.query.interactive:*.store return": "a store by name: its class is the registered one",
+    "streams_runtime.kstream.internals.*:*.get return": "a value getter: the user's value",
+    "streams_runtime.kstream.internals.*:*.old_from_store return": "the user's old value",
+    "streams_runtime.server.app:_query_router.* return": "a route's answer: FastAPI's response model",
+    "streams_runtime.server.app:_key_query return": "a route's answer: JSON or a forwarded response",
+    "streams_runtime.server.app:_read_* return": "a read run on a store of any kind (key-value, window, ...)",
+    "streams_runtime.server.app:_read_* store": "a store of the kind the route reads",
+    "streams_runtime.server.app:_view return": "the interactive-query view of a store of any kind",
+    "streams_runtime.server.app:_scan_body view": "the interactive-query view of a store of any kind",
+    "streams_runtime.server.keys:parse_key return": "a key parsed from the URL: the user's key",
+    "streams_runtime.server.keys:to_json return": "a JSON value of the HTTP API",
     "*windowed_by return": "the windowed stream's class follows the windows given (Kafka's overloads)",
     "streams_runtime.server.*:* streams": "the KafkaStreams served: a layer above the server (import layers)",
     "*:* *kwargs": "keyword arguments passed on unchanged to another constructor or function",
@@ -246,12 +258,32 @@ def check(
     return failed, lines
 
 
+def prune_untyped(package: Path = PACKAGE, path: Path = UNTYPED_FILE) -> list[str]:
+    """Delete from the not-yet-typed list ``path`` the entries that match no ``Any`` of ``package``
+    any more (never adds one); returns the deleted entries."""
+    counted = count(package)
+    present = {f"{where} {name}" for where, name, kind in counted.vague if kind == "Any"}
+    lines = path.read_text().splitlines()
+    gone = [line.strip() for line in lines if line.strip() in _untyped(path) and line.strip() not in present]
+    kept = [line for line in lines if line.strip() not in gone]
+    path.write_text("\n".join(kept) + "\n")
+    return gone
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--list", action="store_true", help="name every Any and unannotated one")
     parser.add_argument("--report-only", action="store_true", help="print what the gate refuses, exit 0")
+    parser.add_argument(
+        "--prune-untyped", action="store_true", help=f"delete the typed entries of {UNTYPED_FILE.name} first"
+    )
     args = parser.parse_args()
-    failed, lines = check(list_all=args.list, list_outside=not args.report_only)
+    untyped = UNTYPED
+    if args.prune_untyped:
+        for entry in prune_untyped():
+            print(f"deleted from {UNTYPED_FILE.name}: {entry}")
+        untyped = _untyped()
+    failed, lines = check(untyped=untyped, list_all=args.list, list_outside=not args.report_only)
     print("\n".join(lines))
     return 1 if failed and not args.report_only else 0
 

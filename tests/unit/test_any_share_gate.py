@@ -135,3 +135,11 @@ def test_the_package_passes_its_gate(any_share: ModuleType) -> None:
     """What ``make typecheck`` runs: the package within its share, every Any accounted for."""
     failed, lines = any_share.check()
     assert not failed, "\n".join(lines)
+
+
+def test_pruning_deletes_only_the_entries_whose_any_is_gone(any_share: ModuleType, tmp_path: Path) -> None:
+    package = _package(tmp_path, TYPED + "\n\ndef load(raw: Any) -> None: ...\n")
+    listed = tmp_path / "untyped.txt"
+    listed.write_text("# why\npkg.mod:load raw\npkg.mod:scale value\n")
+    assert any_share.prune_untyped(package, listed) == ["pkg.mod:scale value"]
+    assert listed.read_text() == "# why\npkg.mod:load raw\n"
