@@ -55,7 +55,10 @@ from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 
 if TYPE_CHECKING:
     from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
+    from streams_runtime.processor.task_id import TaskId
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -89,13 +92,13 @@ class StreamTask(Task):
 
     def __init__(
         self,
-        task_id: Any,
+        task_id: TaskId,
         topology: ProcessorTopology,
         store_builders: dict[str, Any],
-        config: Any,
+        config: StreamsConfig,
         collector: TaskRecordCollector,
-        metrics: Any,
-        cache: Any,
+        metrics: StreamsMetrics,
+        cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_dir: pathlib.Path,
         global_stores: dict[str, Any] | None = None,
