@@ -33,7 +33,9 @@ from streams_runtime.kstream.windowed_streams import windowed_by
 from streams_runtime.serdes import Serdes
 
 if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.build_context import MaterializedInternal
     from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.serdes import Serde
 
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -53,8 +55,8 @@ class KGroupedStream:
         self,
         internal: InternalStreamsBuilder,
         node: GraphNode,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
         grouped_name: str | None,
         repartition_required: bool,
     ) -> None:
@@ -77,7 +79,9 @@ class KGroupedStream:
         self._internal.add_graph_node(self._node, self._repartition_node)
         return self._repartition_node
 
-    def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> KTable:
+    def _build(
+        self, func_name: str, mat: MaterializedInternal, factory: Callable[[ap.AggregateSupplier], Any]
+    ) -> KTable:
         supplier = ap.AggregateSupplier(mat.store_name, factory)
         parent = self._repartitioned_parent(mat.store_name)
         node = ProcessorGraphNode(func_name, supplier, materialized=mat)
@@ -148,8 +152,8 @@ class KGroupedTable:
         self,
         internal: InternalStreamsBuilder,
         node: GraphNode,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
         grouped_name: str | None,
     ) -> None:
         self._internal = internal
@@ -160,7 +164,11 @@ class KGroupedTable:
         self._repartition_node: RepartitionNode | None = None
 
     def _build(
-        self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
+        self,
+        name: str | None,
+        func_prefix: str,
+        mat: MaterializedInternal,
+        factory: Callable[[ap.AggregateSupplier], Any],
     ) -> KTable:
         internal = self._internal
         sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
