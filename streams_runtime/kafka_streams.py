@@ -64,7 +64,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import ApplicationShutdownRequestedError, StreamsError
@@ -76,6 +76,10 @@ from streams_runtime.processor.internals.stream_thread import DEAD, RUNNING, Str
 from streams_runtime.processor.internals.thread_metrics import RestoreProgress
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.query.interactive import InteractiveQueries
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.topology import Topology
+    from streams_runtime.query.metadata import KeyQueryMetadata
 
 log = logging.getLogger("streams_runtime")
 
@@ -129,7 +133,7 @@ class KafkaStreams:
 
     def __init__(
         self,
-        topology: Any,
+        topology: Topology,
         config: StreamsConfig | Mapping[str, Any],
         client_supplier: KafkaClientSupplier | None = None,
     ) -> None:
@@ -173,7 +177,7 @@ class KafkaStreams:
         self._require(State.CREATED, "set an uncaught exception handler")
         self._handler = handler
 
-    def set_global_state_restore_listener(self, listener: Any) -> None:
+    def set_global_state_restore_listener(self, listener: object) -> None:
         """A :class:`~streams_runtime.StateRestoreListener` hearing every changelog restore of
         every thread of this client (called on the restoring stream thread)."""
         self._require(State.CREATED, "set a state restore listener")
@@ -463,7 +467,9 @@ class KafkaStreams:
         which); ``allow_stale`` lets standby replicas answer; ``partition`` limits the view to one."""
         return self._queries.store(name, allow_stale, partition)
 
-    def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> Any:
+    def query_metadata_for_key(
+        self, store: str, key: object, key_serializer: object = None
+    ) -> KeyQueryMetadata:
         """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
         return self._queries.query_metadata_for_key(store, key, key_serializer)
 

@@ -48,7 +48,7 @@ class Serde:
         """The serde's name, used in error messages."""
         return self._name
 
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         """Return the bytes of ``data`` (``None`` for ``None``).
 
         :param topic: the topic the bytes are written to (serdes may ignore it).
@@ -89,7 +89,7 @@ class _StringSerde(Serde):
         return self._encoding
 
     # serialize/deserialize: the exact-type fast paths of the hot path, then the general rule.
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         if type(data) is str:
             return data.encode(self._encoding)
         if data is None:
@@ -117,7 +117,7 @@ class _BytesSerde(Serde):
         super().__init__("Serdes.Bytes")
 
     # serialize/deserialize: bytes pass through in one frame; the rest takes the general rule.
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         if type(data) is bytes:
             return data
         if data is None:
@@ -152,7 +152,7 @@ class _FixedWidthIntSerde(Serde):
         """The number of bytes of every serialized value."""
         return self._width
 
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         if type(data) is int:
             return data.to_bytes(self._width, "big", signed=True)
         if data is None:
@@ -215,7 +215,7 @@ class _JsonSerde(Serde):
 
     # serialize/deserialize: orjson in one frame (the hot path of JSON topics and stores);
     # the same results and fallbacks as _serialize/_deserialize.
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         if data is None:
             return None
         try:
@@ -324,13 +324,13 @@ def _check_side(side: str) -> None:
         raise ValueError(f"side must be one of {_SIDES}, got {side!r}")
 
 
-def is_long_serde(serde: Any) -> bool:
+def is_long_serde(serde: object) -> bool:
     """Whether ``serde`` is exactly ``Serdes.Long()`` (8-byte big-endian signed integers), so
     a caller may pack such values itself with the same bytes and checks."""
     return type(serde) is _FixedWidthIntSerde and serde.width == 8
 
 
-def bytes_decoder(serde: Any) -> Callable[[bytes], Any] | None:
+def bytes_decoder(serde: object) -> Callable[[bytes], Any] | None:
     """A one-argument C function that gives what ``serde.deserialize(topic, data)`` gives for
     any ``data`` of type ``bytes`` it accepts, and raises for the rest (where the serde takes its
     general path), or None. A hot path calls it for non-None bytes and falls back to the serde
@@ -343,7 +343,7 @@ def bytes_decoder(serde: Any) -> Callable[[bytes], Any] | None:
     return None
 
 
-def bytes_encoder(serde: Any) -> Callable[[Any], bytes] | None:
+def bytes_encoder(serde: object) -> Callable[[Any], bytes] | None:
     """The serializing side of :func:`bytes_decoder`: a one-argument C function equal to
     ``serde.serialize(topic, data)`` for the non-None ``data`` it accepts, raising for the rest
     (the caller then asks the serde), or None. ``Serdes.Json()``: orjson with the serde's
@@ -360,13 +360,13 @@ _utf8_encode: Callable[[str], bytes] = str.encode
 _orjson_dumps_with_options = functools.partial(orjson.dumps, option=_ORJSON_OPTIONS)
 
 
-def is_string_serde(serde: Any) -> bool:
+def is_string_serde(serde: object) -> bool:
     """Whether ``serde`` is exactly ``Serdes.String()``: the same ``str`` always gives the same
     bytes, so a caller may reuse the bytes of a key it serialized a moment ago."""
     return type(serde) is _StringSerde
 
 
-def serialize_or_raise(serde: Serde, topic: str, side: str, data: Any) -> bytes | None:
+def serialize_or_raise(serde: Serde, topic: str, side: str, data: object) -> bytes | None:
     """Serialize ``data`` with ``serde``; any failure becomes a :class:`SerializationError`.
 
     :param serde: the serde to use.
@@ -404,7 +404,7 @@ def deserialize_or_raise(serde: Serde, topic: str, side: str, data: bytes | None
         ) from exc
 
 
-def _serde_name(serde: Any) -> str:
+def _serde_name(serde: object) -> str:
     return getattr(serde, "name", None) or type(serde).__name__
 
 

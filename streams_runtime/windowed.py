@@ -149,7 +149,7 @@ def session_key_from_binary(data: bytes) -> tuple[bytes, int, int]:
     return bytes(data[:cut]), _read_long(data, cut + TIMESTAMP_SIZE), _read_long(data, cut)
 
 
-def _inner_bytes(inner: Serde, topic: str, key: Any) -> bytes:
+def _inner_bytes(inner: Serde, topic: str, key: object) -> bytes:
     raw = inner.serialize(topic, key)
     if raw is None:
         raise ValueError("the inner serde returned None for a non-None windowed key")

@@ -331,7 +331,7 @@ class WorkerLauncher:
     def run_until_signal(self) -> int:
         """Start the instances, stop them on SIGTERM/SIGINT; return the launcher's exit code."""
 
-        def on_signal(signum: int, frame: Any) -> None:
+        def on_signal(signum: int, frame: object) -> None:
             self.request_stop()
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}

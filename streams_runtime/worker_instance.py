@@ -51,11 +51,11 @@ _FAILED_STATES = {"ERROR", "PENDING_ERROR"}
 _STOPPED_STATES = {"NOT_RUNNING", "PENDING_SHUTDOWN"}
 
 
-def _state_name(state: Any) -> str:
+def _state_name(state: object) -> str:
     return str(getattr(state, "name", state)).upper()
 
 
-def _thread_tasks(streams: Any) -> dict[str, list[str]]:
+def _thread_tasks(streams: object) -> dict[str, list[str]]:
     """Local thread name -> its active task ids, when the client exposes that metadata."""
     metadata = getattr(streams, "metadata_for_local_threads", None)
     if not callable(metadata):
@@ -68,7 +68,7 @@ def _thread_tasks(streams: Any) -> dict[str, list[str]]:
     }
 
 
-def _thread_standby_tasks(streams: Any) -> dict[str, list[str]]:
+def _thread_standby_tasks(streams: object) -> dict[str, list[str]]:
     """Local thread name -> its standby (and warm-up) task ids, when the client exposes them."""
     metadata = getattr(streams, "metadata_for_local_threads", None)
     if not callable(metadata):
@@ -166,7 +166,7 @@ def run_instance(
 
         set_restore_listener(RestoreProgressDisplay(bars=os.environ.get(PROGRESS_ENV) == "1", say=say))
 
-    def on_state(new: Any, old: Any) -> None:
+    def on_state(new: object, old: object) -> None:
         states.append(_state_name(new))
         say(f"state {_state_name(old)} -> {_state_name(new)}")
         threads = _thread_tasks(streams) if _state_name(new) == "RUNNING" else {}

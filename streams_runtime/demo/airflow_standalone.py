@@ -97,7 +97,7 @@ class AirflowClient:
         self._token: str | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _raw(self, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    def _raw(self, method: str, path: str, body: object = None, token: str | None = None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Accept", "application/json")
@@ -126,7 +126,7 @@ class AirflowClient:
             self._token = str(body["access_token"])
         return self._token
 
-    def request(self, method: str, path: str, body: Any = None, *, ok: tuple[int, ...] = (200,)) -> Any:
+    def request(self, method: str, path: str, body: object = None, *, ok: tuple[int, ...] = (200,)) -> Any:
         status, answer = self._raw(method, path, body, self.token())
         if status == 401:  # expired token: log in again once
             status, answer = self._raw(method, path, body, self.token(refresh=True))
@@ -216,7 +216,11 @@ class AirflowClient:
         return states
 
     def run_dag(
-        self, dag_id: str, conf: dict[str, Any] | None = None, timeout: float = 300.0, on_change: Any = None
+        self,
+        dag_id: str,
+        conf: dict[str, Any] | None = None,
+        timeout: float = 300.0,
+        on_change: object = None,
     ) -> tuple[str, str]:
         """Unpause, trigger and wait: ``(run_id, final state)``."""
         self.wait_for_dag(dag_id)

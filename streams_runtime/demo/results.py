@@ -16,10 +16,13 @@ import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kafka.clients import TopicPartition, create_consumer
 from streams_runtime.kafka.offsets import EOF_OVERRIDES, scan_to_eof
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @dataclass
@@ -77,7 +80,11 @@ class ResultsView:
     """
 
     def __init__(
-        self, bootstrap_servers: str, topic: str, partitions: int, consumer_factory: Any = create_consumer
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        partitions: int,
+        consumer_factory: Callable[..., Any] = create_consumer,
     ) -> None:
         self._bootstrap, self._topic, self._partitions = bootstrap_servers, topic, partitions
         self._factory = consumer_factory
@@ -113,7 +120,7 @@ class ResultsView:
         consumer = self._factory(self._bootstrap, group, EOF_OVERRIDES, low_latency=True)
         latest: dict[str, dict[str, int]] = {}
 
-        def on_record(msg: Any) -> None:
+        def on_record(msg: object) -> None:
             self._apply(msg, latest)
 
         try:

@@ -197,7 +197,7 @@ def _watch_loop(
             next_report = now + 1.0
 
 
-def produce_yesterday(producer: Any, rng: random.Random, ledger: Ledger, n: int = BACKFILL_SAMPLE) -> str:
+def produce_yesterday(producer: object, rng: random.Random, ledger: Ledger, n: int = BACKFILL_SAMPLE) -> str:
     """With Airflow: *n* payments timestamped over yesterday (UTC), the data interval a manual run
     of the daily Spark backfill covers, so its trigger form's defaults find data; returns the day."""
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -278,7 +278,7 @@ def _print_urls(http_port: int, instances: int, airflow: Any) -> None:
 
 
 def _run_until_interrupted(
-    producer: Any, view: ResultsView, ledger: Ledger, rng: random.Random, stop: threading.Event
+    producer: object, view: ResultsView, ledger: Ledger, rng: random.Random, stop: threading.Event
 ) -> None:
     """Step 7: 50 payments a second, live results, until Ctrl-C."""
     say("running until Ctrl-C ...")

@@ -143,7 +143,7 @@ class CoordinationConsumer(KafkaConsumer):
     middle of a join (kafka-python's REBALANCING) needs a rejoin until a poll has finished it.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         coordinator = self._coordinator
         needs_rejoin = coordinator.need_rejoin

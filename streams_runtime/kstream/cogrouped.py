@@ -17,7 +17,7 @@ Streams (see ``internals/cogroup.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals import window_aggregate as wa
@@ -28,6 +28,9 @@ from streams_runtime.kstream.ktable import KTable
 from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
+
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
 
 __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedCogroupedKStream"]
 
@@ -42,7 +45,7 @@ class CogroupedKStream:
         self._patterns: list[tuple[Any, Callable[..., Any]]] = []
         self._builder = CogroupAggregateBuilder(self._internal)
 
-    def cogroup(self, grouped: Any, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
+    def cogroup(self, grouped: object, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
         """Add ``grouped`` (a KGroupedStream) with its ``aggregator(key, value, aggregate)``."""
         if not isinstance(grouped, self._grouped_type):
             raise TypeError(f"cogroup takes a KGroupedStream, got {grouped!r}")
@@ -58,8 +61,8 @@ class CogroupedKStream:
         return self._patterns[0][0].key_serde
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
-    ) -> Any:
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
+    ) -> KTable:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
         internal = self._internal
@@ -76,7 +79,7 @@ class CogroupedKStream:
         )
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def windowed_by(self, windows: Any) -> Any:
+    def windowed_by(self, windows: object) -> Any:
         """A windowed cogroup (TimeWindows, SlidingWindows or SessionWindows)."""
         if isinstance(windows, SessionWindows):
             return SessionWindowedCogroupedKStream(self, windows)
@@ -93,12 +96,12 @@ class _WindowedCogroup:
 
     def _build(
         self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
-    ) -> Any:
+    ) -> KTable:
         internal, windows = self._internal, self.windows
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
         store_factory = _WindowStoreFactory(mat, windows)
 
-        def make_supplier(aggregator: Callable[..., Any]) -> Any:
+        def make_supplier(aggregator: Callable[..., Any]) -> WindowAggregateSupplier:
             supplier = wa.WindowAggregateSupplier(mat.store_name, lambda s: make_processor(s, aggregator))
             supplier.windows = windows
             return supplier
@@ -119,8 +122,8 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: Any = None, *, name: str | None = None
-    ) -> Any:
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
+    ) -> KTable:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
         windows = self.windows
@@ -147,10 +150,10 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         self,
         initializer: Callable[[], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: object = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """The session KTable; ``merger(key, agg1, agg2)`` combines sessions a record bridges."""
         check_callable(initializer, "initializer")
         check_callable(merger, "session merger")

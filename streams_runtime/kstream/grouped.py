@@ -14,7 +14,7 @@ logic (``_repartitioned_parent``) with a window store instead of a key-value sto
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
@@ -32,6 +32,11 @@ from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import windowed_by
 from streams_runtime.serdes import Serdes
 
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.build_context import MaterializedInternal
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.serdes import Serde
+
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
 KTABLE_AGGREGATE_NAME = "KTABLE-AGGREGATE-"
@@ -48,10 +53,10 @@ class _Grouped:
 
     def __init__(
         self,
-        internal: Any,
+        internal: InternalStreamsBuilder,
         node: GraphNode,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
         grouped_name: str | None,
         repartition_required: bool = True,
     ) -> None:
@@ -64,7 +69,11 @@ class _Grouped:
         self._repartition_node: RepartitionNode | None = None
 
     def _aggregation(
-        self, parent: GraphNode, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
+        self,
+        parent: GraphNode,
+        func_name: str,
+        mat: MaterializedInternal,
+        factory: Callable[[ap.AggregateSupplier], Any],
     ) -> KTable:
         """The aggregation's node under ``parent`` and the KTable of its results."""
         supplier = ap.AggregateSupplier(mat.store_name, factory)
@@ -90,10 +99,12 @@ class KGroupedStream(_Grouped):
         self._internal.add_graph_node(self._node, self._repartition_node)
         return self._repartition_node
 
-    def _build(self, func_name: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]) -> Any:
+    def _build(
+        self, func_name: str, mat: MaterializedInternal, factory: Callable[[ap.AggregateSupplier], Any]
+    ) -> KTable:
         return self._aggregation(self._repartitioned_parent(mat.store_name), func_name, mat, factory)
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Count records per key (null keys/values skipped); Long values."""
         internal = self._internal
         if materialized is not None and materialized.store_name is None:
@@ -110,7 +121,7 @@ class KGroupedStream(_Grouped):
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """Combine values per key: ``reducer(aggregate, value)``; the first value is the start."""
         check_callable(reducer, "reducer")
         internal = self._internal
@@ -127,7 +138,7 @@ class KGroupedStream(_Grouped):
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, aggregate)`` starting from ``initializer()`` per key."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
@@ -136,12 +147,12 @@ class KGroupedStream(_Grouped):
         func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
         return self._build(func, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator))
 
-    def windowed_by(self, windows: Any) -> Any:
+    def windowed_by(self, windows: object) -> Any:
         """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
         return windowed_by(self, windows)
 
     # ------------------------------------------------------------------ cogroup (KIP-150)
-    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> Any:
+    def cogroup(self, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
         """Start a cogroup with this stream's ``aggregator(key, value, aggregate)``; see cogrouped."""
         check_callable(aggregator, "aggregator")
         return CogroupedKStream(self).cogroup(self, aggregator)
@@ -152,8 +163,12 @@ class KGroupedTable(_Grouped):
     ``aggregate`` with a subtractor, since an update moves a row from its old group to its new one."""
 
     def _build(
-        self, name: str | None, func_prefix: str, mat: Any, factory: Callable[[ap.AggregateSupplier], Any]
-    ) -> Any:
+        self,
+        name: str | None,
+        func_prefix: str,
+        mat: MaterializedInternal,
+        factory: Callable[[ap.AggregateSupplier], Any],
+    ) -> KTable:
         internal = self._internal
         sink = internal.suffix_or_generate(name, "-sink", SINK_NAME)
         source = internal.suffix_or_generate(name, "-source", SOURCE_NAME)
@@ -168,7 +183,7 @@ class KGroupedTable(_Grouped):
         internal.add_graph_node(self._node, self._repartition_node)
         return self._aggregation(self._repartition_node, func, mat, factory)
 
-    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         mat = self._internal.materialize(
             materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
         )
@@ -188,7 +203,7 @@ class KGroupedTable(_Grouped):
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``adder(aggregate, new_value)``; ``subtractor(aggregate, old_value)`` runs first."""
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
@@ -205,7 +220,7 @@ class KGroupedTable(_Grouped):
         materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``adder(key, new_value, agg)``; ``subtractor(key, old_value, agg)`` runs first."""
         check_callable(initializer, "initializer")
         check_callable(adder, "adder")

@@ -30,7 +30,7 @@ class StreamJoined:
 
     @classmethod
     def with_(
-        cls, key_serde: Any = None, value_serde: Any = None, other_value_serde: Any = None
+        cls, key_serde: object = None, value_serde: object = None, other_value_serde: object = None
     ) -> StreamJoined:
         return cls(key_serde, value_serde, other_value_serde)
 
@@ -44,13 +44,13 @@ class StreamJoined:
     def with_store_name(self, store_name: str) -> StreamJoined:
         return dataclasses.replace(self, store_name=store_name)
 
-    def with_key_serde(self, serde: Any) -> StreamJoined:
+    def with_key_serde(self, serde: object) -> StreamJoined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> StreamJoined:
+    def with_value_serde(self, serde: object) -> StreamJoined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Any) -> StreamJoined:
+    def with_other_value_serde(self, serde: object) -> StreamJoined:
         return dataclasses.replace(self, other_value_serde=serde)
 
     def with_store_type(self, store_type: str) -> StreamJoined:
@@ -76,9 +76,9 @@ class Joined:
     @classmethod
     def with_(
         cls,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        other_value_serde: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
+        other_value_serde: object = None,
         name: str | None = None,
         grace_period_ms: int | None = None,
     ) -> Joined:
@@ -98,11 +98,11 @@ class Joined:
     def with_name(self, name: str) -> Joined:
         return dataclasses.replace(self, name=name)
 
-    def with_key_serde(self, serde: Any) -> Joined:
+    def with_key_serde(self, serde: object) -> Joined:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Joined:
+    def with_value_serde(self, serde: object) -> Joined:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_other_value_serde(self, serde: Any) -> Joined:
+    def with_other_value_serde(self, serde: object) -> Joined:
         return dataclasses.replace(self, other_value_serde=serde)

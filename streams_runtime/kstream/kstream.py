@@ -73,7 +73,9 @@ class KStream:
     def name(self) -> str:
         return self._node.output_name
 
-    def _add(self, node: GraphNode, key_serde: Any, value_serde: Any, repartition: bool) -> KStream:
+    def _add(
+        self, node: GraphNode, key_serde: Serde | None, value_serde: Serde | None, repartition: bool
+    ) -> KStream:
         self._internal.add_graph_node(self._node, node)
         return KStream(self._internal, node, key_serde, value_serde, repartition)
 
@@ -137,7 +139,7 @@ class KStream:
             self._internal, node, None, None, self.repartition_required or other.repartition_required
         )
 
-    def split(self, *, name: str | None = None) -> Any:
+    def split(self, *, name: str | None = None) -> BranchedKStream:
         """Branch by predicates: ``split().branch(p1).branch(p2).default_branch()`` -> dict."""
         return BranchedKStream(self, self._internal.name_or_generate(name, BRANCH_NAME))
 
@@ -195,7 +197,7 @@ class KStream:
         sink_name = self._internal.name_or_generate(name if name is not None else p.name, SINK_NAME)
         self._internal.add_graph_node(self._node, StreamSinkNode(sink_name, topic, p))
 
-    def to_table(self, materialized: Materialized | None = None, *, name: str | None = None) -> Any:
+    def to_table(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """This stream as a changelog: each record upserts (a None value deletes) its key."""
         internal = self._internal
         node_name = internal.name_or_generate(name, TO_KTABLE_NAME)
@@ -213,7 +215,7 @@ class KStream:
         return KTable(internal, node, mat.key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
     # ------------------------------------------------------------------ grouping
-    def group_by_key(self, grouped: Grouped | None = None) -> Any:
+    def group_by_key(self, grouped: Grouped | None = None) -> KGroupedStream:
         g = grouped or Grouped()
         key_serde = g.key_serde if g.key_serde is not None else self.key_serde
         value_serde = g.value_serde if g.value_serde is not None else self.value_serde
@@ -221,7 +223,7 @@ class KStream:
             self._internal, self._node, key_serde, value_serde, g.name, self.repartition_required
         )
 
-    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> Any:
+    def group_by(self, selector: Callable[[Any, Any], Any], grouped: Grouped | None = None) -> KGroupedStream:
         check_callable(selector, "key selector")
         g = grouped or Grouped()
         node = self._processor(KEY_SELECT_NAME, g.name, lambda: sp.KStreamSelectKey(selector))
@@ -240,12 +242,12 @@ class KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
         return dispatch_stream_join(self, other, args, kwargs, "left")
 
-    def outer_join(self, other: KStream, *args: Any, **kwargs: Any) -> KStream:
+    def outer_join(self, other: KStream, *args: object, **kwargs: object) -> KStream:
         """Outer join with a KStream ``(joiner, JoinWindows[, StreamJoined])``."""
         return dispatch_stream_join(self, other, args, kwargs, "outer")
 
     # ------------------------------------------------------------------ print
-    def print(self, printed: Any = None) -> None:
+    def print(self, printed: object = None) -> None:
         """Print each record as ``[label]: key, value`` (``Printed.to_sys_out()`` by default)."""
         p = printed if printed is not None else Printed.to_sys_out()
         if not isinstance(p, Printed):

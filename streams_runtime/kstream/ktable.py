@@ -13,7 +13,7 @@ after a KTable node; both attach as ProcessorGraphNodes without changing this cl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals import transform_values as tv
@@ -26,6 +26,9 @@ from streams_runtime.kstream.internals.suppress import suppress
 from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
 from streams_runtime.kstream.options import Grouped, Materialized
 from streams_runtime.serdes import Serde
+
+if TYPE_CHECKING:
+    from streams_runtime.kstream.suppressed import Suppressed
 
 FILTER_NAME = "KTABLE-FILTER-"
 MAPVALUES_NAME = "KTABLE-MAPVALUES-"
@@ -73,7 +76,7 @@ class KTable:
         name: str | None,
         materialized: Materialized | None,
         make_supplier: Callable[[str | None], Any],
-        value_serde: Any,
+        value_serde: Serde | None,
         store_names: tuple[str, ...] = (),
     ) -> KTable:
         internal = self._internal
@@ -166,9 +169,9 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *args: Any,
+        *args: object,
         name: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> KTable:
         """Inner table-table join: ``joiner(v1, v2)`` (or ``(key, v1, v2)``); deletes propagate.
 
@@ -183,9 +186,9 @@ class KTable:
         other: KTable,
         joiner: Callable[..., Any],
         materialized: Materialized | None = None,
-        *args: Any,
+        *args: object,
         name: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> KTable:
         """Left table-table join; ``left_join(other, foreign_key_extractor, joiner, ...)`` is a
         foreign-key left join."""
@@ -204,8 +207,8 @@ class KTable:
     def _join(
         self,
         kind: str,
-        other: Any,
-        joiner: Any,
+        other: KTable,
+        joiner: Callable[..., Any],
         materialized: Any,
         args: tuple[Any, ...],
         name: str | None,
@@ -224,7 +227,7 @@ class KTable:
             )
         return table_table_join(self, other, joiner, kind, name, materialized)
 
-    def suppress(self, suppressed: Any) -> KTable:
+    def suppress(self, suppressed: Suppressed) -> KTable:
         """Hold updates back: ``Suppressed.until_window_closes(...)`` or ``until_time_limit(...)``."""
         return suppress(self, suppressed)
 
@@ -253,7 +256,7 @@ class KTable:
 
 
 # ------------------------------------------------------------------ foreign-key joins (KIP-213)
-def _foreign_key_call(third: Any) -> bool:
+def _foreign_key_call(third: object) -> bool:
     """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
     return callable(third) and not isinstance(third, Materialized)
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from streams_runtime.errors import TopologyError
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 STORE_TYPES = ("rocksdb", "in_memory")
 
@@ -22,13 +25,13 @@ class _Options:
     # every subclass is a dataclass (what ``dataclasses.replace`` needs)
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
-    def replace(self, **changes: Any) -> Self:
+    def replace(self, **changes: object) -> Self:
         return dataclasses.replace(self, **changes)
 
-    def with_key_serde(self, serde: Any) -> Self:
+    def with_key_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, key_serde=serde)
 
-    def with_value_serde(self, serde: Any) -> Self:
+    def with_value_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
     def with_name(self, name: str) -> Self:
@@ -46,14 +49,16 @@ class Consumed(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, **kwargs: Any) -> Consumed:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, **kwargs: Any
+    ) -> Consumed:
         return cls(key_serde, value_serde, **kwargs)
 
     @classmethod
     def as_(cls, name: str) -> Consumed:
         return cls(name=name)
 
-    def with_timestamp_extractor(self, extractor: Any) -> Consumed:
+    def with_timestamp_extractor(self, extractor: object) -> Consumed:
         return dataclasses.replace(self, timestamp_extractor=extractor)
 
     def with_offset_reset_policy(self, policy: str) -> Consumed:
@@ -70,7 +75,9 @@ class Produced(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, partitioner: Any = None) -> Produced:
+    def with_(
+        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, partitioner: Any = None
+    ) -> Produced:
         return cls(key_serde, value_serde, partitioner)
 
     @classmethod
@@ -90,7 +97,7 @@ class Grouped(_Options):
     name: str | None = None
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None, name: str | None = None) -> Grouped:
+    def with_(cls, key_serde: object = None, value_serde: object = None, name: str | None = None) -> Grouped:
         return cls(key_serde, value_serde, name)
 
     @classmethod
@@ -114,7 +121,7 @@ class Repartitioned(_Options):
             raise TopologyError(f"Repartitioned.number_of_partitions must be a positive int, got {n!r}")
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Repartitioned:
+    def with_(cls, key_serde: object = None, value_serde: object = None) -> Repartitioned:
         return cls(key_serde, value_serde)
 
     @classmethod
@@ -159,14 +166,14 @@ class Materialized(_Options):
             object.__setattr__(self, "store_name", self.store_supplier.name)
 
     @classmethod
-    def as_(cls, store: Any) -> Materialized:
+    def as_(cls, store: object) -> Materialized:
         """``Materialized.as_("name")`` or ``Materialized.as_(Stores.in_memory_key_value_store("name"))``."""
         if isinstance(store, str):
             return cls(store_name=store)
         return cls(store_supplier=store)
 
     @classmethod
-    def with_(cls, key_serde: Any = None, value_serde: Any = None) -> Materialized:
+    def with_(cls, key_serde: object = None, value_serde: object = None) -> Materialized:
         return cls(key_serde=key_serde, value_serde=value_serde)
 
     def with_store_type(self, store_type: str) -> Materialized:

@@ -22,11 +22,11 @@ from streams_runtime.errors import TopologyError
 __all__ = ["Printed"]
 
 
-def java_str(value: Any) -> str:
+def java_str(value: object) -> str:
     return "null" if value is None else str(value)
 
 
-def default_mapper(key: Any, value: Any) -> str:
+def default_mapper(key: object, value: object) -> str:
     return f"{java_str(key)}, {java_str(value)}"
 
 

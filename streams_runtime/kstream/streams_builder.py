@@ -89,7 +89,7 @@ class StreamsBuilder:
         self._built: Topology | None = None
 
     # ------------------------------------------------------------------ sources
-    def stream(self, *topics: Any, consumed: Consumed | None = None) -> KStream:
+    def stream(self, *topics: object, consumed: Consumed | None = None) -> KStream:
         """A KStream over topics: ``stream("a")``, ``stream("a", "b")``, ``stream(["a", "b"])``, or every
         topic matching a pattern: ``stream(re.compile("orders-.*"))``."""
         names, options = _split_options(topics, Consumed)
@@ -120,7 +120,7 @@ class StreamsBuilder:
     def table(
         self,
         topic: str,
-        *options: Any,
+        *options: object,
         consumed: Consumed | None = None,
         materialized: Materialized | None = None,
     ) -> KTable:
@@ -164,7 +164,7 @@ class StreamsBuilder:
     def global_table(
         self,
         topic: str,
-        *options: Any,
+        *options: object,
         consumed: Consumed | None = None,
         materialized: Materialized | None = None,
     ) -> GlobalKTable:
@@ -183,14 +183,14 @@ class StreamsBuilder:
         return GlobalKTable(mat.store_name, mat.queryable_store_name)
 
     # ------------------------------------------------------------------ stores
-    def add_state_store(self, store_builder: Any) -> StreamsBuilder:
+    def add_state_store(self, store_builder: object) -> StreamsBuilder:
         """Add a store that ``process(..., "store-name")`` operations connect to."""
         self._internal.add_graph_node(self._internal.root, _StateStoreNode(store_builder))
         return self
 
     def add_global_store(
         self,
-        store_builder: Any,
+        store_builder: object,
         topic: str,
         state_update_supplier: Callable[[], Any],
         consumed: Consumed | None = None,

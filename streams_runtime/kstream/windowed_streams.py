@@ -39,7 +39,11 @@ from streams_runtime.state.internals.window_builders import SessionStoreBuilder,
 from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.kstream.options import Materialized
+    from streams_runtime.serdes import Serde
+    from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
 
 AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -48,18 +52,18 @@ REDUCE_NAME = "KSTREAM-REDUCE-"
 class _WindowStoreFactory:
     """Builds the window/session StoreBuilder of one aggregation at topology-build time."""
 
-    def __init__(self, mat: Any, windows: Any) -> None:
+    def __init__(self, mat: MaterializedInternal, windows: Any) -> None:
         self.mat = mat
         self.windows = windows
         self.caching_allowed = True
 
-    def __call__(self, ctx: BuildContext) -> Any:
+    def __call__(self, ctx: BuildContext) -> SessionStoreBuilder | WindowStoreBuilder:
         m = self.mat.materialized
         config = ctx.config
         store_type = m.store_type or (config.get("default_dsl_store") if config else None) or "rocksdb"
         return self.build(store_type == "in_memory")
 
-    def build(self, in_memory: bool) -> Any:
+    def build(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
         if isinstance(windows, SlidingWindows):
             return self._build_sliding(in_memory)
@@ -91,7 +95,9 @@ class _WindowStoreFactory:
             )
         return self._switches(builder)
 
-    def _switches(self, builder: Any) -> Any:
+    def _switches(
+        self, builder: SessionStoreBuilder | WindowStoreBuilder
+    ) -> SessionStoreBuilder | WindowStoreBuilder:
         m = self.mat.materialized
         builder.with_logging_enabled(
             m.logging_config or {}
@@ -100,7 +106,7 @@ class _WindowStoreFactory:
         builder.with_caching_enabled() if cached else builder.with_caching_disabled()
         return builder
 
-    def _build_sliding(self, in_memory: bool) -> Any:
+    def _build_sliding(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
         """Kafka Streams' sliding-window store: window size = time difference, retention >= 2 * diff + grace.
 
         A record at ``t`` reads windows starting from ``t - 2 * diff`` (to find the previous record's
@@ -133,16 +139,18 @@ class _WindowedKStream:
 
     def __init__(self, grouped: Any, windows: Any) -> None:
         self._grouped = grouped
-        self._internal = grouped._internal
+        self._internal: InternalStreamsBuilder = grouped._internal
         self.windows = windows
         self.key_serde = grouped.key_serde
         self.value_serde = grouped.value_serde
         self._emit_strategy = EmitStrategy.on_window_update()
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: Serde) -> Serde:
         raise NotImplementedError
 
-    def _build(self, func_name: str, mat: Any, factory: Callable[[wa.WindowAggregateSupplier], Any]) -> Any:
+    def _build(
+        self, func_name: str, mat: MaterializedInternal, factory: Callable[[wa.WindowAggregateSupplier], Any]
+    ) -> KTable:
         internal = self._internal
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows
@@ -158,12 +166,14 @@ class _WindowedKStream:
         key_serde = self._windowed_key_serde(mat.key_serde) if mat.key_serde is not None else None
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
-    def _materialize(self, materialized: Any, prefix: str, value_serde: Any) -> Any:
+    def _materialize(
+        self, materialized: Materialized | None, prefix: str, value_serde: object
+    ) -> MaterializedInternal:
         return self._internal.materialize(
             materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
         )
 
-    def _count_materialized(self, materialized: Any) -> Any:
+    def _count_materialized(self, materialized: Materialized | None) -> MaterializedInternal:
         if self._count_burns_store_name and materialized is not None and materialized.store_name is None:
             self._internal.new_store_name(AGGREGATE_NAME)  # Kafka Streams burns one here
         return self._materialize(materialized, AGGREGATE_NAME, Serdes.Long())
@@ -172,11 +182,11 @@ class _WindowedKStream:
         self,
         name: str | None,
         prefix: str,
-        mat: Any,
+        mat: MaterializedInternal,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-    ) -> Any:
+    ) -> KTable:
         """The windowed aggregation node (its processor: ``_processor_class``) and its KTable."""
         func = self._internal.name_or_generate(name, prefix)
         return self._build(
@@ -199,23 +209,27 @@ class _WindowedKStream:
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Any,
+        materialized: Materialized | None,
         name: str | None,
-    ) -> Any:
+    ) -> KTable:
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
         check_callable(merger, "session merger")
         mat = self._materialize(materialized, AGGREGATE_NAME, None)
         return self._aggregation(name, AGGREGATE_NAME, mat, initializer, aggregator, merger)
 
-    def count(self, materialized: Any = None, *, name: str | None = None) -> Any:
+    def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Records per key and window (Long values)."""
         mat = self._count_materialized(materialized)
         return self._aggregation(name, AGGREGATE_NAME, mat, _zero, _count, _add_counts)
 
     def reduce(
-        self, reducer: Callable[[Any, Any], Any], materialized: Any = None, *, name: str | None = None
-    ) -> Any:
+        self,
+        reducer: Callable[[Any, Any], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
+    ) -> KTable:
         """``reducer(aggregate, value)`` per key and window; the first value starts the window."""
         check_callable(reducer, "reducer")
         mat = self._materialize(materialized, REDUCE_NAME, self.value_serde)
@@ -230,7 +244,7 @@ class TimeWindowedKStream(_WindowedKStream):
 
     _processor_class: Callable[..., Any] = wa.KStreamWindowAggregate
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: Serde) -> TimeWindowedSerde:
         size = (
             self.windows.size_ms if isinstance(self.windows, TimeWindows) else self.windows.time_difference_ms
         )
@@ -240,10 +254,10 @@ class TimeWindowedKStream(_WindowedKStream):
         self,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, aggregate)`` per key and window, from ``initializer()``."""
         return self._aggregate(initializer, aggregator, wa.no_merger, materialized, name)
 
@@ -262,7 +276,7 @@ class SessionWindowedKStream(_WindowedKStream):
 
     _processor_class: Callable[..., Any] = wa.KStreamSessionWindowAggregate
 
-    def _windowed_key_serde(self, key_serde: Any) -> Any:
+    def _windowed_key_serde(self, key_serde: Serde) -> SessionWindowedSerde:
         return WindowedSerdes.session_windowed(key_serde)
 
     def aggregate(
@@ -270,15 +284,15 @@ class SessionWindowedKStream(_WindowedKStream):
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Any = None,
+        materialized: Materialized | None = None,
         *,
         name: str | None = None,
-    ) -> Any:
+    ) -> KTable:
         """``aggregator(key, value, agg)``; ``merger(key, agg1, agg2)`` when sessions merge."""
         return self._aggregate(initializer, aggregator, merger, materialized, name)
 
 
-def windowed_by(grouped: Any, windows: Any) -> Any:
+def windowed_by(grouped: object, windows: object) -> Any:
     """What ``KGroupedStream.windowed_by`` returns for ``windows``."""
     if isinstance(windows, SlidingWindows):
         return SlidingWindowedKStream(grouped, windows)
@@ -297,7 +311,7 @@ def _none() -> None:
     return None
 
 
-def _count(key: Any, value: Any, aggregate: int) -> int:
+def _count(key: object, value: object, aggregate: int) -> int:
     return aggregate + 1
 
 
@@ -307,7 +321,7 @@ def _add_counts(key: Any, count1: int, count2: int) -> int:
 
 
 def _reducing(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    def aggregate(key: Any, value: Any, agg: Any) -> Any:
+    def aggregate(key: object, value: object, agg: object) -> object:
         return value if agg is None else reducer(agg, value)
 
     return aggregate

@@ -41,10 +41,10 @@ class Record:
         self.timestamp = timestamp
         self.headers = headers
 
-    def with_key(self, key: Any) -> Record:
+    def with_key(self, key: object) -> Record:
         return Record(key, self.value, self.timestamp, self.headers)
 
-    def with_value(self, value: Any) -> Record:
+    def with_value(self, value: object) -> Record:
         return self.__class__(self.key, value, self.timestamp, self.headers)
 
     def with_timestamp(self, timestamp: int) -> Record:
@@ -52,7 +52,7 @@ class Record:
             raise ValueError(f"timestamp must not be negative, got {timestamp}")
         return self.__class__(self.key, self.value, timestamp, self.headers)
 
-    def with_headers(self, headers: Any) -> Record:
+    def with_headers(self, headers: object) -> Record:
         return self.__class__(self.key, self.value, self.timestamp, normalize_headers(headers))
 
     def __eq__(self, other: object) -> bool:
@@ -79,7 +79,7 @@ class FixedKeyRecord(Record):
 
     __slots__ = ()
 
-    def with_key(self, key: Any) -> Record:
+    def with_key(self, key: object) -> Record:
         raise TypeError("a FixedKeyRecord's key cannot be changed (use process() to re-key)")
 
 

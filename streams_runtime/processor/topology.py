@@ -50,9 +50,9 @@ class Topology:
         self,
         name: str,
         *topics: str,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        timestamp_extractor: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
+        timestamp_extractor: object = None,
         offset_reset: str | None = None,
     ) -> Topology:
         """A source node reading ``topics`` (deserialized with the serdes or the config defaults), or
@@ -86,8 +86,8 @@ class Topology:
         name: str,
         topic: str | Callable[..., str],
         *parent_names: str,
-        key_serde: Any = None,
-        value_serde: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
         partitioner: Callable[..., int | None] | None = None,
     ) -> Topology:
         """A sink writing to ``topic`` or to ``topic(key, value, record_context)`` per record."""
@@ -96,7 +96,7 @@ class Topology:
         )
         return self
 
-    def add_state_store(self, store_builder: Any, *processor_names: str) -> Topology:
+    def add_state_store(self, store_builder: object, *processor_names: str) -> Topology:
         """Add a store (from ``Stores``) and connect it to ``processor_names``."""
         self.internal_builder.add_state_store(store_builder, processor_names)
         return self
@@ -107,15 +107,15 @@ class Topology:
 
     def add_global_store(
         self,
-        store_builder: Any,
+        store_builder: object,
         source_name: str,
         topic: str,
         processor_name: str,
         supplier: Callable[[], Any],
         *,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        timestamp_extractor: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
+        timestamp_extractor: object = None,
     ) -> Topology:
         """A global store fed from ``topic`` by the processor ``supplier()`` on every instance.
 

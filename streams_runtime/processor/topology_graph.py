@@ -21,12 +21,15 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphviz
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.internals.internal_topics import changelog_topic_name
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.topology import Topology
 
 #: the formats of :func:`render`
 FORMATS = ("text", "svg", "dot", "mermaid")
@@ -69,7 +72,7 @@ class TopologyGraph:
     edges: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, style)
 
     @classmethod
-    def of(cls, topology: Any) -> TopologyGraph:
+    def of(cls, topology: Topology) -> TopologyGraph:
         builder = topology.internal_builder
         app_id = builder.application_id
         repartition = {builder.decorate(t) if app_id else t for t in builder.internal_topics}
@@ -206,7 +209,7 @@ def _mermaid_shape(node: GraphNode) -> str:
     return f'["{text}"]'
 
 
-def render(topology: Any, fmt: str = "svg") -> str:
+def render(topology: Topology, fmt: str = "svg") -> str:
     """``describe()`` in one of :data:`FORMATS` (``text`` is Kafka Streams' text)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")

@@ -48,7 +48,9 @@ class InteractiveQueries:
     def _source_topics(self, name: str) -> list[str]:
         return list(self.local.subtopology_of(name).source_topics)
 
-    def query_metadata_for_key(self, store: str, key: Any, key_serializer: Any = None) -> KeyQueryMetadata:
+    def query_metadata_for_key(
+        self, store: str, key: object, key_serializer: object = None
+    ) -> KeyQueryMetadata:
         partition = self.local.partition_of(store, key, key_serializer)
         topics = self._source_topics(store)
         assignment = latest_assignment(self._threads())

@@ -19,7 +19,7 @@ or empty answer. With ``allow_stale`` a standby replica of the task answers too 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
@@ -32,6 +32,9 @@ from streams_runtime.kafka.partitioner import partition_for
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.serdes import serialize_or_raise
 
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
+
 T = TypeVar("T")
 
 #: how long a query waits for a stream thread's lock (a thread closing its tasks holds it longer)
@@ -40,7 +43,7 @@ LOCK_TIMEOUT_S = 5.0
 KEY_VALUE, WINDOW, SESSION = "key-value", "window", "session"
 
 
-def store_kind(store_builder: Any) -> str:
+def store_kind(store_builder: object) -> str:
     """``key-value``, ``window`` or ``session``, from the store's builder."""
     name = type(store_builder).__name__
     if "Session" in name:
@@ -196,7 +199,7 @@ class LocalStores:
 
     @staticmethod
     def _read_on(
-        thread: Any, task_id: TaskId, name: str, fn: Callable[[Any], Any], standby: bool
+        thread: StreamThread, task_id: TaskId, name: str, fn: Callable[[Any], Any], standby: bool
     ) -> tuple[str, Any]:
         if not thread.is_alive_member():
             return "absent", None

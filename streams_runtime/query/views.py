@@ -11,11 +11,14 @@ lock; see :mod:`.local_stores`), in store order within a partition, partitions i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import InvalidStateStorePartitionError
 from streams_runtime.query.local_stores import LocalStores
 from streams_runtime.state.interfaces import KeyValue
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 T = TypeVar("T")
 
@@ -36,7 +39,7 @@ class _StoreView:
         kind = type(self).__name__
         return f"{kind}({self.name!r}, allow_stale={self.allow_stale}, partition={self.partition})"
 
-    def _key_read(self, key: Any, fn: Callable[[Any], T]) -> T:
+    def _key_read(self, key: object, fn: Callable[[Any], T]) -> T:
         partition = self._stores.partition_of(self.name, key)
         if self.partition is not None and partition != self.partition:
             raise InvalidStateStorePartitionError(
@@ -60,7 +63,7 @@ class _StoreView:
 class ReadOnlyKeyValueView(_StoreView):
     """``get``, ``range``, ``reverse_range``, ``all``, ``prefix_scan``, ``approximate_num_entries``."""
 
-    def get(self, key: Any, as_of_timestamp: int | None = None) -> Any:
+    def get(self, key: object, as_of_timestamp: int | None = None) -> Any:
         """The value of ``key``; a versioned store answers a ``VersionedRecord`` and, with
         ``as_of_timestamp``, the version valid at that time."""
         if as_of_timestamp is None:
@@ -74,7 +77,7 @@ class ReadOnlyKeyValueView(_StoreView):
         return self._key_read(key, as_of)
 
     def versions(
-        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+        self, key: object, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
     ) -> list[Any]:
         """A versioned store's versions of ``key`` valid in ``[from_time, to_time]`` (Kafka's
         ``MultiVersionedKeyQuery``), newest first unless ``ascending``."""
@@ -92,7 +95,7 @@ class ReadOnlyKeyValueView(_StoreView):
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.reverse_range(from_key, to_key)))
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> list[KeyValue]:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.prefix_scan(prefix, prefix_key_serde)))
 
     def all(self) -> list[KeyValue]:
@@ -107,14 +110,14 @@ class ReadOnlyWindowView(_StoreView):
     ``[KeyValue(window_start, value)]``; ``fetch_range(key_from, key_to, time_from, time_to)``,
     ``fetch_all(time_from, time_to)``, ``all()`` -> ``[KeyValue(Windowed, value)]``."""
 
-    def fetch(self, key: Any, *times: int) -> Any:
+    def fetch(self, key: object, *times: int) -> Any:
         if len(times) == 1:
             return self._key_read(key, lambda store: store.fetch(key, times[0]))
         if len(times) != 2:
             raise TypeError("fetch(key, window_start) or fetch(key, time_from, time_to)")
         return self._key_read(key, lambda store: _drain(store.fetch(key, times[0], times[1])))
 
-    def fetch_range(self, key_from: Any, key_to: Any, time_from: int, time_to: int) -> list[KeyValue]:
+    def fetch_range(self, key_from: object, key_to: object, time_from: int, time_to: int) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.fetch(key_from, key_to, time_from, time_to)))
 
     def fetch_all(self, time_from: int, time_to: int) -> list[KeyValue]:
@@ -129,10 +132,12 @@ class ReadOnlySessionView(_StoreView):
     ``[KeyValue(Windowed(key, SessionWindow), value)]``; ``fetch_session(key, start, end)`` -> value;
     ``fetch_range(key_from, key_to)`` over every local partition."""
 
-    def fetch(self, key: Any) -> list[KeyValue]:
+    def fetch(self, key: object) -> list[KeyValue]:
         return self._key_read(key, lambda store: _drain(store.fetch(key))) or []
 
-    def find_sessions(self, key: Any, earliest_session_end: int, latest_session_start: int) -> list[KeyValue]:
+    def find_sessions(
+        self, key: object, earliest_session_end: int, latest_session_start: int
+    ) -> list[KeyValue]:
         return (
             self._key_read(
                 key,
@@ -141,8 +146,8 @@ class ReadOnlySessionView(_StoreView):
             or []
         )
 
-    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
+    def fetch_session(self, key: object, session_start: int, session_end: int) -> Any:
         return self._key_read(key, lambda store: store.fetch_session(key, session_start, session_end))
 
-    def fetch_range(self, key_from: Any, key_to: Any) -> list[KeyValue]:
+    def fetch_range(self, key_from: object, key_to: object) -> list[KeyValue]:
         return self._scan(lambda store: _drain(store.fetch(key_from, key_to)))

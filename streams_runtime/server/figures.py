@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.metrics import DEAD_LETTER_RECORDS, DROPPED_RECORDS
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
 
 LOCK_TIMEOUT_S = 0.25
 
@@ -87,7 +90,7 @@ def _offsets(threads: list[Any]) -> dict[str, list[int | None]]:
     return out
 
 
-def _committed(thread: Any) -> dict[tuple[str, int], int]:
+def _committed(thread: StreamThread) -> dict[tuple[str, int], int]:
     """The next offset to read of each input partition, as its task last committed it."""
     out: dict[tuple[str, int], int] = {}
     if not thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):

@@ -13,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.builders import KeyValueBytesStoreSupplier, KeyValueStoreBuilder
@@ -26,17 +26,25 @@ from streams_runtime.state.internals.window_builders import (
     WindowStoreBuilder,
 )
 
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
+    from streams_runtime.state.internals.rocksdb_store import RocksDBStore
+    from streams_runtime.state.internals.versioned_store import (
+        VersionedBytesStoreSupplier,
+        VersionedKeyValueStoreBuilder,
+    )
+
 __all__ = ["Stores"]
 
 
-def _rocksdb_store(name: str) -> Any:
+def _rocksdb_store(name: str) -> RocksDBStore:
     # Imported on first use so that only processes with persistent stores load rocksdict.
     from streams_runtime.state.internals.rocksdb_store import RocksDBStore
 
     return RocksDBStore(name)
 
 
-def _rocksdb_segments() -> Any:
+def _rocksdb_segments() -> RocksDBSegments:
     # Imported on first use, like _rocksdb_store.
     from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
 
@@ -90,7 +98,9 @@ class Stores:
     # -- versioned key-value stores (KIP-889) ---------------------------------------------------
 
     @staticmethod
-    def persistent_versioned_key_value_store(name: str, history_retention_ms: int) -> Any:
+    def persistent_versioned_key_value_store(
+        name: str, history_retention_ms: int
+    ) -> VersionedBytesStoreSupplier:
         """A supplier of RocksDB versioned stores keeping ``history_retention_ms`` of history."""
         from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
 
@@ -99,7 +109,9 @@ class Stores:
         )
 
     @staticmethod
-    def in_memory_versioned_key_value_store(name: str, history_retention_ms: int) -> Any:
+    def in_memory_versioned_key_value_store(
+        name: str, history_retention_ms: int
+    ) -> VersionedBytesStoreSupplier:
         """A supplier of in-memory versioned stores keeping ``history_retention_ms`` of history."""
         from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
 
@@ -109,8 +121,8 @@ class Stores:
 
     @staticmethod
     def versioned_key_value_store_builder(
-        supplier: Any, key_serde: Any = None, value_serde: Any = None
-    ) -> Any:
+        supplier: Any, key_serde: Serde | None = None, value_serde: Serde | None = None
+    ) -> VersionedKeyValueStoreBuilder:
         """A builder of versioned stores (logging on; no caching) from a versioned supplier."""
         from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder
 

@@ -23,7 +23,7 @@ import pathlib
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streams_runtime.config import StreamsConfig, as_config
 from streams_runtime.errors import StreamsError
@@ -35,6 +35,11 @@ from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID, TaskId
 from streams_runtime.testing.stores import KeyValueStoreFacade, is_timestamped
 from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.serdes import Serde
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.testing")
 
@@ -156,13 +161,13 @@ class TopologyTestDriver:
         self._closed = False
         self._complete_all_processable_work()
 
-    def _decorator(self, builder: Any) -> Any:
+    def _decorator(self, builder: InternalTopologyBuilder) -> Any:
         app_id = self.application_id
         internal = builder.internal_topics
         return lambda topic: f"{app_id}-{topic}" if topic in internal else topic
 
     @staticmethod
-    def _make_cache(max_bytes: int) -> Any:
+    def _make_cache(max_bytes: int) -> ThreadCache | None:
         if max_bytes <= 0:
             return None
         from streams_runtime.state.internals.record_cache import ThreadCache
@@ -178,15 +183,15 @@ class TopologyTestDriver:
     def create_input_topic(
         self,
         name: str,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde,
+        value_serde: Serde,
         *,
         start_timestamp_ms: int | None = None,
         auto_advance_ms: int = 0,
     ) -> TestInputTopic:
         return TestInputTopic(self, name, key_serde, value_serde, start_timestamp_ms, auto_advance_ms)
 
-    def create_output_topic(self, name: str, key_serde: Any, value_serde: Any) -> TestOutputTopic:
+    def create_output_topic(self, name: str, key_serde: Serde, value_serde: Serde) -> TestOutputTopic:
         return TestOutputTopic(self, name, key_serde, value_serde)
 
     def output_queue(self, topic: str) -> collections.deque[ProducedRecord]:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kafka.clients import (
     OFFSET_BEGINNING,
@@ -33,6 +33,9 @@ from streams_runtime.kafka.clients import (
     TopicPartition,
 )
 from streams_runtime.testing.in_memory_cluster import InMemoryCluster, StoredRecord, fenced_error, kafka_error
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["InMemoryAdmin", "InMemoryConsumer", "InMemoryMessage", "InMemoryProducer"]
 
@@ -219,7 +222,7 @@ class InMemoryConsumer:
 
     # ------------------------------------------------------------------ offsets
     def commit(
-        self, message: Any = None, offsets: list[Any] | None = None, asynchronous: bool = True
+        self, message: object = None, offsets: list[Any] | None = None, asynchronous: bool = True
     ) -> list[Any]:
         self.cluster.faults.check("commit")
         wanted = {(tp.topic, tp.partition): tp.offset for tp in offsets or []}
@@ -280,7 +283,7 @@ class InMemoryProducer:
         value: bytes | None = None,
         key: bytes | None = None,
         partition: int = -1,
-        on_delivery: Any = None,
+        on_delivery: Callable[..., Any] | None = None,
         timestamp: int = 0,
         headers: Any = None,
     ) -> None:
@@ -359,7 +362,7 @@ class InMemoryProducer:
         self.transaction_calls.append("begin")
 
     def send_offsets_to_transaction(
-        self, positions: list[Any], group_metadata: Any, timeout: float = -1
+        self, positions: list[Any], group_metadata: object, timeout: float = -1
     ) -> None:
         txn_id = self._transactional("send_offsets_to_transaction", timeout)
         offsets = {(tp.topic, tp.partition): tp.offset for tp in positions}
@@ -399,7 +402,7 @@ class InMemoryAdmin:
         return _metadata(self.cluster)
 
     def create_topics(
-        self, new_topics: list[Any], operation_timeout: float = 0, **_: Any
+        self, new_topics: list[Any], operation_timeout: float = 0, **_: object
     ) -> dict[str, Future[None]]:
         futures: dict[str, Future[None]] = {}
         for spec in new_topics:
@@ -409,7 +412,7 @@ class InMemoryAdmin:
             futures[spec.topic] = done
         return futures
 
-    def describe_configs(self, resources: list[Any], **_: Any) -> dict[Any, Future[dict[str, Any]]]:
+    def describe_configs(self, resources: list[Any], **_: object) -> dict[Any, Future[dict[str, Any]]]:
         futures: dict[Any, Future[dict[str, Any]]] = {}
         for resource in resources:
             described: Future[dict[str, Any]] = Future()

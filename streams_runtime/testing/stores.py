@@ -7,15 +7,18 @@ value. Writes through the facade store the value with timestamp -1 (no timestamp
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state import KeyValue, ValueAndTimestamp
 from streams_runtime.state.interfaces import TimestampedKeyValueStore
 
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
+
 NO_TIMESTAMP = -1
 
 
-def is_timestamped(store: Any) -> bool:
+def is_timestamped(store: object) -> bool:
     return bool(getattr(store, "timestamped", False))
 
 
@@ -66,7 +69,7 @@ class KeyValueStoreFacade:
     def is_open(self) -> bool:
         return self.inner.is_open()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: object) -> Any:
         return _value(self.inner.get(key))
 
     def put(self, key: Any, value: Any) -> None:
@@ -93,7 +96,7 @@ class KeyValueStoreFacade:
     def reverse_all(self) -> _PlainValues:
         return _PlainValues(self.inner.reverse_all())
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> _PlainValues:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> _PlainValues:
         return _PlainValues(self.inner.prefix_scan(prefix, prefix_key_serde))
 
     def approximate_num_entries(self) -> int:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import NoSuchElementError, StreamsError
 from streams_runtime.processor.api import Headers, normalize_headers
 from streams_runtime.serdes import deserialize_or_raise, serialize_or_raise
 from streams_runtime.state import KeyValue
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
+    from streams_runtime.testing.driver import TopologyTestDriver
 
 _UNSET: Any = object()
 
@@ -56,10 +60,10 @@ class TestInputTopic:
 
     def __init__(
         self,
-        driver: Any,
+        driver: TopologyTestDriver,
         topic: str,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde,
+        value_serde: Serde,
         start_timestamp_ms: int | None = None,
         auto_advance_ms: int = 0,
     ) -> None:
@@ -154,7 +158,7 @@ class TestOutputTopic:
 
     __test__ = False
 
-    def __init__(self, driver: Any, topic: str, key_serde: Any, value_serde: Any) -> None:
+    def __init__(self, driver: TopologyTestDriver, topic: str, key_serde: Serde, value_serde: Serde) -> None:
         self._driver = driver
         self.topic = topic
         self._key_serde = key_serde

@@ -31,12 +31,12 @@ class WindowStoreFacade:
             window_start_timestamp,
         )
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         """``fetch(key, start)`` -> value; 3 or 4 arguments -> iterator of plain values."""
         result = self.inner.fetch(*args)
         return _value(result) if len(args) == 2 else _PlainValues(result)
 
-    def backward_fetch(self, *args: Any) -> Any:
+    def backward_fetch(self, *args: object) -> Any:
         return _PlainValues(self.inner.backward_fetch(*args))
 
     def fetch_all(self, time_from: int, time_to: int) -> Any:
@@ -55,11 +55,11 @@ class WindowStoreFacade:
         self.inner.flush()
 
 
-def is_window_store(store: Any) -> bool:
+def is_window_store(store: object) -> bool:
     return callable(getattr(store, "fetch_all", None)) and not callable(getattr(store, "find_sessions", None))
 
 
-def is_session_store(store: Any) -> bool:
+def is_session_store(store: object) -> bool:
     return callable(getattr(store, "find_sessions", None))
 
 

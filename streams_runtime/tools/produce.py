@@ -94,7 +94,7 @@ class OutgoingRecord:
     headers: list[tuple[str, bytes | None]] | None = None
 
 
-def _json_kind(data: Any) -> str:
+def _json_kind(data: object) -> str:
     kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
     return kinds.get(type(data), "null" if data is None else type(data).__name__)
 
@@ -103,7 +103,7 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _headers(headers: Any) -> list[tuple[str, bytes | None]] | None:
+def _headers(headers: object) -> list[tuple[str, bytes | None]] | None:
     if headers is None:
         return None
     if not isinstance(headers, dict):
@@ -178,7 +178,7 @@ class RecordFormat:
                 problems.append(f"line {number}: {exc}")
         return records, problems
 
-    def _serialized(self, serde: Serde, option: str, side: str, data: Any) -> bytes | None:
+    def _serialized(self, serde: Serde, option: str, side: str, data: object) -> bytes | None:
         try:
             return serialize_or_raise(serde, self.topic, side, data)
         except SerializationError as exc:

@@ -333,6 +333,6 @@ class _WatchedConsumer:
         self._consumer.incremental_unassign(partitions)
         self._guard.revoked(partitions)
 
-    def seek(self, partition: Any) -> None:
+    def seek(self, partition: object) -> None:
         self._consumer.seek(partition)
         self._guard.sought(partition)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
@@ -70,7 +70,7 @@ class _AggregateProcessor(InternalProcessor):
             return True
         return False
 
-    def put_and_forward(self, record: Record, new_agg: Any, old_agg: Any, timestamp: int) -> None:
+    def put_and_forward(self, record: Record, new_agg: object, old_agg: object, timestamp: int) -> None:
         self.store.put(record.key, None if new_agg is None else ValueAndTimestamp(new_agg, timestamp))
         if self.cached:
             # The cache flush forwards (TupleForwarder.maybe_forward would drop the record).
@@ -142,7 +142,7 @@ def _zero() -> int:
     return 0
 
 
-def _plus_one(key: Any, value: Any, count: int) -> int:
+def _plus_one(key: object, value: object, count: int) -> int:
     return count + 1
 
 
@@ -227,5 +227,5 @@ class KTableReduce(KTableAggregate):
         super().__init__(supplier, _no_initializer, adder, subtractor)
 
 
-def _no_initializer() -> Any:
+def _no_initializer() -> NoReturn:
     raise AssertionError("a reduce has no initializer")

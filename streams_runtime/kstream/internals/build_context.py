@@ -9,10 +9,13 @@ is a ``Materialized`` with its store name resolved). Its own module so the graph
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.state import Stores
+
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder
 
 __all__ = ["BuildContext", "MaterializedInternal", "versioned_store_builder"]
 
@@ -66,7 +69,7 @@ class BuildContext:
         return builder
 
 
-def versioned_store_builder(supplier: Any, m: MaterializedInternal) -> Any:
+def versioned_store_builder(supplier: object, m: MaterializedInternal) -> VersionedKeyValueStoreBuilder:
     """A table's store on a versioned supplier (``Materialized.as_(Stores.*_versioned_...)``)."""
     builder = Stores.versioned_key_value_store_builder(supplier, m.key_serde, m.value_serde)
     mat = m.materialized

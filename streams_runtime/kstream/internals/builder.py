@@ -75,8 +75,8 @@ class InternalStreamsBuilder:
         materialized: Materialized | None,
         generated_prefix: str,
         *,
-        key_serde: Any = None,
-        value_serde: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
     ) -> MaterializedInternal:
         """Resolve a Materialized: a user store name, or a generated one (burns an index)."""
         mat = materialized or Materialized()
@@ -104,7 +104,7 @@ class InternalStreamsBuilder:
             child.build_priority = len(self.nodes)
             self.nodes.append(child)
 
-    def build(self, topology_builder: InternalTopologyBuilder, config: Any) -> None:
+    def build(self, topology_builder: InternalTopologyBuilder, config: object) -> None:
         """Write every node (creation order) to ``topology_builder``."""
         self._merge_duplicate_sources()
         filter_null_keys_at_repartitions(self.nodes)
@@ -169,7 +169,7 @@ class InternalStreamsBuilder:
                 )
 
 
-def _check_user_name(name: Any) -> None:
+def _check_user_name(name: object) -> None:
     if not isinstance(name, str) or not name:
         raise TopologyError(f"name must be a non-empty string, got {name!r}")
     if len(name) > 249:

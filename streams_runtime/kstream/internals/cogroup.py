@@ -54,7 +54,7 @@ class CogroupPassThroughSupplier:
         self.send_old_values = True
         return True
 
-    def value_getter_supplier(self) -> Any:
+    def value_getter_supplier(self) -> ValueGetterSupplier:
         name = self.store_name
         return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
 

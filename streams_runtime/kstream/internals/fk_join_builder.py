@@ -44,6 +44,7 @@ from streams_runtime.state import Stores
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.state.internals.builders import KeyValueStoreBuilder
 
 FK_JOIN = "KTABLE-FK-JOIN-"
 STATE_STORE = FK_JOIN + "SUBSCRIPTION-STATE-STORE-"
@@ -140,7 +141,7 @@ def foreign_key_join(
     internal.add_graph_node(sink, source)
     store_name = named("-subscription-store", STATE_STORE)
 
-    def subscription_store(ctx: BuildContext) -> Any:
+    def subscription_store(ctx: BuildContext) -> KeyValueStoreBuilder:
         config = ctx.config
         in_memory = (config.get("default_dsl_store") if config else None) == "in_memory"
         supplier = (

@@ -18,7 +18,7 @@ when asked. Semantics follow Kafka Streams' processors of the same names.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.fk_join_wire import (
@@ -36,6 +36,11 @@ from streams_runtime.kstream.internals.internal_processor import (
 from streams_runtime.processor.api import Record
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import ValueAndTimestamp
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -73,7 +78,7 @@ class FkJoinShared:
         self.value_hash_topic = topic + "-vh"
         self.bound = True
 
-    def value_hash(self, value: Any) -> bytes | None:
+    def value_hash(self, value: object) -> bytes | None:
         if value is None:
             return None
         return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
@@ -90,7 +95,11 @@ class _Base(InternalProcessor):
     ``getter_supplier`` a table's value getter."""
 
     def __init__(
-        self, shared: FkJoinShared, *, store_name: str | None = None, getter_supplier: Any = None
+        self,
+        shared: FkJoinShared,
+        *,
+        store_name: str | None = None,
+        getter_supplier: ValueGetterSupplier | None = None,
     ) -> None:
         self.shared = shared
         self.store_name = store_name
@@ -109,7 +118,7 @@ class _Base(InternalProcessor):
 
 
 class SubscriptionSend(_Base):
-    def __init__(self, shared: FkJoinShared, extractor: Any, left_join: bool) -> None:
+    def __init__(self, shared: FkJoinShared, extractor: Callable[..., Any], left_join: bool) -> None:
         super().__init__(shared)
         self.extractor = extractor
         self.left_join = left_join
@@ -154,7 +163,7 @@ class SubscriptionSend(_Base):
             # the same key: no value there now means none before either, so nothing to delete
             self._send(record, new_fk, Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
 
-    def _send(self, record: Record, foreign_key: Any, instruction: Instruction) -> None:
+    def _send(self, record: Record, foreign_key: object, instruction: Instruction) -> None:
         if self._hash is ...:
             self._hash = self.shared.value_hash(record.value.new_value)
         meta = self.context.record_metadata()
@@ -236,7 +245,9 @@ class ForeignTableJoin(_Base):
 class ResponseJoin(_Base):
     """Joins a response with the current left value when the hash still matches."""
 
-    def __init__(self, shared: FkJoinShared, getter: Any, joiner: Any, left_join: bool) -> None:
+    def __init__(
+        self, shared: FkJoinShared, getter: ValueGetterSupplier, joiner: Callable[..., Any], left_join: bool
+    ) -> None:
         super().__init__(shared, getter_supplier=getter)
         self.joiner = joiner
         self.left_join = left_join

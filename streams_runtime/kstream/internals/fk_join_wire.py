@@ -131,7 +131,7 @@ class SubscriptionResponseWrapper:
     version: int = VERSION
 
 
-def _default(serde: Any, context: ProcessorContext, side: str) -> Any:
+def _default(serde: object, context: ProcessorContext, side: str) -> Any:
     return serde if serde is not None else context.app_configs.default_serde(side)
 
 
@@ -208,11 +208,11 @@ class CombinedKeySchema:
         self.primary_key_serde = _default(self.primary_key_serde, context, "key")
         self.fk_topic, self.pk_topic = fk_topic, pk_topic
 
-    def prefix(self, foreign_key: Any) -> bytes:
+    def prefix(self, foreign_key: object) -> bytes:
         fk = self.foreign_key_serde.serialize(self.fk_topic, foreign_key) or b""
         return _PARTITION.pack(len(fk)) + fk
 
-    def to_bytes(self, foreign_key: Any, primary_key: Any) -> bytes:
+    def to_bytes(self, foreign_key: object, primary_key: object) -> bytes:
         return self.prefix(foreign_key) + (
             self.primary_key_serde.serialize(self.pk_topic, primary_key) or b""
         )

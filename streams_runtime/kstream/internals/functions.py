@@ -42,7 +42,7 @@ def with_key(fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
         except (TypeError, ValueError):
             pass  # a builtin such as str or int: a value mapper
 
-    def value_mapper(key: Any, value: Any) -> Any:
+    def value_mapper(key: object, value: object) -> Any:
         return fn(value)
 
     value_mapper.value_only = fn  # type: ignore[attr-defined]  # processors may call fn(value)
@@ -55,6 +55,6 @@ def value_only(fn: Callable[[Any, Any], Any]) -> Callable[[Any], Any] | None:
     return inner
 
 
-def check_callable(fn: Any, what: str) -> None:
+def check_callable(fn: object, what: str) -> None:
     if not callable(fn):
         raise TypeError(f"{what} must be callable, got {fn!r}")

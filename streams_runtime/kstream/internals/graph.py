@@ -25,7 +25,11 @@ from streams_runtime.processor.internals.internal_topics import InternalTopicCon
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
-    from streams_runtime.kstream.internals.build_context import BuildContext
+    import re
+
+    from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
+    from streams_runtime.kstream.options import Consumed, Produced
+    from streams_runtime.serdes import Serde
 
 
 class GraphNode:
@@ -62,7 +66,9 @@ class RootNode(GraphNode):
 
 
 class StreamSourceNode(GraphNode):
-    def __init__(self, name: str, topics: list[str], consumed: Any, pattern: Any = None) -> None:
+    def __init__(
+        self, name: str, topics: list[str], consumed: Consumed, pattern: re.Pattern[str] | None = None
+    ) -> None:
         super().__init__(name)
         self.topics = topics
         self.consumed = consumed
@@ -89,9 +95,9 @@ class TableSourceNode(GraphNode):
         name: str,
         source_name: str,
         topic: str,
-        consumed: Any,
+        consumed: Consumed,
         supplier: Any,
-        materialized: Any,
+        materialized: MaterializedInternal,
         is_global: bool = False,
     ) -> None:
         super().__init__(name)
@@ -137,7 +143,7 @@ class ProcessorGraphNode(GraphNode):
         supplier: Callable[[], Any],
         *,
         store_names: tuple[str, ...] = (),
-        materialized: Any = None,
+        materialized: MaterializedInternal | None = None,
         materialize_if: Callable[[], bool] | None = None,
         fixed_key: bool = False,
     ) -> None:
@@ -173,8 +179,8 @@ class RepartitionNode(GraphNode):
         sink_name: str,
         filter_name: str | None,
         topic: str,
-        key_serde: Any,
-        value_serde: Any,
+        key_serde: Serde | None,
+        value_serde: Serde | None,
         *,
         partitioner: Any = None,
         number_of_partitions: int | None = None,
@@ -210,7 +216,7 @@ class RepartitionNode(GraphNode):
 
 
 class StreamSinkNode(GraphNode):
-    def __init__(self, name: str, topic: Any, produced: Any) -> None:
+    def __init__(self, name: str, topic: Any, produced: Produced) -> None:
         super().__init__(name)
         self.topic = topic
         self.produced = produced

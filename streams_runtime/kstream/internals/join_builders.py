@@ -42,6 +42,7 @@ from streams_runtime.state import Stores
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.state.internals.builders import KeyValueStoreBuilder
 
 
 def with_key_joiner(joiner: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
@@ -158,7 +159,7 @@ def stream_stream_join(
     other_store = (base + other_suffix if base else other_generated) + "-store"
     retention = windows.size() + windows.grace_ms
 
-    def window_store(store_name: str, value_serde: Any) -> Callable[[Any], Any]:
+    def window_store(store_name: str, value_serde: Serde | None) -> Callable[[Any], Any]:
         def make(ctx: BuildContext) -> Any:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(
@@ -182,7 +183,7 @@ def stream_stream_join(
         else:
             outer_name = "KSTREAM-OUTERSHARED-" + this_generated[-10:] + "-store"
 
-        def outer_factory(ctx: BuildContext) -> Any:
+        def outer_factory(ctx: BuildContext) -> KeyValueStoreBuilder:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store)(
                 outer_name

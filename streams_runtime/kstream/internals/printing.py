@@ -7,7 +7,7 @@ nothing: ``print`` is a terminal operation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
@@ -16,9 +16,12 @@ from streams_runtime.kstream.internals.internal_processor import (
 )
 from streams_runtime.processor.api import Record
 
+if TYPE_CHECKING:
+    from streams_runtime.kstream.printed import Printed
+
 
 class KStreamPrint(InternalProcessor):
-    def __init__(self, printed: Any, label: str) -> None:
+    def __init__(self, printed: Printed, label: str) -> None:
         self.printed = printed
         self.label = label
 
@@ -35,7 +38,7 @@ class KStreamPrint(InternalProcessor):
         self.printed.output().flush()
 
 
-def print_supplier(printed: Any, stream_name: str) -> Any:
+def print_supplier(printed: Printed, stream_name: str) -> Any:
     label = printed.label if printed.label is not None else stream_name
 
     def make() -> KStreamPrint:

@@ -7,10 +7,14 @@ it sits below all of them so none has to import another to repartition.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
+
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.serdes import Serde
 
 FILTER_NAME = "KSTREAM-FILTER-"
 SINK_NAME = "KSTREAM-SINK-"
@@ -19,10 +23,10 @@ REPARTITION_TOPIC_SUFFIX = "-repartition"
 
 
 def create_repartitioned_source(
-    internal: Any,
+    internal: InternalStreamsBuilder,
     prefix: str,
-    key_serde: Any,
-    value_serde: Any,
+    key_serde: Serde | None,
+    value_serde: Serde | None,
     *,
     partitioner: Any = None,
     number_of_partitions: int | None = None,

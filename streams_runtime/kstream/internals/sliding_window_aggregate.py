@@ -31,8 +31,6 @@ involve ``t``), which is why the store's retention must be at least ``2d + grace
 
 from __future__ import annotations
 
-from typing import Any
-
 from streams_runtime.kstream.internals.internal_processor import ProcessorContext
 from streams_runtime.kstream.internals.window_aggregate import (
     NO_TIMESTAMP,
@@ -83,7 +81,7 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
 
     # -- the two cases -----------------------------------------------------------------------
 
-    def _stored(self, key: Any, time_from: int, time_to: int) -> list[tuple[int, ValueAndTimestamp]]:
+    def _stored(self, key: object, time_from: int, time_to: int) -> list[tuple[int, ValueAndTimestamp]]:
         """``(start, ValueAndTimestamp)`` stored for ``key``, start in ``[time_from, time_to]``, ascending."""
         with self.store.fetch(key, time_from, time_to) as entries:
             found = [(entry.key, entry.value) for entry in entries if entry.value is not None]
@@ -182,7 +180,7 @@ class KStreamSlidingWindowAggregate(_WindowProcessor):
         return TimeWindow(start, start + self.diff)
 
     def _create_own_right_window(
-        self, key: Any, timestamp: int, right_agg: ValueAndTimestamp, record: Record
+        self, key: object, timestamp: int, right_agg: ValueAndTimestamp, record: Record
     ) -> None:
         """``[t + 1, t + 1 + d]`` holds exactly the later records ``right_agg`` aggregates (not ``t``)."""
         start = timestamp + 1

@@ -81,13 +81,13 @@ class TimeTrackerSupplier:
     def __init__(self) -> None:
         self._trackers: dict[Any, TimeTracker] = {}
 
-    def get(self, task_id: Any) -> TimeTracker:
+    def get(self, task_id: object) -> TimeTracker:
         tracker = self._trackers.get(task_id)
         if tracker is None:
             tracker = self._trackers[task_id] = TimeTracker()
         return tracker
 
-    def remove(self, task_id: Any) -> None:
+    def remove(self, task_id: object) -> None:
         self._trackers.pop(task_id, None)
 
 

@@ -40,7 +40,7 @@ NOT_VERSIONED = "KTable must be versioned to use a grace period in a stream tabl
 RETENTION_TOO_SHORT = "History retention must be at least grace period."
 
 
-def check_versioned_store(store_builder: Any, grace_ms: int) -> None:
+def check_versioned_store(store_builder: object, grace_ms: int) -> None:
     """Kafka's checks: the joined table is versioned, its history covers the grace period."""
     retention = getattr(store_builder, "history_retention_ms", None)
     if retention is None:

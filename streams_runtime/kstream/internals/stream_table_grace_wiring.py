@@ -7,7 +7,7 @@ checks and messages). A table whose own node says it is not versioned fails at j
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals import table_joins as tj
@@ -23,9 +23,15 @@ from streams_runtime.processor.internals.topology_builder import InternalTopolog
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
 
+if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
+    from streams_runtime.state.internals.builders import KeyValueStoreBuilder
+
 
 class _GraceJoinNode(StatefulProcessorNode):
-    def __init__(self, name: str, supplier: Any, getter: Any, grace_ms: int, **kwargs: Any) -> None:
+    def __init__(
+        self, name: str, supplier: Any, getter: ValueGetterSupplier, grace_ms: int, **kwargs: Any
+    ) -> None:
         super().__init__(name, supplier, **kwargs)
         self.getter = getter
         self.grace_ms = grace_ms
@@ -38,7 +44,7 @@ class _GraceJoinNode(StatefulProcessorNode):
         super().write(builder, ctx)
 
 
-def _direct_supplier(node: Any) -> Any:
+def _direct_supplier(node: object) -> Any:
     materialized = getattr(node, "materialized", None)
     if materialized is None:
         return None
@@ -58,13 +64,13 @@ def grace_join_node(
     key_serde = joined.key_serde if joined.key_serde is not None else stream.key_serde
     value_serde = joined.value_serde if joined.value_serde is not None else stream.value_serde
 
-    def buffer_store(ctx: BuildContext) -> Any:
+    def buffer_store(ctx: BuildContext) -> KeyValueStoreBuilder:
         config = ctx.config
         in_memory = (config.get("default_dsl_store") if config else None) == "in_memory"
         make = Stores.in_memory_key_value_store if in_memory else Stores.persistent_key_value_store
         return Stores.key_value_store_builder(make(buffer_name), Serdes.Bytes(), Serdes.Bytes())
 
-    def supplier() -> Any:
+    def supplier() -> KStreamKTableJoinWithGrace:
         inner = tj.KStreamKTableJoin(getter, joiner3, left)
         return KStreamKTableJoinWithGrace(inner, buffer_name, grace, key_serde, value_serde)
 

@@ -64,7 +64,7 @@ class KTableSuppressSupplier:
         self.send_old_values = self.parent.enable_sending_old_values(force_materialization)
         return self.send_old_values
 
-    def value_getter_supplier(self) -> Any:
+    def value_getter_supplier(self) -> ValueGetterSupplier:
         """What a join sees of the suppressed table: the value downstream last saw (the buffered
         key's prior value), else the upstream table's value. The timestamp is the upstream
         value's (the buffer does not expose the prior value's own timestamp)."""
@@ -77,7 +77,7 @@ class KTableSuppressSupplier:
                 self.parent = parent.get()
                 self.parent.init(context)
 
-            def get(self, key: Any) -> Any:
+            def get(self, key: object) -> Any:
                 buffered, prior = self.buffer.prior_value_for_buffered(key)
                 upstream = self.parent.get(key)
                 if not buffered:
@@ -195,7 +195,7 @@ def suppress(table: T, suppressed: Suppressed) -> T:
     # each key's prior value
     table.enable_sending_old_values(True)
 
-    def buffer_builder(ctx: BuildContext) -> Any:
+    def buffer_builder(ctx: BuildContext) -> TimeOrderedKeyValueBufferBuilder:
         builder = TimeOrderedKeyValueBufferBuilder(store_name, key_serde, table.value_serde)
         if suppressed.logging_enabled:
             return builder.with_logging_enabled(suppressed.logging_config or {})

@@ -52,7 +52,7 @@ class StoreValueGetter:
         self.versioned = bool(getattr(store, "versioned", False))
         self.versioned_store: VersionedKeyValueStore | None = store if self.versioned else None
 
-    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | VersionedRecord | None:
+    def get(self, key: object, as_of: int | None = None) -> ValueAndTimestamp | VersionedRecord | None:
         if as_of is not None and self.versioned_store is not None:
             return self.versioned_store.get(key, as_of)  # the version valid at ``as_of`` (KIP-914)
         return self.store.get(key)
@@ -72,7 +72,7 @@ class _DerivedGetter:
     def versioned(self) -> bool:
         return bool(getattr(self.parent, "versioned", False))
 
-    def get(self, key: Any, as_of: int | None = None) -> ValueAndTimestamp | None:
+    def get(self, key: object, as_of: int | None = None) -> ValueAndTimestamp | None:
         found = self.parent.get(key) if as_of is None else self.parent.get(key, as_of)
         return None if found is None else self.compute(key, found)
 
@@ -104,14 +104,14 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
     if isinstance(table_supplier, tp.KTableFilterSupplier):
         predicate, negate = table_supplier.predicate, table_supplier.filter_not
 
-        def keep(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
+        def keep(key: object, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
             return vat if bool(predicate(key, vat.value)) is not negate else None
 
         return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), keep), parent.store_names)
     if isinstance(table_supplier, tp.KTableMapValuesSupplier):
         mapper = table_supplier.mapper
 
-        def mapped(key: Any, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
+        def mapped(key: object, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
             return ValueAndTimestamp.make(mapper(key, vat.value), vat.timestamp)
 
         return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), mapped), parent.store_names)
@@ -251,7 +251,7 @@ def joined_value_getter(
             self.left.init(context)
             self.right.init(context)
 
-        def get(self, key: Any) -> ValueAndTimestamp | None:
+        def get(self, key: object) -> ValueAndTimestamp | None:
             lv = self.left.get(key)
             if lv is None and kind != "outer":
                 return None

@@ -43,14 +43,14 @@ class FlushForwarder:
     #: a session store's updates: plain aggregates, timestamped by the session's end
     session = False
 
-    def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
+    def __init__(self, store: object, context: InternalProcessorContext, send_old_values: bool) -> None:
         self.context = context
         self.node = context.current_node
         self.send_old_values = send_old_values
         listen = getattr(store, "set_flush_listener", None)
         self.cached = bool(listen(self._on_flush, send_old_values)) if callable(listen) else False
 
-    def _on_flush(self, key: Any, new: Any, old: Any, timestamp: Any) -> None:
+    def _on_flush(self, key: Any, new: Any, old: Any, timestamp: int) -> None:
         context = self.context
         previous = context.current_node
         context.set_current_node(self.node)
@@ -75,7 +75,7 @@ class TupleForwarder(FlushForwarder):
     """Forwards a materialized KTable's updates: from the cache flush when the store is cached,
     directly otherwise (Kafka Streams' TimestampedTupleForwarder + cache flush listener)."""
 
-    def __init__(self, store: Any, context: InternalProcessorContext, send_old_values: bool) -> None:
+    def __init__(self, store: object, context: InternalProcessorContext, send_old_values: bool) -> None:
         super().__init__(store, context, send_old_values)
         # the only child called directly by the aggregations' uncached path (see node_forwarders)
         self.forward, self.child, self.child_failed = node_forwarders(context)
@@ -247,7 +247,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
         # a versioned source table forwards out-of-order updates: repeated tombstones are kept
         self.versioned_upstream = versioned_upstream(supplier.parent)
 
-    def _compute(self, key: Any, value: Any) -> Any:
+    def _compute(self, key: object, value: object) -> object:
         if value is not None and bool(self.predicate(key, value)) is not self.filter_not:
             return value
         return None
@@ -268,7 +268,7 @@ class KTableFilterProcessor(_MaterializingProcessor):
 
 
 class KTableMapValuesSupplier(KTableProcessorSupplier):
-    def __init__(self, parent: Any, mapper: Callable[[Any, Any], Any], queryable_name: str | None) -> None:
+    def __init__(self, parent: object, mapper: Callable[[Any, Any], Any], queryable_name: str | None) -> None:
         super().__init__(parent, queryable_name)
         self.mapper = mapper
 
@@ -312,7 +312,7 @@ class KTableToStream(InternalProcessor):
             self.child_failed(exc, out)
 
 
-def versioned_upstream(supplier: Any) -> bool:
+def versioned_upstream(supplier: object) -> bool:
     """Whether the table ``supplier`` makes has versioned semantics: the nearest table upstream
     that has a store of its own (the source, or a materialized operation) keeps it versioned;
     operations without a store pass their parent's on, as Kafka Streams decides when it builds
@@ -332,7 +332,7 @@ class KTableRepartitionMapSupplier(KTableProcessorSupplier):
     versioned table it drops out-of-order updates (not the latest version of their key), as Kafka
     Streams does: an aggregation sees each key's latest value only."""
 
-    def __init__(self, parent: Any, selector: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, parent: object, selector: Callable[[Any, Any], Any]) -> None:
         super().__init__(parent, None)
         self.selector = selector
 

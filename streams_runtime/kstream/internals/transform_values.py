@@ -48,7 +48,7 @@ def _make_transformer(supplier: Callable[[], Any]) -> Any:
 
 class KTableTransformValuesSupplier(KTableProcessorSupplier):
     def __init__(
-        self, parent: Any, transformer_supplier: Callable[[], Any], queryable_name: str | None
+        self, parent: object, transformer_supplier: Callable[[], Any], queryable_name: str | None
     ) -> None:
         super().__init__(parent, queryable_name)
         self.transformer_supplier = transformer_supplier
@@ -56,7 +56,7 @@ class KTableTransformValuesSupplier(KTableProcessorSupplier):
         if callable(provided) and not isinstance(transformer_supplier, type):
             self.stores = provided
 
-    def value_getter_supplier(self) -> Any:
+    def value_getter_supplier(self) -> ValueGetterSupplier:
         if self.queryable_name is not None:
             name = self.queryable_name
             return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
@@ -114,7 +114,7 @@ class _TransformingGetter:
         if callable(init):
             init(context)
 
-    def get(self, key: Any) -> ValueAndTimestamp | None:
+    def get(self, key: object) -> ValueAndTimestamp | None:
         found = self.parent.get(key)
         if found is None:
             return None

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.internal_processor import (
@@ -90,26 +90,30 @@ class UpdateForwarder(Protocol):
 
     cached: bool
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None: ...
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None: ...
 
 
 class WindowedTupleForwarder(FlushForwarder):
     """Forwards windowed updates from the cache flush (cached store) or directly."""
 
     def __init__(
-        self, store: Any, context: InternalProcessorContext, send_old_values: bool, session: bool
+        self, store: object, context: InternalProcessorContext, send_old_values: bool, session: bool
     ) -> None:
         self.session = session
         super().__init__(store, context, send_old_values)
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None:
         if not self.cached:
             self.context.forward(
                 Record(key, Change(new, old if self.send_old_values else None), timestamp, headers)
             )
 
 
-def no_merger(key: Any, aggregate1: Any, aggregate2: Any) -> Any:
+def no_merger(key: object, aggregate1: object, aggregate2: object) -> NoReturn:
     raise AssertionError("only session windows merge")
 
 
@@ -239,7 +243,9 @@ class _UpdatesHeldBack:
 
     cached = False
 
-    def maybe_forward(self, key: Windowed, new: Any, old: Any, timestamp: int, headers: Headers) -> None:
+    def maybe_forward(
+        self, key: Windowed, new: object, old: object, timestamp: int, headers: Headers
+    ) -> None:
         return None
 
 

@@ -41,7 +41,7 @@ class IllegalStateError(StreamsError):
     """A task was asked for a state transition its state machine does not allow (Kafka
     Streams' ``IllegalStateException``)."""
 
-    def __init__(self, task_id: Any, old: State, new: State) -> None:
+    def __init__(self, task_id: object, old: State, new: State) -> None:
         super().__init__(f"task {task_id}: illegal state transition from {old.name} to {new.name}")
         self.task_id, self.old, self.new = task_id, old, new
 

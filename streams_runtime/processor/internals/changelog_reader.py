@@ -66,7 +66,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import MarkerScanError
 from streams_runtime.errors import ProcessorStateError
@@ -81,6 +81,9 @@ from streams_runtime.kafka.offsets import (
 )
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.restore_listener import StateRestoreListener
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.state_manager import ProcessorStateManager
 
 __all__ = ["StateRestoreListener", "StoreChangelogReader"]
 
@@ -181,7 +184,7 @@ class StoreChangelogReader:
         self._listener = listener or StateRestoreListener()
 
     # ------------------------------------------------------------------ registration
-    def register(self, state_manager: Any, *, standby: bool = False) -> None:
+    def register(self, state_manager: ProcessorStateManager, *, standby: bool = False) -> None:
         """Start restoring the task of ``state_manager`` (after its stores initialized); a
         ``standby`` task keeps replaying its changelogs until it is unregistered."""
         task_id = state_manager.task_id
@@ -196,7 +199,7 @@ class StoreChangelogReader:
             self._by_tp[tp] = (task_id, changelog)
             self._to_probe.append(changelog)
 
-    def unregister(self, task_id: Any) -> None:
+    def unregister(self, task_id: object) -> None:
         """Stop restoring ``task_id`` (task closed or revoked); idempotent."""
         entry = self._tasks.pop(task_id, None)
         if entry is None:
@@ -209,11 +212,11 @@ class StoreChangelogReader:
         self._unassign([tp for tp in entry.changelogs if tp in self._assigned])
         self._paused.difference_update(entry.changelogs)
 
-    def is_restoring(self, task_id: Any) -> bool:
+    def is_restoring(self, task_id: object) -> bool:
         entry = self._tasks.get(task_id)
         return entry is not None and not entry.done
 
-    def restored_count(self, task_id: Any) -> int:
+    def restored_count(self, task_id: object) -> int:
         """Records restored for ``task_id`` since it was registered."""
         entry = self._tasks.get(task_id)
         return 0 if entry is None else entry.restored
@@ -453,7 +456,7 @@ class StoreChangelogReader:
         changelog.unstable_end = None
         return True
 
-    def _start(self, task_id: Any, entry: _TaskRestore) -> None:
+    def _start(self, task_id: object, entry: _TaskRestore) -> None:
         """Step 4 for one task: fresh-broker check, then seek or complete each changelog."""
         entry.started = True
         changelogs = list(entry.changelogs.values())
@@ -527,7 +530,7 @@ class StoreChangelogReader:
             self._consumer.resume([clients.TopicPartition(t, p) for t, p in sorted(resume)])
         self._paused = wanted
 
-    def is_standby(self, task_id: Any) -> bool:
+    def is_standby(self, task_id: object) -> bool:
         entry = self._tasks.get(task_id)
         return entry is not None and entry.standby
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
@@ -33,6 +33,10 @@ from streams_runtime.processor.internals.nodes import ProcessorNode
 from streams_runtime.processor.task_id import TaskId
 from streams_runtime.state.interfaces import RecordContext as StoreRecordContext
 from streams_runtime.state.interfaces import StateStore
+
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 
 class RecordContext(NamedTuple):
@@ -132,10 +136,10 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         task: TaskScheduling,
         application_id: str,
         task_id: TaskId,
-        config: Any,
+        config: StreamsConfig,
         state_dir: pathlib.Path,
         metrics: StreamsMetrics,
-        cache: Any,
+        cache: ThreadCache | None,
         collector: RecordSender | None,
         processing_handler: ProcessingHandler | None,
     ) -> None:
@@ -322,7 +326,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         for sent in self._changelog_counts.values():
             sent[0] = 0
 
-    def cache(self) -> Any:
+    def cache(self) -> ThreadCache | None:
         return self._cache
 
     # ------------------------------------------------------------------ time and scheduling

@@ -61,7 +61,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
@@ -80,6 +80,11 @@ from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MES
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import resolve_extractor
+
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.api import Headers
+    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -115,7 +120,7 @@ class GlobalRecordCollector:
 
     def __init__(
         self,
-        config: Any,
+        config: StreamsConfig,
         bootstrap_servers: str,
         client_id: str,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
@@ -136,7 +141,9 @@ class GlobalRecordCollector:
         #: (the last checkpoint written); set by the GlobalStreamThread, see the module docstring
         self.dead_lettered_up_to: dict[TopicPartitionKey, int] = {}
 
-    def send(self, topic: str, key: Any, value: Any, headers: Any, timestamp: int, partition: Any) -> None:
+    def send(
+        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: Any
+    ) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
             log.warning(
                 "global stream thread: record for topic %s dropped (global processors write no topics)", topic
@@ -203,7 +210,9 @@ def _wall_clock_ms() -> int:
 class GlobalStreamThread(threading.Thread):
     """See the module docstring. ``runtime`` is the client's RuntimeSetup (``global_topics`` set)."""
 
-    def __init__(self, runtime: Any, on_death: Callable[[GlobalStreamThread], None] | None = None) -> None:
+    def __init__(
+        self, runtime: RuntimeSetup, on_death: Callable[[GlobalStreamThread], None] | None = None
+    ) -> None:
         super().__init__(name=f"{runtime.client_id}-GlobalStreamThread", daemon=True)
         self._runtime = runtime
         self._on_death = on_death

@@ -21,7 +21,7 @@ Returns the partition count of every topic the threads read (sources and reparti
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kafka.clients import TopicSpec, create_topics, topics_metadata
@@ -32,6 +32,9 @@ from streams_runtime.processor.internals.user_topics import (
     warn_single_replica_topics,
 )
 
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
 log = logging.getLogger("streams_runtime.processor")
 
 
@@ -41,7 +44,7 @@ class InternalTopicMismatchError(StreamsError):
 
 def prepare_topics(
     admin: Any,
-    builder: Any,
+    builder: InternalTopologyBuilder,
     replication_factor: int,
     *,
     dead_letter_topic: str | None = None,

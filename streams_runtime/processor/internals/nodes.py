@@ -22,13 +22,14 @@ from streams_runtime.processor.internals.topology_builder import (
 from streams_runtime.serdes import bytes_encoder
 
 if TYPE_CHECKING:  # the context module imports this one
+    from streams_runtime.processor.api import Record
     from streams_runtime.processor.internals.context import InternalProcessorContext, RecordSender
 
 
 class NodeProcessor(Protocol):
     """What a node needs of its processor: ``process`` (``init`` and ``close`` are optional)."""
 
-    def process(self, record: Any) -> None: ...
+    def process(self, record: object) -> None: ...
 
 
 class ProcessorNode:
@@ -81,7 +82,7 @@ class ProcessorNode:
         return f"{type(self).__name__}({self.name})"
 
 
-def _no_op(record: Any) -> None:
+def _no_op(record: object) -> None:
     return None
 
 
@@ -147,7 +148,7 @@ class SinkNode(ProcessorNode):
         self._key_encode = bytes_encoder(self.key_serde)
         self._value_encode = bytes_encoder(self.value_serde)
 
-    def _send(self, record: Any) -> None:
+    def _send(self, record: Record) -> None:
         topic = self.topic
         if topic is None:
             extractor = self.topic_extractor

@@ -22,7 +22,7 @@ from streams_runtime.errors import MissingSourceTopicError, TopologyError
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder, SourceFactory
 
 
-def check_pattern(pattern: Any, source: str, others: list[Any]) -> re.Pattern[str]:
+def check_pattern(pattern: object, source: str, others: list[Any]) -> re.Pattern[str]:
     """``pattern`` compiled; a TopologyError for anything else or a pattern already used."""
     if isinstance(pattern, str):
         pattern = re.compile(pattern)

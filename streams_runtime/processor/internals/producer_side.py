@@ -10,13 +10,16 @@ interface. :func:`create_record_collector` makes the one a thread's configuratio
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
+
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
 
 __all__ = ["ProducerSide", "TaskCollector", "create_record_collector"]
 
@@ -40,13 +43,13 @@ class ProducerSide(Protocol):
     def prepare(self, task_ids: Iterable[Any]) -> None:
         """Make ready the producers of tasks about to be created (exactly-once: one each)."""
 
-    def for_task(self, task_id: Any) -> TaskCollector:
+    def for_task(self, task_id: object) -> TaskCollector:
         """The collector of one active task."""
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: object, clean: bool) -> None:
         """A task is closing: let go of its collector (dirty: abort what it has open)."""
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: object) -> bool:
         """Whether the task has records in an open transaction."""
 
     def poll(self) -> None:
@@ -72,7 +75,7 @@ class ProducerSide(Protocol):
 
 
 def create_record_collector(
-    config: Any,
+    config: StreamsConfig,
     bootstrap_servers: str,
     client_id: str,
     changelog_topics: Iterable[str],

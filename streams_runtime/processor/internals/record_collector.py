@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
 from streams_runtime.errors import ProductionError
@@ -75,6 +75,9 @@ from streams_runtime.kafka.clients import (
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
+if TYPE_CHECKING:
+    from streams_runtime.processor.api import Headers
+
 __all__ = [
     "ProductionError",
     "RecordCollector",
@@ -88,7 +91,7 @@ log = logging.getLogger("streams_runtime.processor")
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 
 
-def record_size(key: bytes | None, value: bytes | None, headers: Any) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Headers) -> int:
     """The bytes librdkafka counts against ``message.max.bytes``: key, value and headers."""
     size = len(key or b"") + len(value or b"")
     for name, header in headers or ():
@@ -179,7 +182,7 @@ class StreamsProducer:
         bootstrap_servers: str,
         client_id: str,
         overrides: Mapping[str, Any],
-        on_delivery: Any,
+        on_delivery: object,
         errors_only: bool,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
@@ -257,7 +260,7 @@ class StreamsProducer:
     def begin_transaction(self) -> None:
         self.producer.begin_transaction()
 
-    def send_offsets(self, offsets: list[Any], group_metadata: Any, timeout_s: float) -> None:
+    def send_offsets(self, offsets: list[Any], group_metadata: object, timeout_s: float) -> None:
         """``send_offsets_to_transaction``, given up :data:`SEND_OFFSETS_GRACE_S` after its timeout
         (raised as librdkafka's own timeout error; the producer is then :attr:`wedged`)."""
         if self._offsets_caller is None:
@@ -368,7 +371,13 @@ class RecordCollector:
             self._send_failed(exc, topic, key, value, headers, partition)
 
     def _send_failed(
-        self, exc: BaseException, topic: str, key: Any, value: Any, headers: Any, partition: int | None
+        self,
+        exc: BaseException,
+        topic: str,
+        key: Any,
+        value: Any,
+        headers: tuple[tuple[str, bytes | None], ...],
+        partition: int | None,
     ) -> None:
         """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused goes
         to the production handler; any other error fails the send."""
@@ -378,7 +387,7 @@ class RecordCollector:
         self._refused(topic, key, value, headers, err, partition)
 
     def _refused(
-        self, topic: str, key: Any, value: Any, headers: Any, err: Any, partition: int | None = None
+        self, topic: str, key: Any, value: Any, headers: Headers, err: Any, partition: int | None = None
     ) -> None:
         """``produce`` refused one record (see the module docstring): the production handler decides."""
         what = (

@@ -63,13 +63,13 @@ class SharedRecordCollectors:
     def prepare(self, task_ids: Iterable[Any]) -> None:
         """Nothing to prepare: the tasks share the thread's producer."""
 
-    def for_task(self, task_id: Any) -> SharedProducerCollector:
+    def for_task(self, task_id: object) -> SharedProducerCollector:
         return SharedProducerCollector(task_id, self.collector)
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: object, clean: bool) -> None:
         """Nothing to release: the thread's producer outlives its tasks."""
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: object) -> bool:
         return False
 
     def poll(self) -> None:
@@ -83,11 +83,11 @@ class SharedRecordCollectors:
         """Commit step 5 is exactly-once's: no task ever waits for its offsets to show."""
         return set()
 
-    def confirm_commits(self, consumer: Any) -> set[Any]:
+    def confirm_commits(self, consumer: object) -> set[Any]:
         return set()
 
     def commit_tasks(
-        self, commits: list[tuple[Any, list[Any]]], consumer: Any, task_timeout_ms: int
+        self, commits: list[tuple[Any, list[Any]]], consumer: object, task_timeout_ms: int
     ) -> list[Any]:
         """Commit steps 2-3 for ``(task_id, offsets)`` pairs: wait for every acknowledgement of
         the thread's producer, then commit all input offsets at once. Returns True per task; an

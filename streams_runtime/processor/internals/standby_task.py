@@ -59,7 +59,7 @@ class StandbyTask(Task):
 
     def __init__(
         self,
-        task_id: Any,
+        task_id: object,
         store_names: list[str],
         store_builders: dict[str, Any],
         config: Any,
@@ -144,7 +144,7 @@ class StandbyTask(Task):
             raise StreamsError(f"standby task {self.id}: errors while closing: {errors}") from errors[0]
 
     # ------------------------------------------------------------------ what a context may ask
-    def schedule(self, *args: Any, **kwargs: Any) -> Any:
+    def schedule(self, *args: object, **kwargs: object) -> Any:
         raise StreamsError(f"standby task {self.id} runs no processors: nothing can be scheduled")
 
     def request_commit(self) -> None:

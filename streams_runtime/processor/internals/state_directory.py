@@ -44,7 +44,6 @@ import pathlib
 import shutil
 import threading
 from collections.abc import Mapping
-from typing import Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.processor.task_id import TaskId
@@ -76,7 +75,7 @@ class StateDirectory:
         self._written: dict[str, str] = {}
 
     # ------------------------------------------------------------------ directories
-    def task_dir(self, task_id: Any) -> pathlib.Path:
+    def task_dir(self, task_id: object) -> pathlib.Path:
         """``<app_dir>/<task_id>``, created when missing."""
         path = self.app_dir / str(task_id)
         try:
@@ -97,7 +96,7 @@ class StateDirectory:
         return found
 
     # ------------------------------------------------------------------ locks
-    def lock(self, task_id: Any) -> bool:
+    def lock(self, task_id: object) -> bool:
         """Try to take the task's lock without blocking.
 
         :returns: ``True`` when this instance now holds it (re-entrant for the owning thread);
@@ -120,7 +119,7 @@ class StateDirectory:
             self._held[name] = (fd, me)
             return True
 
-    def unlock(self, task_id: Any) -> None:
+    def unlock(self, task_id: object) -> None:
         """Release the task's lock if this instance holds it (from any of its threads)."""
         with self._guard:
             held = self._held.pop(str(task_id), None)
@@ -129,7 +128,7 @@ class StateDirectory:
                 fcntl.flock(held[0], fcntl.LOCK_UN)
             os.close(held[0])
 
-    def holds_lock(self, task_id: Any) -> bool:
+    def holds_lock(self, task_id: object) -> bool:
         """Whether this instance holds the task's lock."""
         with self._guard:
             return str(task_id) in self._held
@@ -142,10 +141,10 @@ class StateDirectory:
             self.unlock(name)
 
     # ------------------------------------------------------------------ checkpoints
-    def checkpoint_path(self, task_id: Any) -> pathlib.Path:
+    def checkpoint_path(self, task_id: object) -> pathlib.Path:
         return self.app_dir / str(task_id) / CHECKPOINT_FILE
 
-    def read_checkpoint(self, task_id: Any) -> dict[ChangelogPartition, int]:
+    def read_checkpoint(self, task_id: object) -> dict[ChangelogPartition, int]:
         """The task's checkpointed offsets; empty when there is no (readable) checkpoint."""
         path = self.checkpoint_path(task_id)
         try:
@@ -161,7 +160,7 @@ class StateDirectory:
             offsets[(topic, int(partition))] = int(offset)
         return offsets
 
-    def write_checkpoint(self, task_id: Any, offsets: Mapping[ChangelogPartition, int]) -> None:
+    def write_checkpoint(self, task_id: object, offsets: Mapping[ChangelogPartition, int]) -> None:
         """Replace the task's checkpoint file atomically with ``offsets``; a no-op when the file
         this instance last wrote for the task holds the same offsets and is still there."""
         name = str(task_id)
@@ -182,7 +181,7 @@ class StateDirectory:
         self._written[name] = payload
 
     # ------------------------------------------------------------------ exactly-once dirty marker
-    def mark_eos_dirty(self, task_id: Any) -> None:
+    def mark_eos_dirty(self, task_id: object) -> None:
         """Record that the task's state is being changed under exactly-once (see the module
         docstring); durable before the caller opens the stores."""
         path = self.task_dir(task_id) / EOS_DIRTY_FILE
@@ -193,15 +192,15 @@ class StateDirectory:
         except OSError as exc:
             raise ProcessorStateError(f"cannot write the exactly-once marker {path}: {exc}") from exc
 
-    def clear_eos_dirty(self, task_id: Any) -> None:
+    def clear_eos_dirty(self, task_id: object) -> None:
         """The task closed cleanly: its stores and checkpoint match its committed offsets."""
         with contextlib.suppress(FileNotFoundError):
             (self.app_dir / str(task_id) / EOS_DIRTY_FILE).unlink()
 
-    def is_eos_dirty(self, task_id: Any) -> bool:
+    def is_eos_dirty(self, task_id: object) -> bool:
         return (self.app_dir / str(task_id) / EOS_DIRTY_FILE).exists()
 
-    def wipe_if_eos_dirty(self, task_id: Any) -> bool:
+    def wipe_if_eos_dirty(self, task_id: object) -> bool:
         """Wipe the task's state if an exactly-once owner did not close it cleanly (its stores may
         hold writes of an aborted transaction); the caller holds the lock. True when wiped."""
         if not self.is_eos_dirty(task_id):
@@ -214,7 +213,7 @@ class StateDirectory:
         self.wipe_task(task_id)
         return True
 
-    def delete_checkpoint(self, task_id: Any) -> None:
+    def delete_checkpoint(self, task_id: object) -> None:
         self._written.pop(str(task_id), None)
         with contextlib.suppress(FileNotFoundError):
             self.checkpoint_path(task_id).unlink()
@@ -236,7 +235,7 @@ class StateDirectory:
         return sums
 
     # ------------------------------------------------------------------ deleting state
-    def wipe_task(self, task_id: Any) -> None:
+    def wipe_task(self, task_id: object) -> None:
         """Delete the task's state (stores, checkpoint), keeping the directory and its lock file.
 
         The caller must hold the task's lock and have closed the task's stores.

@@ -39,10 +39,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.state.internals.timestamped import RecordConverter, record_converter_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ProcessorStateManager", "StoreMetadata"]
 
@@ -91,12 +94,14 @@ class ProcessorStateManager:
         self._file_written = False  # this manager wrote the file (what _checkpoint_file holds)
         self._context: Any = None
 
-    def bind_context(self, context: Any) -> None:
+    def bind_context(self, context: object) -> None:
         """Called by ``context.set_state_manager``: the context stores re-initialize with."""
         self._context = context
 
     # ------------------------------------------------------------------ registration
-    def register(self, store: Any, restore_callback: Any, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: Any, restore_callback: Callable[..., Any], changelog_topic: str | None = None
+    ) -> None:
         """Record a store of the task (called through ``context.register`` during ``init``)."""
         name = store.name
         previous = self._stores.get(name)
@@ -126,7 +131,7 @@ class ProcessorStateManager:
             meta.offset,
         )
 
-    def _initial_offset(self, inner: Any, changelog: ChangelogPartition) -> int | None:
+    def _initial_offset(self, inner: object, changelog: ChangelogPartition) -> int | None:
         committed = getattr(inner, "committed_offset", None)
         if callable(committed):
             offset: int | None = committed()

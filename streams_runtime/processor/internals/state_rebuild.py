@@ -37,12 +37,19 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from streams_runtime.processor.internals.state_manager import ProcessorStateManager
+    from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task import StreamTask
 
 __all__ = [
     "ChangelogKeyCount",
@@ -144,7 +151,9 @@ def count_store_keys(store: Any) -> int:
             close()
 
 
-def snapshot_restored_store(task: Any, state_manager: Any, store_name: str, restored: int) -> dict[str, Any]:
+def snapshot_restored_store(
+    task: StreamTask, state_manager: ProcessorStateManager, store_name: str, restored: int
+) -> dict[str, Any]:
     """Step 4: what the freshly restored ``store_name`` of ``task`` holds, before it processes."""
     store = task.stores[store_name]
     changelog = next(
@@ -399,7 +408,7 @@ class StateRebuilder:
         return report
 
 
-def _wait(future: Any, deadline: float, what: str) -> Any:
+def _wait(future: concurrent.futures.Future[Any], deadline: float, what: str) -> Any:
     """The future's result by ``deadline`` (monotonic), else :class:`RebuildTimeoutError`."""
     try:
         return future.result(timeout=max(0.1, deadline - time.monotonic()))
@@ -408,14 +417,16 @@ def _wait(future: Any, deadline: float, what: str) -> Any:
         raise RebuildTimeoutError(f"timed out waiting for {what}") from exc
 
 
-def _rebuild_call(thread: Any, task_ids: list[TaskId], store_name: str) -> Any:
+def _rebuild_call(
+    thread: StreamThread, task_ids: list[TaskId], store_name: str
+) -> Callable[[], dict[TaskId, dict[str, int]]]:
     def call() -> dict[TaskId, dict[str, int]]:
         return {task_id: thread.task_manager.rebuild_task(task_id, store_name) for task_id in task_ids}
 
     return call
 
 
-def _report_call(thread: Any, task_ids: list[TaskId]) -> Any:
+def _report_call(thread: StreamThread, task_ids: list[TaskId]) -> Callable[[], dict[TaskId, dict[str, Any]]]:
     def call() -> dict[TaskId, dict[str, Any]]:
         manager = thread.task_manager
         found = {}

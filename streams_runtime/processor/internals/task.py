@@ -28,7 +28,7 @@ import itertools
 import logging
 import pathlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import (
     ProductionError,
@@ -53,6 +53,13 @@ from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
 from streams_runtime.serdes import bytes_decoder, serialize_or_raise
 
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
+    from streams_runtime.processor.task_id import TaskId
+    from streams_runtime.serdes import Serde
+    from streams_runtime.state.internals.record_cache import ThreadCache
+
 log = logging.getLogger("streams_runtime.processor")
 
 _new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
@@ -61,7 +68,7 @@ _new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
 _END_OF_BATCH = (None,)
 
 
-def resolve_serde(serde: Any, config: Any, side: str) -> Any:
+def resolve_serde(serde: Serde | None, config: StreamsConfig, side: str) -> Any:
     """A node's serde, or the config default; wrapper serdes (Change) get the default inside."""
     if serde is None:
         return config.default_serde(side)
@@ -85,13 +92,13 @@ class StreamTask(Task):
 
     def __init__(
         self,
-        task_id: Any,
+        task_id: TaskId,
         topology: ProcessorTopology,
         store_builders: dict[str, Any],
-        config: Any,
+        config: StreamsConfig,
         collector: TaskRecordCollector,
-        metrics: Any,
-        cache: Any,
+        metrics: StreamsMetrics,
+        cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_dir: pathlib.Path,
         global_stores: dict[str, Any] | None = None,
@@ -144,7 +151,7 @@ class StreamTask(Task):
         )
         self.context = ProcessorContextImpl(
             self,
-            config.application_id,
+            config.required_application_id(),
             task_id,
             config,
             state_dir,

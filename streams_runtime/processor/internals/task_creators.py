@@ -27,8 +27,12 @@ from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
 
 if TYPE_CHECKING:  # types only
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
     from streams_runtime.processor.internals.producer_side import ProducerSide
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 __all__ = ["ActiveTaskCreator", "StandbyTaskCreator", "wipe_damaged"]
 
@@ -60,11 +64,11 @@ class ActiveTaskCreator:
     def __init__(
         self,
         *,
-        builder: Any,
-        config: Any,
+        builder: InternalTopologyBuilder,
+        config: StreamsConfig,
         producers: ProducerSide,
-        metrics: Any,
-        cache: Any,
+        metrics: StreamsMetrics,
+        cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
         global_stores: Mapping[str, Any],
@@ -79,7 +83,9 @@ class ActiveTaskCreator:
         self._global_stores = dict(global_stores)
         self.store_builders = {name: entry.builder for name, entry in builder.stores.items()}
 
-    def create(self, task_id: TaskId, info: SubtopologyInfo, input_partitions: list[tuple[str, int]]) -> Any:
+    def create(
+        self, task_id: TaskId, info: SubtopologyInfo, input_partitions: list[tuple[str, int]]
+    ) -> StreamTask | None:
         """The RESTORING task, or None while its directory lock is held elsewhere (step 1)."""
         sd = self._state_directory
         task_dir = None
@@ -142,8 +148,8 @@ class StandbyTaskCreator:
         self,
         *,
         store_builders: Mapping[str, Any],
-        config: Any,
-        metrics: Any,
+        config: StreamsConfig,
+        metrics: StreamsMetrics,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
         eos: bool,

@@ -58,10 +58,14 @@ from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
 
 if TYPE_CHECKING:  # types only
+    from streams_runtime.config import StreamsConfig
     from streams_runtime.kafka.client_supplier import ConsumerClient
     from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
     from streams_runtime.processor.internals.producer_side import ProducerSide
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -81,14 +85,14 @@ class TaskManager:
     def __init__(
         self,
         *,
-        builder: Any,
+        builder: InternalTopologyBuilder,
         subtopologies: Mapping[int, SubtopologyInfo],
         partition_counts: Mapping[str, int],
-        config: Any,
+        config: StreamsConfig,
         consumer: ConsumerClient,
         collector: ProducerSide,
-        metrics: Any,
-        cache: Any,
+        metrics: StreamsMetrics,
+        cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
         changelog_reader: StoreChangelogReader,

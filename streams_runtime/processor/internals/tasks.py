@@ -19,10 +19,13 @@ kept here for the poll loop, which hands each queue its records of a poll batch 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.abstract_task import State
 from streams_runtime.processor.task_id import TaskId
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.abstract_task import Task
 
 __all__ = ["Tasks"]
 
@@ -46,7 +49,7 @@ class Tasks:
         """Active tasks by id (created: restoring, running or suspended); do not change it."""
         return self._active
 
-    def add_active(self, task: Any) -> None:
+    def add_active(self, task: Task) -> None:
         if task.id in self._active or task.id in self._standby:
             raise ValueError(f"task {task.id} is already registered")
         self.pending_active.pop(task.id, None)
@@ -96,7 +99,7 @@ class Tasks:
         """Standby (and warm-up) tasks by id; do not change it."""
         return self._standby
 
-    def add_standby(self, task: Any) -> None:
+    def add_standby(self, task: Task) -> None:
         if task.id in self._active or task.id in self._standby:
             raise ValueError(f"task {task.id} is already registered")
         self.pending_standby.discard(task.id)

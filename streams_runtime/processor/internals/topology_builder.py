@@ -160,12 +160,12 @@ class InternalTopologyBuilder:
         name: str,
         topics: Iterable[str],
         *,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        timestamp_extractor: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
+        timestamp_extractor: object = None,
         offset_reset: str | None = None,
         is_global: bool = False,
-        pattern: Any = None,
+        pattern: object = None,
     ) -> None:
         self._check_new(name, "source")
         topics = list(topics)
@@ -201,7 +201,13 @@ class InternalTopologyBuilder:
         self._grouper.add(name)
 
     def _add_pattern_source(
-        self, name: str, pattern: Any, key_serde: Any, value_serde: Any, extractor: Any, reset: str | None
+        self,
+        name: str,
+        pattern: object,
+        key_serde: object,
+        value_serde: object,
+        extractor: object,
+        reset: str | None,
     ) -> None:
         from streams_runtime.processor.internals.pattern_sources import check_pattern
 
@@ -234,8 +240,8 @@ class InternalTopologyBuilder:
         topic: str | Callable[..., str],
         parents: Iterable[str],
         *,
-        key_serde: Any = None,
-        value_serde: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
         partitioner: Callable[..., int | None] | None = None,
     ) -> None:
         self._check_new(name, "sink")
@@ -253,7 +259,7 @@ class InternalTopologyBuilder:
 
     # ------------------------------------------------------------------ stores
     def add_state_store(
-        self, store_builder: Any, processor_names: Iterable[str] = (), *, allow_override: bool = False
+        self, store_builder: object, processor_names: Iterable[str] = (), *, allow_override: bool = False
     ) -> None:
         name = _check_name(getattr(store_builder, "name", None), "state store")
         if name in self.stores and not allow_override:
@@ -289,15 +295,15 @@ class InternalTopologyBuilder:
 
     def add_global_store(
         self,
-        store_builder: Any,
+        store_builder: object,
         source_name: str,
         topic: str,
         processor_name: str,
         supplier: Callable[[], Any],
         *,
-        key_serde: Any = None,
-        value_serde: Any = None,
-        timestamp_extractor: Any = None,
+        key_serde: object = None,
+        value_serde: object = None,
+        timestamp_extractor: object = None,
     ) -> None:
         name = _check_name(getattr(store_builder, "name", None), "global state store")
         if name in self.stores:

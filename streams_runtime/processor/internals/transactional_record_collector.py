@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
@@ -47,6 +47,9 @@ from streams_runtime.processor.internals.record_collector import (
     _kafka_error,
     ack_wait_s,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 
@@ -161,7 +164,13 @@ class TransactionalRecordCollector(RecordCollector):
         self._send_in_transaction(*args)
 
     def _send_failed(
-        self, exc: BaseException, topic: str, key: Any, value: Any, headers: Any, partition: int | None
+        self,
+        exc: BaseException,
+        topic: str,
+        key: Any,
+        value: Any,
+        headers: tuple[tuple[str, bytes | None], ...],
+        partition: int | None,
     ) -> None:
         err = _kafka_error(exc)
         if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
@@ -220,7 +229,7 @@ class TransactionalRecordCollector(RecordCollector):
             f"failed while {what}: {err.name()}: {err.str()}"
         )
 
-    def _call(self, fn: Any, what: str, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
         """Run a transactional call; retry retriable errors but a timeout (a commit may be
         retried; see :data:`TRANSACTION_CALL_TIMEOUT_S`), translate the rest: TaskMigratedError
         when fenced, TaskCorruptedError (after an abort) for a cluster error or a timeout, else
@@ -242,7 +251,7 @@ class TransactionalRecordCollector(RecordCollector):
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ commit and abort
-    def commit(self, offsets: list[Any], group_metadata: Any, task_timeout_ms: int = 0) -> bool:
+    def commit(self, offsets: list[Any], group_metadata: object, task_timeout_ms: int = 0) -> bool:
         """Exactly-once commit steps 2-4 for this task (step 1, flushing the task's stores, is the
         caller's): 2. flush: every record sent in the transaction is acknowledged (the task
         counts its changelog offsets, see StreamTask.post_commit); 3. add the input ``offsets``
@@ -389,10 +398,10 @@ class TaskRecordCollectors:
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
         self._pool: ThreadPoolExecutor | None = None  # commits of several tasks at once
 
-    def transactional_id(self, task_id: Any) -> str:
+    def transactional_id(self, task_id: object) -> str:
         return f"{self._application_id}-{task_id}"
 
-    def _new(self, task_id: Any) -> TransactionalRecordCollector:
+    def _new(self, task_id: object) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
             self._bootstrap_servers,
             f"{self._client_id}-{task_id}",
@@ -418,7 +427,7 @@ class TaskRecordCollectors:
                 self._prepared[task_id] = future.result()
             # a failure is raised again, for its task, by for_task's own attempt
 
-    def for_task(self, task_id: Any) -> TransactionalRecordCollector:
+    def for_task(self, task_id: object) -> TransactionalRecordCollector:
         """The task's transactional collector (``init_transactions`` has fenced any zombie)."""
         prepared = self._prepared.pop(task_id, None)  # taken first: release() would close it
         self.release(task_id, clean=False)
@@ -426,10 +435,10 @@ class TaskRecordCollectors:
         self._collectors[task_id] = collector
         return collector
 
-    def get(self, task_id: Any) -> TransactionalRecordCollector:
+    def get(self, task_id: object) -> TransactionalRecordCollector:
         return self._collectors[task_id]
 
-    def release(self, task_id: Any, clean: bool) -> None:
+    def release(self, task_id: object, clean: bool) -> None:
         """Close the task's producer: ``clean`` after its transaction committed, else abort it."""
         collector = self._collectors.pop(task_id, None) or self._prepared.pop(task_id, None)
         if collector is None:
@@ -497,7 +506,7 @@ class TaskRecordCollectors:
         for collector in self._collectors.values():
             collector.wait_for_acks(task_timeout_ms)
 
-    def in_transaction(self, task_id: Any) -> bool:
+    def in_transaction(self, task_id: object) -> bool:
         collector = self._collectors.get(task_id)
         return collector is not None and collector.in_transaction
 

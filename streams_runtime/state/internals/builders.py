@@ -42,7 +42,7 @@ __all__ = [
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,200}$")
 
 
-def validate_store_name(name: Any) -> str:
+def validate_store_name(name: object) -> str:
     """Return ``name`` if it can be a directory and part of a topic name; raise otherwise."""
     if not isinstance(name, str) or not _LEGAL_NAME.match(name) or name in (".", ".."):
         raise ValueError(
@@ -200,7 +200,7 @@ class KeyValueStoreBuilder(StoreBuilderBase):
     :param timestamped: build a timestamped stack (values are ``ValueAndTimestamp``).
     """
 
-    def build(self) -> Any:
+    def build(self) -> MeteredKeyValueStore:
         """A new, uninitialized store stack (call once per task)."""
         store = self._inner()
         if self._logging_enabled:

@@ -19,10 +19,13 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.iterators import StoreIterator, prefix_upper_bound
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = [
     "AbstractBytesStore",
@@ -108,7 +111,7 @@ class AbstractInnerStore:
         self._open = False
         self._close_store()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         """Inner stores do not cache: nothing to listen to. Returns ``False``."""
         return False
 
@@ -132,7 +135,7 @@ class AbstractInnerStore:
 
     # -- engine hooks ------------------------------------------------------------------------
 
-    def _open_store(self, context: Any) -> None:
+    def _open_store(self, context: object) -> None:
         raise NotImplementedError
 
     def _close_store(self) -> None:
@@ -246,7 +249,7 @@ class AbstractBytesStore(RangeScans, AbstractInnerStore):
             key = check_key(key)
         return self._get(key)
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
         """Entries whose key starts with ``prefix``, ascending (the serde is unused here)."""
         self._check_open()
         prefix = check_key(prefix)

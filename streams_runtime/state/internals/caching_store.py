@@ -27,13 +27,16 @@ last-write order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.bytes_store import RangeScans, check_key, check_value
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
 
 __all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
@@ -55,7 +58,7 @@ class CacheMembership:
     _listener: CacheFlushListener = None
     _send_old_values = False
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: Any, root: object = None) -> None:
         """Join the thread's cache, then init the layers below."""
         self.context = context
         cache = context.cache()
@@ -175,7 +178,7 @@ class CachingKeyValueStore(RangeScans, CacheMembership, WrappedKeyValueStore):
             cache.put(self._namespace, key, LRUCacheEntry(raw))
         return raw
 
-    def prefix_scan(self, prefix: bytes, prefix_key_serde: Any = None) -> StoreIterator:
+    def prefix_scan(self, prefix: bytes, prefix_key_serde: Serde | None = None) -> StoreIterator:
         cache = self._open_cache()
         prefix = check_key(prefix)
         store_iterator = self.wrapped.prefix_scan(prefix, prefix_key_serde)

@@ -184,7 +184,7 @@ class CachingWindowStore(_CachingLayer, WrappedWindowStore):
         return self._merged(cached, below, lambda start: start, reverse)
 
     def _fetch_range(
-        self, key_from: Any, key_to: Any, time_from: int, time_to: int, *, reverse: bool
+        self, key_from: object, key_to: object, time_from: int, time_to: int, *, reverse: bool
     ) -> StoreIterator:
         args = (key_from, key_to, time_from, time_to)
         below = self.wrapped.backward_fetch(*args) if reverse else self.wrapped.fetch(*args)
@@ -254,16 +254,16 @@ class CachingSessionStore(_CachingLayer, WrappedSessionStore):
         found, value = self._cached_value(ordered_session_key(key, session_start, session_end))
         return value if found else self.wrapped.fetch_session(key, session_start, session_end)
 
-    def find_sessions(self, *args: Any) -> StoreIterator:
+    def find_sessions(self, *args: object) -> StoreIterator:
         return self._find(args, reverse=False)
 
-    def backward_find_sessions(self, *args: Any) -> StoreIterator:
+    def backward_find_sessions(self, *args: object) -> StoreIterator:
         return self._find(args, reverse=True)
 
-    def fetch(self, *args: Any) -> StoreIterator:
+    def fetch(self, *args: object) -> StoreIterator:
         return self._find((*args, MIN_TIMESTAMP, MAX_TIME), reverse=False)
 
-    def backward_fetch(self, *args: Any) -> StoreIterator:
+    def backward_fetch(self, *args: object) -> StoreIterator:
         return self._find((*args, MIN_TIMESTAMP, MAX_TIME), reverse=True)
 
     def _find(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
@@ -305,7 +305,7 @@ def _always(_: Windowed) -> bool:
     return True
 
 
-def _start(w: Windowed) -> Any:
+def _start(w: Windowed) -> int:
     return w.window.start
 
 

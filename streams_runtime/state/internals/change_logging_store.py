@@ -22,10 +22,13 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 _TIMESTAMP = struct.Struct(">q")  # the stored timestamp (see read_timestamp)
 
@@ -51,7 +54,9 @@ class ChangelogRegistrationContext:
         self._context = context
         self._changelog_topic = changelog_topic
 
-    def register(self, store: Any, restore_callback: Any, *, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: object, restore_callback: object, *, changelog_topic: str | None = None
+    ) -> None:
         self._context.register(store, restore_callback, changelog_topic=self._changelog_topic)
 
     def __getattr__(self, attribute: str) -> Any:
@@ -71,7 +76,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
         self._store_name = ""  # the name, read once at init (``name`` walks the stack)
         self._log_change: Any = None  # context.log_change bound to this store, set by init
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Initialize the store below under a context that registers the changelog topic."""
         self.context = context
         self._store_name = self.name

@@ -17,7 +17,7 @@ timestamp as the record timestamp (restore re-attaches it, see
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.change_logging_store import (
     ChangelogRegistrationContext,
@@ -25,6 +25,9 @@ from streams_runtime.state.internals.change_logging_store import (
 )
 from streams_runtime.state.internals.timestamped import split_timestamped
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = [
     "ChangeLoggingSessionBytesStore",
@@ -41,7 +44,7 @@ class _ChangeLogging:
     context: Any = None
     changelog_topic: str | None = None
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         self.context = context
         self.changelog_topic = changelog_topic_name(context.application_id, self.name)
         self.wrapped.init(

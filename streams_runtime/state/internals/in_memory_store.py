@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from typing import Any
 
 from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 from streams_runtime.state.internals.iterators import key_slice
@@ -37,7 +36,7 @@ class InMemoryKeyValueStore(AbstractBytesStore):
         self._data: dict[bytes, bytes] = {}
         self._keys: list[bytes] = []
 
-    def _open_store(self, context: Any) -> None:
+    def _open_store(self, context: object) -> None:
         # Nothing to open; a re-init after close starts empty, like a fresh task.
         self._data = {}
         self._keys = []

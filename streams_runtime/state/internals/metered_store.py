@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
 from streams_runtime.serdes import Serde, bytes_encoder, is_string_serde, serialize_or_raise
@@ -41,10 +41,13 @@ from streams_runtime.state.internals.store_metrics import StoreMetrics
 from streams_runtime.state.internals.timestamped import ValueAndTimestampSerde
 from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
+
 __all__ = ["MeteredKeyValueStore", "MeteredStoreMixin", "MeteredTimestampedKeyValueStore"]
 
 
-def _config_value(app_configs: Any, key: str) -> Any:
+def _config_value(app_configs: object, key: str) -> Any:
     if app_configs is None:
         return None
     getter = getattr(app_configs, "get", None)
@@ -56,7 +59,9 @@ def _config_value(app_configs: Any, key: str) -> Any:
 _TIMED_LEVELS = ("debug", "trace")
 
 
-def _serde_error(serde: Any, topic: str, side: str, cause: Exception, operation: str) -> SerializationError:
+def _serde_error(
+    serde: object, topic: str, side: str, cause: Exception, operation: str
+) -> SerializationError:
     """The :class:`SerializationError` serialize_or_raise / deserialize_or_raise would raise."""
     name = getattr(serde, "name", None) or type(serde).__name__
     return SerializationError(topic=topic, side=side, serde=name, cause=cause, operation=operation)
@@ -66,7 +71,7 @@ def _not_counting() -> None:
     return None
 
 
-def _first_doing(store: Any, operation: str) -> Any:
+def _first_doing(store: object, operation: str) -> Any:
     """``store``, or the first store below it whose ``operation`` is more than a delegation
     to the store it wraps (a layer that only forwards ``get`` adds a call and nothing else)."""
     while getattr(type(store), operation, None) is getattr(WrappedKeyValueStore, operation) and hasattr(
@@ -111,7 +116,7 @@ class MeteredStoreMixin:
 
     def __init__(
         self,
-        wrapped: Any,
+        wrapped: object,
         key_serde: Serde | None,
         value_serde: Serde | None,
         *,
@@ -133,7 +138,7 @@ class MeteredStoreMixin:
         self._count_get: Callable[[], None] = _not_counting
         self._count_put: Callable[[], None] = _not_counting
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
         self.key_serde = _resolve_serde(self._key_serde_arg, context, "default_key_serde", self.name)
         self.value_serde = self._wrap_value_serde(
@@ -163,7 +168,7 @@ class MeteredStoreMixin:
 
     # -- serdes ------------------------------------------------------------------------------
 
-    def _key_bytes(self, key: Any) -> bytes | None:
+    def _key_bytes(self, key: object) -> bytes | None:
         if key is None:
             raise TypeError("key cannot be None")
         serde = self._keys
@@ -172,7 +177,7 @@ class MeteredStoreMixin:
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "serialize") from exc
 
-    def _value_bytes(self, value: Any) -> bytes | None:
+    def _value_bytes(self, value: object) -> bytes | None:
         serde = self._values
         try:
             return serde.serialize(self.topic, value)
@@ -262,7 +267,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         self._last_key: Any = None
         self._last_key_bytes: bytes | None = None
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: object) -> Any:
         if not self._counted:  # latencies measured, or not initialized (_start raises)
             return self._timed("get", lambda: self._value_from(self.wrapped.get(self._key_bytes(key))))
         # _key_bytes and _value_from inlined (the hot path of every store read)
@@ -352,7 +357,7 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
         prefix_bytes = serialize_or_raise(serde, self.topic, "key", prefix)
         return self._scan("prefix-scan", lambda: self.wrapped.prefix_scan(prefix_bytes))
 
-    def _bounds(self, from_key: Any, to_key: Any) -> tuple[bytes | None, bytes | None]:
+    def _bounds(self, from_key: object, to_key: object) -> tuple[bytes | None, bytes | None]:
         lower = None if from_key is None else self._key_bytes(from_key)
         upper = None if to_key is None else self._key_bytes(to_key)
         return lower, upper

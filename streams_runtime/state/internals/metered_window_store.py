@@ -25,7 +25,7 @@ __all__ = ["MeteredSessionStore", "MeteredTimestampedWindowStore", "MeteredWindo
 class _Metered(MeteredStoreMixin):
     """Serdes and metrics shared by the window and session faces (the rest is the mixin's)."""
 
-    def _optional_key_bytes(self, key: Any) -> bytes | None:
+    def _optional_key_bytes(self, key: object) -> bytes | None:
         return None if key is None else self._key_bytes(key)
 
     def _windowed_from(self, windowed: Windowed) -> Windowed:
@@ -42,7 +42,7 @@ class _Metered(MeteredStoreMixin):
         ``False`` (nothing registered) when the stack has no cache: the caller forwards directly.
         """
 
-        def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
+        def typed(windowed: Windowed, new: bytes | None, old: bytes | None, timestamp: int) -> None:
             listener(self._windowed_from(windowed), self._value_from(new), self._value_from(old), timestamp)
 
         result: bool = self.wrapped.set_flush_listener(typed, send_old_values)
@@ -66,7 +66,7 @@ class MeteredWindowStore(_Metered, WrappedWindowStore):
             lambda: self.wrapped.put(self._key_bytes(key), self._value_bytes(value), window_start_timestamp),
         )
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         """Typed fetch by arity.
 
         ``fetch(key, window_start)`` -> value; ``fetch(key, time_from, time_to)`` -> iterator of
@@ -80,7 +80,7 @@ class MeteredWindowStore(_Metered, WrappedWindowStore):
             )
         return self._fetch(args, reverse=False)
 
-    def backward_fetch(self, *args: Any) -> StoreIterator:
+    def backward_fetch(self, *args: object) -> StoreIterator:
         return self._fetch(args, reverse=True)
 
     def _fetch(self, args: tuple[Any, ...], *, reverse: bool) -> StoreIterator:
@@ -138,7 +138,7 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
     def remove(self, session: Windowed) -> None:
         self._timed("remove", lambda: self.wrapped.put(self._session_bytes(session), None))
 
-    def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
+    def fetch_session(self, key: object, session_start: int, session_end: int) -> Any:
         return self._timed(
             "fetch",
             lambda: self._value_from(
@@ -146,11 +146,11 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
             ),
         )
 
-    def find_sessions(self, *args: Any) -> StoreIterator:
+    def find_sessions(self, *args: object) -> StoreIterator:
         """``find_sessions(key, earliest_session_end, latest_session_start)`` or with a key range."""
         return self._scan(lambda: self.wrapped.find_sessions(*self._keys_of(args, 2)), self._windowed_from)
 
-    def backward_find_sessions(self, *args: Any) -> StoreIterator:
+    def backward_find_sessions(self, *args: object) -> StoreIterator:
         return self._scan(
             lambda: self.wrapped.backward_find_sessions(*self._keys_of(args, 2)), self._windowed_from
         )
@@ -163,11 +163,11 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
             self._windowed_from,
         )
 
-    def fetch(self, *args: Any) -> StoreIterator:
+    def fetch(self, *args: object) -> StoreIterator:
         """``fetch(key)`` or ``fetch(key_from, key_to)``: every live session."""
         return self._scan(lambda: self.wrapped.fetch(*self._keys_of(args, 0)), self._windowed_from)
 
-    def backward_fetch(self, *args: Any) -> StoreIterator:
+    def backward_fetch(self, *args: object) -> StoreIterator:
         return self._scan(lambda: self.wrapped.backward_fetch(*self._keys_of(args, 0)), self._windowed_from)
 
     def _keys_of(self, args: tuple[Any, ...], times: int) -> tuple[Any, ...]:
@@ -179,5 +179,5 @@ class MeteredSessionStore(_Metered, WrappedSessionStore):
         raise TypeError(f"expected a key or a key range, got {len(keys)} keys")
 
 
-def _same(value: Any) -> Any:
+def _same(value: object) -> object:
     return value

@@ -275,7 +275,7 @@ class ThreadCache:
         self.puts = self.gets = self.evicts = self.flushes = 0
 
     @staticmethod
-    def namespace(task_id: Any, store_name: str) -> str:
+    def namespace(task_id: object, store_name: str) -> str:
         """The name of a store's cache: ``"<task_id>-<store_name>"``."""
         return f"{task_id}-{store_name}"
 

@@ -501,7 +501,7 @@ def decode_offset(raw: bytes | None) -> int | None:
 
 
 def scan_raw_iterator(
-    it: Any, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
+    it: object, lower: bytes | None, upper: bytes | None, upper_inclusive: bool, reverse: bool
 ) -> Iterator[tuple[bytes, bytes]]:
     """Walk a raw RocksDB iterator (of a database or a column family) between the bounds."""
     return _scan(it, lower, upper, upper_inclusive, reverse)

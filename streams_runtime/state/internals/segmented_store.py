@@ -69,7 +69,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
     def persistent(self) -> bool:
         return bool(self.segments.persistent)
 
-    def _open_store(self, context: Any) -> None:
+    def _open_store(self, context: object) -> None:
         """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()

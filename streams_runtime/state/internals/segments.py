@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from typing import Any
 
 __all__ = ["MIN_SEGMENT_INTERVAL_MS", "InMemorySegments", "default_segment_interval", "segment_id"]
 
@@ -58,7 +57,7 @@ class InMemorySegments:
         self._segments: dict[int, _Segment] = {}
         self._ids: list[int] = []
 
-    def open(self, context: Any, store_name: str) -> None:
+    def open(self, context: object, store_name: str) -> None:
         """Start empty (a re-init after close is a fresh task)."""
         self._segments = {}
         self._ids = []

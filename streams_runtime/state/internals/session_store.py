@@ -41,7 +41,7 @@ from streams_runtime.windowed import SessionWindow, Windowed
 __all__ = ["SessionBytesStore"]
 
 
-def _session_parts(session: Any) -> tuple[bytes, int, int]:
+def _session_parts(session: object) -> tuple[bytes, int, int]:
     if not isinstance(session, Windowed):
         raise TypeError(f"session stores take Windowed keys, got {type(session).__name__}")
     return check_key(session.key), int(session.window.start), int(session.window.end)
@@ -97,20 +97,20 @@ class SessionBytesStore(AbstractSegmentedStore):
         )
         return value
 
-    def find_sessions(self, *args: Any) -> StoreIterator:
+    def find_sessions(self, *args: object) -> StoreIterator:
         """``find_sessions(key, earliest_end, latest_start)`` or with a key range (4 arguments)."""
         return self._find(args, reverse=False)
 
-    def backward_find_sessions(self, *args: Any) -> StoreIterator:
+    def backward_find_sessions(self, *args: object) -> StoreIterator:
         return self._find(args, reverse=True)
 
-    def fetch(self, key_or_from: bytes | None, key_to: Any = ...) -> StoreIterator:
+    def fetch(self, key_or_from: bytes | None, key_to: object = ...) -> StoreIterator:
         """``fetch(key)``: every live session of ``key``; ``fetch(key_from, key_to)``: of a range."""
         if key_to is ...:
             return self._find((key_or_from, MIN_TIMESTAMP, MAX_TIME), reverse=False)
         return self._find((key_or_from, key_to, MIN_TIMESTAMP, MAX_TIME), reverse=False)
 
-    def backward_fetch(self, key_or_from: bytes | None, key_to: Any = ...) -> StoreIterator:
+    def backward_fetch(self, key_or_from: bytes | None, key_to: object = ...) -> StoreIterator:
         if key_to is ...:
             return self._find((key_or_from, MIN_TIMESTAMP, MAX_TIME), reverse=True)
         return self._find((key_or_from, key_to, MIN_TIMESTAMP, MAX_TIME), reverse=True)

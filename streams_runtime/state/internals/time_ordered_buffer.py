@@ -32,13 +32,16 @@ import bisect
 import struct
 import time as wall_clock
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
 from streams_runtime.state.internals.builders import StoreBuilderSwitches
 from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 from streams_runtime.state.internals.metered_store import _resolve_serde
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = [
     "BufferRecordContext",
@@ -81,7 +84,7 @@ class Eviction(NamedTuple):
     record_context: BufferRecordContext
 
 
-def _context_of(record_context: Any) -> BufferRecordContext:
+def _context_of(record_context: object) -> BufferRecordContext:
     if record_context is None:
         return BufferRecordContext(None, -1, -1, -1, ())
     return BufferRecordContext(
@@ -211,7 +214,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
         self.key_serde = self.key_serde or key_serde
         self.value_serde = self.value_serde or value_serde
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Resolve serdes and register for restore (with the changelog topic when logging)."""
         self.context = context
         self._keys = self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self._name)
@@ -295,7 +298,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def prior_value_for_buffered(self, key: Any) -> tuple[bool, Any]:
+    def prior_value_for_buffered(self, key: object) -> tuple[bool, Any]:
         """``(True, prior value)`` when ``key`` is buffered, else ``(False, None)``."""
         self._check_open()
         key_bytes = cast(bytes, serialize_or_raise(self._keys, self.topic, "key", key))

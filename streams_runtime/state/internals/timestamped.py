@@ -75,7 +75,7 @@ class ValueAndTimestampSerde(Serde):
 
     # serialize/deserialize: the whole operation in one frame (the hot path of every
     # timestamped store); the same checks, results and exceptions as _serialize/_deserialize.
-    def serialize(self, topic: str, data: Any) -> bytes | None:
+    def serialize(self, topic: str, data: object) -> bytes | None:
         if (
             self._long_values
             and type(data) is ValueAndTimestamp
@@ -143,7 +143,7 @@ def _to_versioned(key: bytes, value: bytes | None, timestamp: int) -> tuple[byte
     return key, (value, timestamp)
 
 
-def record_converter_for(store: Any) -> RecordConverter:
+def record_converter_for(store: object) -> RecordConverter:
     """How to turn a changelog record ``(key, value, timestamp)`` into a store entry.
 
     :param store: the store as registered (the outermost store of the stack).

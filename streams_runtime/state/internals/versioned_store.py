@@ -31,9 +31,14 @@ import logging
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
@@ -76,7 +81,9 @@ def _decode(data: bytes | None) -> list[tuple[int, bytes | None]]:
 class VersionedBytesStoreSupplier(StoreSupplierBase):
     """Makes the inner bytes store of a versioned store; carries the history retention."""
 
-    def __init__(self, name: str, history_retention_ms: int, make: Any, scope: str, persistent: bool) -> None:
+    def __init__(
+        self, name: str, history_retention_ms: int, make: Callable[..., Any], scope: str, persistent: bool
+    ) -> None:
         super().__init__(name, scope, persistent)
         if int(history_retention_ms) < 0:
             raise ValueError(f"history_retention must be >= 0, got {history_retention_ms}")
@@ -133,7 +140,9 @@ class _RegisterAs:
         self._outer = outer
         self._changelog_topic = changelog_topic
 
-    def register(self, store: Any, restore_callback: Any, *, changelog_topic: str | None = None) -> None:
+    def register(
+        self, store: object, restore_callback: object, *, changelog_topic: str | None = None
+    ) -> None:
         self._context.register(self._outer, self._outer.restore_batch, changelog_topic=self._changelog_topic)
 
     def __getattr__(self, attribute: str) -> Any:
@@ -168,7 +177,7 @@ class VersionedKeyValueStore:
     def persistent(self) -> bool:
         return bool(getattr(self.wrapped, "persistent", False))
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         from streams_runtime.state.internals.change_logging_store import changelog_topic_name
 
         self.context = context
@@ -198,11 +207,11 @@ class VersionedKeyValueStore:
     def close(self) -> None:
         self.wrapped.close()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         return False  # versioned stores do not cache
 
     # -- typed operations --------------------------------------------------------------------
-    def _key(self, key: Any) -> bytes:
+    def _key(self, key: object) -> bytes:
         if key is None:
             raise ValueError("key cannot be null")
         return bytes(self.key_serde.serialize(self._topic(), key))
@@ -243,7 +252,7 @@ class VersionedKeyValueStore:
         self.put(key, None, timestamp)
         return previous
 
-    def get(self, key: Any, as_of_timestamp: int | None = None) -> VersionedRecord | None:
+    def get(self, key: object, as_of_timestamp: int | None = None) -> VersionedRecord | None:
         """The latest version of ``key``, or the one valid at ``as_of_timestamp``."""
         versions = _decode(self.wrapped.get(self._key(key)))
         if not versions:
@@ -263,7 +272,7 @@ class VersionedKeyValueStore:
         return None
 
     def versions(
-        self, key: Any, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
+        self, key: object, from_time: int | None = None, to_time: int | None = None, ascending: bool = False
     ) -> list[VersionedRecord]:
         """Every version of ``key`` valid at some time in ``[from_time, to_time]`` (Kafka's
         ``MultiVersionedKeyQuery``): newest first unless ``ascending``; tombstones and versions

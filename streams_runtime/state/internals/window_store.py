@@ -64,7 +64,7 @@ class WindowBytesStore(AbstractSegmentedStore):
         retention_period_ms: int,
         window_size_ms: int,
         retain_duplicates: bool,
-        segments: Any,
+        segments: object,
         segment_interval_ms: int | None = None,
     ) -> None:
         super().__init__(name, retention_period_ms, segments, segment_interval_ms)
@@ -112,7 +112,7 @@ class WindowBytesStore(AbstractSegmentedStore):
 
     # -- reads -------------------------------------------------------------------------------
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: Any) -> bytes | StoreIterator | None:
         """``fetch(key, window_start)`` -> value; ``fetch(key, time_from, time_to)`` and
         ``fetch(key_from, key_to, time_from, time_to)`` -> iterators (see the module docstring)."""
         if len(args) == 2:

@@ -15,7 +15,11 @@ requires.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
 
@@ -29,7 +33,7 @@ class StateStoreLayer(Protocol):
     @property
     def persistent(self) -> bool: ...
 
-    def init(self, context: Any, root: Any = None) -> None: ...
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
 
     def is_open(self) -> bool: ...
 
@@ -39,7 +43,7 @@ class StateStoreLayer(Protocol):
 
     def inner(self) -> Any: ...
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool: ...
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool: ...
 
     def approximate_num_entries(self) -> int: ...
 
@@ -47,7 +51,7 @@ class StateStoreLayer(Protocol):
 class KeyValueStoreLayer(StateStoreLayer, Protocol):
     """The store below a key-value wrapper: the lifecycle and the key-value operations."""
 
-    def get(self, key: Any) -> Any: ...
+    def get(self, key: object) -> Any: ...
 
     def put(self, key: Any, value: Any) -> None: ...
 
@@ -61,7 +65,7 @@ class KeyValueStoreLayer(StateStoreLayer, Protocol):
 
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any: ...
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any: ...
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any: ...
 
     def all(self) -> Any: ...
 
@@ -93,7 +97,7 @@ class WrappedStateStore:
         result: bool = self.wrapped.persistent
         return result
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""
         self.wrapped.init(context, root if root is not None else self)
 
@@ -114,7 +118,7 @@ class WrappedStateStore:
         """The innermost store of the stack."""
         return self.wrapped.inner()
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
         result: bool = self.wrapped.set_flush_listener(listener, send_old_values)
         return result
@@ -155,7 +159,7 @@ class WrappedKeyValueStore(WrappedStateStore):
     def reverse_range(self, from_key: Any = None, to_key: Any = None) -> Any:
         return self.wrapped.reverse_range(from_key, to_key)
 
-    def prefix_scan(self, prefix: Any, prefix_key_serde: Any = None) -> Any:
+    def prefix_scan(self, prefix: Any, prefix_key_serde: Serde | None = None) -> Any:
         return self.wrapped.prefix_scan(prefix, prefix_key_serde)
 
     def all(self) -> Any:

@@ -10,9 +10,12 @@ inner store's, lifecycle calls go down the stack in order, ``inner()`` is the in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.wrapped_store import WrappedStateStore
+
+if TYPE_CHECKING:
+    from streams_runtime.windowed import Windowed
 
 __all__ = ["WrappedSessionStore", "WrappedWindowStore"]
 
@@ -38,10 +41,10 @@ class WrappedWindowStore(WrappedStateStore):
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> Any:
         return self.wrapped.put(key, value, window_start_timestamp)
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         return self.wrapped.fetch(*args)
 
-    def backward_fetch(self, *args: Any) -> Any:
+    def backward_fetch(self, *args: object) -> Any:
         return self.wrapped.backward_fetch(*args)
 
     def fetch_all(self, time_from: int, time_to: int) -> Any:
@@ -68,19 +71,19 @@ class WrappedSessionStore(WrappedStateStore):
     def put(self, session: Any, value: Any) -> Any:
         return self.wrapped.put(session, value)
 
-    def remove(self, session: Any) -> Any:
+    def remove(self, session: Windowed) -> Any:
         return self.put(session, None)
 
-    def find_sessions(self, *args: Any) -> Any:
+    def find_sessions(self, *args: object) -> Any:
         return self.wrapped.find_sessions(*args)
 
-    def backward_find_sessions(self, *args: Any) -> Any:
+    def backward_find_sessions(self, *args: object) -> Any:
         return self.wrapped.backward_find_sessions(*args)
 
-    def fetch(self, *args: Any) -> Any:
+    def fetch(self, *args: object) -> Any:
         return self.wrapped.fetch(*args)
 
-    def backward_fetch(self, *args: Any) -> Any:
+    def backward_fetch(self, *args: object) -> Any:
         return self.wrapped.backward_fetch(*args)
 
     def fetch_session(self, key: Any, session_start: int, session_end: int) -> Any:
