@@ -39,7 +39,7 @@ class CogroupedKStream:
     """See the module docstring."""
 
     def __init__(self, grouped: Any) -> None:
-        self._internal = grouped._internal  # noqa: SLF001
+        self._internal = grouped.internals.builder
         #: KGroupedStream, the class of the stream that started this cogroup (it imports this module)
         self._grouped_type = type(grouped)
         self._patterns: list[tuple[Any, Callable[..., Any]]] = []
@@ -91,7 +91,7 @@ class CogroupedKStream:
 class _WindowedCogroup:
     def __init__(self, cogrouped: CogroupedKStream, windows: Any) -> None:
         self._cogrouped = cogrouped
-        self._internal = cogrouped._internal  # noqa: SLF001
+        self._internal = cogrouped._internal  # noqa: SLF001  (this module's own class)
         self.windows = windows
 
     def _build(

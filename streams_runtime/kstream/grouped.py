@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
+from streams_runtime.kstream.internals.dsl_types import GroupedInternals
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
 from streams_runtime.kstream.internals.repartition import (
@@ -68,6 +69,11 @@ class _Grouped:
         self._repartition_required = repartition_required
         self._repartition_node: RepartitionNode | None = None
 
+    @property
+    def internals(self) -> GroupedInternals:
+        """For the DSL's builders (not user code): builder, graph node and grouping."""
+        return GroupedInternals(self._internal, self._node, self._grouped_name, self._repartition_required)
+
     def _aggregation(
         self,
         parent: GraphNode,
@@ -87,6 +93,18 @@ class _Grouped:
 class KGroupedStream(_Grouped):
     """A stream grouped by key (``group_by_key``/``group_by``): ``count``, ``reduce``,
     ``aggregate`` into a KTable, ``windowed_by`` for windowed aggregations, ``cogroup``."""
+
+    @property
+    def internals(self) -> GroupedInternals:
+        """For the DSL's builders (not user code): builder, graph node, grouping, and the node an
+        aggregation hangs from (a repartition, or upstream)."""
+        return GroupedInternals(
+            self._internal,
+            self._node,
+            self._grouped_name,
+            self._repartition_required,
+            self._repartitioned_parent,
+        )
 
     def _repartitioned_parent(self, store_name: str) -> GraphNode:
         """The node the aggregation hangs from: a (possibly shared) repartition node, or upstream."""

@@ -19,6 +19,7 @@ from streams_runtime.kstream.branched import BranchedKStream
 from streams_runtime.kstream.grouped import KGroupedStream
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+from streams_runtime.kstream.internals.dsl_types import DslInternals
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSinkNode
 from streams_runtime.kstream.internals.join_builders import (
@@ -68,6 +69,11 @@ class KStream:
         self.key_serde = key_serde
         self.value_serde = value_serde
         self.repartition_required = repartition_required
+
+    @property
+    def internals(self) -> DslInternals:
+        """For the DSL's builders (not user code): the builder and the graph node of this stream."""
+        return DslInternals(self._internal, self._node)
 
     @property
     def name(self) -> str:

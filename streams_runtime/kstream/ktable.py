@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals import transform_values as tv
 from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+from streams_runtime.kstream.internals.dsl_types import TableInternals
 from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
@@ -57,6 +58,11 @@ class KTable:
         self.key_serde = key_serde
         self.value_serde = value_serde
         self._supplier = supplier  # the processor supplier producing this table's updates
+
+    @property
+    def internals(self) -> TableInternals:
+        """For the DSL's builders (not user code): builder, graph node and update supplier."""
+        return TableInternals(self._internal, self._node, self._supplier)
 
     @property
     def name(self) -> str:

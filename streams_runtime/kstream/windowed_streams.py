@@ -139,7 +139,7 @@ class _WindowedKStream:
 
     def __init__(self, grouped: Any, windows: Any) -> None:
         self._grouped = grouped
-        self._internal: InternalStreamsBuilder = grouped._internal
+        self._internal: InternalStreamsBuilder = grouped.internals.builder
         self.windows = windows
         self.key_serde = grouped.key_serde
         self.value_serde = grouped.value_serde
@@ -155,7 +155,7 @@ class _WindowedKStream:
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows
         supplier.emit_on_window_close = self._emit_strategy.type is StrategyType.ON_WINDOW_CLOSE
-        parent = self._grouped._repartitioned_parent(mat.store_name)
+        parent = self._grouped.internals.repartitioned_parent(mat.store_name)
         store_factory = _WindowStoreFactory(mat, self.windows)
         # Kafka Streams never caches a session store whose aggregation emits on window close.
         store_factory.caching_allowed = not (

@@ -82,16 +82,20 @@ class CogroupAggregateBuilder:
         parents: list[GraphNode] = []
         for grouped, _ in patterns:
             key = id(grouped)
-            if grouped._repartition_required:
-                prefix = grouped._grouped_name if grouped._grouped_name is not None else store_name
+            if grouped.internals.repartition_required:
+                prefix = (
+                    grouped.internals.grouped_name
+                    if grouped.internals.grouped_name is not None
+                    else store_name
+                )
                 node = create_repartitioned_source(
                     self.internal, prefix, grouped.key_serde, grouped.value_serde
                 )
                 if key not in self.parent_nodes:
-                    self.internal.add_graph_node(grouped._node, node)
+                    self.internal.add_graph_node(grouped.internals.node, node)
                     self.parent_nodes[key] = node
             else:
-                self.parent_nodes[key] = grouped._node
+                self.parent_nodes[key] = grouped.internals.node
             parents.append(self.parent_nodes[key])
         return parents
 

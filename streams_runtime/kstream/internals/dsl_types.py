@@ -1,6 +1,8 @@
-"""What the DSL's builders (joins, foreign-key joins, suppress) use of the KStream and KTable
-they extend: the package-private fields of Kafka Streams' AbstractStream, and the constructor
-they make a result with (``type(stream)(...)``: the builders never import the classes above them).
+"""What the DSL's builders (joins, foreign-key joins, suppress, cogroup, windowed aggregations)
+use of the KStream, KTable or grouped stream they extend: its ``internals`` (the package-private
+fields of Kafka Streams' AbstractStream, here one small object the builders read instead of the
+classes' private fields), and the constructor they make a result with (``type(stream)(...)``: the
+builders never import the classes above them).
 
 ``KStream`` and ``KTable`` match these protocols; a builder typed ``(stream: S) -> S`` returns a
 stream of its input's class.
@@ -8,6 +10,8 @@ stream of its input's class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -17,11 +21,35 @@ if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
 
 
+@dataclass(frozen=True, slots=True)
+class DslInternals:
+    """The builder a stream was made by and its node in the graph: where a builder adds the
+    nodes of an operation on it."""
+
+    builder: InternalStreamsBuilder
+    node: GraphNode
+
+
+@dataclass(frozen=True, slots=True)
+class TableInternals(DslInternals):
+    """A KTable's, with the processor supplier of its updates (its value getters' source)."""
+
+    supplier: TableUpdatesSupplier
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedInternals(DslInternals):
+    """A grouped stream's or table's, with its grouping name, whether an aggregation repartitions
+    first, and (a grouped stream's) the node an aggregation under a store name hangs from."""
+
+    grouped_name: str | None
+    repartition_required: bool
+    repartitioned_parent: Callable[[str], GraphNode] | None = None
+
+
 class DslStream(Protocol):
     """A KStream as the builders see it."""
 
-    _internal: InternalStreamsBuilder
-    _node: GraphNode
     key_serde: Serde | None
     value_serde: Serde | None
     repartition_required: bool
@@ -36,17 +64,17 @@ class DslStream(Protocol):
     ) -> None: ...
 
     @property
+    def internals(self) -> DslInternals: ...
+
+    @property
     def name(self) -> str: ...
 
 
 class DslTable(Protocol):
     """A KTable as the builders see it."""
 
-    _internal: InternalStreamsBuilder
-    _node: GraphNode
     key_serde: Serde | None
     value_serde: Serde | None
-    _supplier: TableUpdatesSupplier
 
     def __init__(
         self,
@@ -57,6 +85,9 @@ class DslTable(Protocol):
         supplier: TableUpdatesSupplier,
         queryable_store_name: str | None = None,
     ) -> None: ...
+
+    @property
+    def internals(self) -> TableInternals: ...
 
     @property
     def name(self) -> str: ...

@@ -101,7 +101,7 @@ def foreign_key_join(
         fk_of = lambda key, value: value_only(value)  # noqa: E731
     joiner3 = with_key_joiner(joiner)
     table_joined, materialized = _parse(args, dict(kwargs or {}))
-    internal = this._internal
+    internal = this.internals.builder
     name = table_joined.name
 
     def named(suffix: str, prefix: str) -> str:
@@ -121,7 +121,7 @@ def foreign_key_join(
         named("-subscription-registration-processor", REGISTRATION),
         lambda: fp.SubscriptionSend(shared, fk_of, left_join),
     )
-    internal.add_graph_node(this._node, send)
+    internal.add_graph_node(this.internals.node, send)
     other_partitioner = table_joined.other_partitioner
     sink = _InternalTopicSinkNode(
         named("-subscription-registration-sink", "KTABLE-SINK-"),
@@ -156,9 +156,9 @@ def foreign_key_join(
         lambda: fp.SubscriptionReceive(shared, store_name=store_name),
         store_factories=(subscription_store,),
     )
-    receive.copartition_inputs = [other._node, source]
+    receive.copartition_inputs = [other.internals.node, source]
     internal.add_graph_node(source, receive)
-    foreign_getter = tj.value_getter_supplier(other._supplier)
+    foreign_getter = tj.value_getter_supplier(other.internals.supplier)
     subscription_join = StatefulProcessorNode(
         named("-subscription-join-foreign", PROCESSOR),
         lambda: fp.SubscriptionJoin(shared, getter_supplier=foreign_getter),
@@ -170,7 +170,7 @@ def foreign_key_join(
         lambda: fp.ForeignTableJoin(shared, store_name=store_name),
         store_names=(store_name,),
     )
-    internal.add_graph_node(other._node, foreign_join)
+    internal.add_graph_node(other.internals.node, foreign_join)
 
     response_topic = named("-subscription-response", RESPONSE) + TOPIC_SUFFIX
     partitioner = table_joined.partitioner
@@ -192,13 +192,13 @@ def foreign_key_join(
         Consumed(this.key_serde, response_serde),
     )
     internal.add_graph_node(response_sink, response_source)
-    this_getter = tj.value_getter_supplier(this._supplier)
+    this_getter = tj.value_getter_supplier(this.internals.supplier)
     resolver = StatefulProcessorNode(
         named("-subscription-response-resolver", RESOLVER),
         lambda: fp.ResponseJoin(shared, this_getter, joiner3, left_join),
         store_names=lambda: tuple(this_getter.store_names),
     )
-    resolver.copartition_inputs = [this._node, response_source]
+    resolver.copartition_inputs = [this.internals.node, response_source]
     internal.add_graph_node(response_source, resolver)
 
     result_name = named("-result", OUTPUT)

@@ -58,20 +58,20 @@ def _reversed(joiner: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any
 
 
 def _repartition_for_join(stream: S, prefix: str, key_serde: Serde | None, value_serde: Serde | None) -> S:
-    internal = stream._internal
+    internal = stream.internals.builder
     key_serde = key_serde if key_serde is not None else stream.key_serde
     value_serde = value_serde if value_serde is not None else stream.value_serde
     # burns indexes either way
     node: GraphNode = create_repartitioned_source(internal, prefix, key_serde, value_serde)
     # Kafka Streams re-uses a stream's join repartition when its topic prefix is the stream's own name.
     cache = internal.join_repartition_nodes
-    cached = cache.get(id(stream._node))
+    cached = cache.get(id(stream.internals.node))
     if cached is not None and prefix == stream.name:
         node = cached
     else:
-        internal.add_graph_node(stream._node, node)
+        internal.add_graph_node(stream.internals.node, node)
         if prefix == stream.name:
-            cache[id(stream._node)] = node
+            cache[id(stream.internals.node)] = node
     return type(stream)(internal, node, key_serde, value_serde, False)
 
 
@@ -130,7 +130,7 @@ def stream_stream_join(
     stream_type = type(left)
     joiner3 = with_key_joiner(joiner)
     sj_opts = stream_joined or StreamJoined()
-    internal = left._internal
+    internal = left.internals.builder
     name = sj_opts.name
     if left.repartition_required:
         left = _repartition_for_join(
@@ -205,8 +205,8 @@ def stream_stream_join(
     trackers = sj.TimeTrackerSupplier()
     this_node = ProcessorGraphNode(this_windowed, lambda: sj.KStreamJoinWindow(this_store))
     other_node = ProcessorGraphNode(other_windowed, lambda: sj.KStreamJoinWindow(other_store))
-    internal.add_graph_node(left._node, this_node)
-    internal.add_graph_node(right._node, other_node)
+    internal.add_graph_node(left.internals.node, this_node)
+    internal.add_graph_node(right.internals.node, other_node)
     this_supplier = lambda: sj.KStreamKStreamJoinSide(  # noqa: E731
         other_store, True, windows, joiner3, left_outer, outer_name, trackers, bind_serdes
     )
@@ -223,7 +223,7 @@ def stream_stream_join(
         other_windowed,
         [window_store(this_store, this_serde), window_store(other_store, other_serde)],
         outer_factory,
-        [left._node, right._node],
+        [left.internals.node, right.internals.node],
     )
     internal.add_graph_node([this_node, other_node], node)
     if left_outer or right_outer:
@@ -237,13 +237,13 @@ def stream_table_join(
 ) -> S:
     joiner3 = with_key_joiner(joiner)
     j = joined or Joined()
-    internal = stream._internal
+    internal = stream.internals.builder
     if stream.repartition_required:
         stream = _repartition_for_join(
             stream, j.name if j.name is not None else stream.name, j.key_serde, j.value_serde
         )
     name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
-    getter = tj.value_getter_supplier(table._supplier)
+    getter = tj.value_getter_supplier(table.internals.supplier)
     if j.grace_period_ms is not None:
         node = grace_join_node(stream, table, name, getter, joiner3, left, j)
     else:
@@ -252,9 +252,9 @@ def stream_table_join(
             lambda: tj.KStreamKTableJoin(getter, joiner3, left),
             store_names=lambda: tuple(getter.store_names),
         )
-    node.copartition_inputs = [stream._node, table._node]
+    node.copartition_inputs = [stream.internals.node, table.internals.node]
     node.null_key_relaxed_join = left
-    internal.add_graph_node(stream._node, node)
+    internal.add_graph_node(stream.internals.node, node)
     return type(stream)(internal, node, stream.key_serde, None, False)
 
 
@@ -268,13 +268,13 @@ def stream_global_table_join(
 ) -> S:
     check_callable(key_selector, "key selector")
     joiner3 = with_key_joiner(joiner)
-    internal = stream._internal
+    internal = stream.internals.builder
     node_name = internal.name_or_generate(name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     store = global_table.store_name
     getter = tj.ValueGetterSupplier(lambda: tj.StoreValueGetter(store), [])
     node = ProcessorGraphNode(node_name, lambda: tj.KStreamKTableJoin(getter, joiner3, left, key_selector))
     node.null_key_relaxed_join = left
-    internal.add_graph_node(stream._node, node)
+    internal.add_graph_node(stream.internals.node, node)
     return type(stream)(internal, node, stream.key_serde, None, stream.repartition_required)
 
 
@@ -287,7 +287,7 @@ def table_table_join(
     materialized: Materialized | None,
 ) -> T:
     joiner3 = with_key_joiner(joiner)
-    internal = this._internal
+    internal = this.internals.builder
     mat = None
     if materialized is not None:
         mat = internal.materialize(materialized, "KTABLE-MERGE-", key_serde=this.key_serde)
@@ -296,15 +296,17 @@ def table_table_join(
         this.enable_sending_old_values(True)
     if kind == "outer":
         other.enable_sending_old_values(True)
-    this_getter = tj.value_getter_supplier(this._supplier)
-    other_getter = tj.value_getter_supplier(other._supplier)
+    this_getter = tj.value_getter_supplier(this.internals.supplier)
+    other_getter = tj.value_getter_supplier(other.internals.supplier)
     this_kind, other_kind = {
         "inner": ("inner", "inner"),
         "left": ("left", "right"),
         "outer": ("outer", "outer"),
     }[kind]
-    this_supplier = tj.KTableKTableJoinSupplier(this_kind, this._supplier, other_getter, joiner3)
-    other_supplier = tj.KTableKTableJoinSupplier(other_kind, other._supplier, this_getter, _reversed(joiner3))
+    this_supplier = tj.KTableKTableJoinSupplier(this_kind, this.internals.supplier, other_getter, joiner3)
+    other_supplier = tj.KTableKTableJoinSupplier(
+        other_kind, other.internals.supplier, this_getter, _reversed(joiner3)
+    )
     this_name = internal.suffix_or_generate(name, "-join-this", "KTABLE-JOINTHIS-")
     other_name = internal.suffix_or_generate(name, "-join-other", "KTABLE-JOINOTHER-")
     this_node = StatefulProcessorNode(
@@ -313,9 +315,9 @@ def table_table_join(
     other_node = StatefulProcessorNode(
         other_name, other_supplier, store_names=lambda: tuple(this_getter.store_names)
     )
-    this_node.copartition_inputs = [this._node, other._node]
-    internal.add_graph_node(this._node, this_node)
-    internal.add_graph_node(other._node, other_node)
+    this_node.copartition_inputs = [this.internals.node, other.internals.node]
+    internal.add_graph_node(this.internals.node, this_node)
+    internal.add_graph_node(other.internals.node, other_node)
     result_getter = tj.joined_value_getter(kind, this_getter, other_getter, joiner3)
     store_name = mat.queryable_store_name if mat is not None else None
     merger = tj.KTableKTableJoinMergerSupplier(this_supplier, other_supplier, store_name, result_getter)

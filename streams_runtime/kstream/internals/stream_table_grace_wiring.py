@@ -54,7 +54,7 @@ def _direct_supplier(node: object) -> Any:
 def grace_join_node(
     stream: Any, table: Any, name: str, getter: Any, joiner3: Any, left: bool, joined: Any
 ) -> Any:
-    node = table._node
+    node = table.internals.node
     if isinstance(node, TableSourceNode) or getattr(node, "materialized", None) is not None:
         source_supplier = _direct_supplier(node)
         if getattr(source_supplier, "history_retention_ms", None) is None:

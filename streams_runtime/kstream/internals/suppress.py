@@ -170,10 +170,10 @@ def suppress(table: T, suppressed: Suppressed) -> T:
     """Add the suppress node after ``table``; returns the suppressed KTable."""
     if not isinstance(suppressed, Suppressed):
         raise TypeError(f"suppress takes a Suppressed, got {suppressed!r}")
-    internal = table._internal
+    internal = table.internals.builder
     key_serde = table.key_serde
     if suppressed.final_results:
-        windows = _windows_upstream(table._node)
+        windows = _windows_upstream(table.internals.node)
         if windows is None:
             raise TopologyError(
                 "Suppressed.until_window_closes is only valid after a windowed aggregation "
@@ -190,7 +190,7 @@ def suppress(table: T, suppressed: Suppressed) -> T:
     store_name = (
         suppressed.name + "-store" if suppressed.name is not None else internal.new_store_name(SUPPRESS_NAME)
     )
-    supplier = KTableSuppressSupplier(suppressed, wait, store_name, table._supplier)
+    supplier = KTableSuppressSupplier(suppressed, wait, store_name, table.internals.supplier)
     # as in Kafka Streams, the suppressed table sends old values: the buffer keeps (and sizes)
     # each key's prior value
     table.enable_sending_old_values(True)
@@ -202,5 +202,5 @@ def suppress(table: T, suppressed: Suppressed) -> T:
         return builder.with_logging_disabled()
 
     node = StatefulProcessorNode(name, supplier, store_factories=(buffer_builder,))
-    internal.add_graph_node(table._node, node)
+    internal.add_graph_node(table.internals.node, node)
     return type(table)(internal, node, table.key_serde, table.value_serde, supplier, None)
