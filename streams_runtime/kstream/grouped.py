@@ -13,6 +13,7 @@ logic (``_repartitioned_parent``) with a window store instead of a key-value sto
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -98,13 +99,7 @@ class KGroupedStream(_Grouped):
     def internals(self) -> GroupedInternals:
         """For the DSL's builders (not user code): builder, graph node, grouping, and the node an
         aggregation hangs from (a repartition, or upstream)."""
-        return GroupedInternals(
-            self._internal,
-            self._node,
-            self._grouped_name,
-            self._repartition_required,
-            self._repartitioned_parent,
-        )
+        return dataclasses.replace(super().internals, repartitioned_parent=self._repartitioned_parent)
 
     def _repartitioned_parent(self, store_name: str) -> GraphNode:
         """The node the aggregation hangs from: a (possibly shared) repartition node, or upstream."""
