@@ -335,9 +335,12 @@ def bytes_decoder(serde: object) -> Callable[[bytes], Any] | None:
     any ``data`` of type ``bytes`` it accepts, and raises for the rest (where the serde takes its
     general path), or None. A hot path calls it for non-None bytes and falls back to the serde
     itself when it raises, so the results and errors are the serde's: ``Serdes.Json()`` is
-    ``orjson.loads`` (the serde tries it first), ``Serdes.String()`` in UTF-8 ``bytes.decode``."""
+    ``orjson.loads`` (the serde tries it first), ``Serdes.String()`` in UTF-8 ``bytes.decode``,
+    ``Serdes.Bytes()`` ``bytes.__bytes__`` (the same object back)."""
     if type(serde) is _JsonSerde:
         return _orjson_loads
+    if type(serde) is _BytesSerde:
+        return _same_bytes
     if type(serde) is _StringSerde and serde.encoding == "utf-8":
         return _utf8_decode
     return None
@@ -347,9 +350,12 @@ def bytes_encoder(serde: object) -> Callable[[Any], bytes] | None:
     """The serializing side of :func:`bytes_decoder`: a one-argument C function equal to
     ``serde.serialize(topic, data)`` for the non-None ``data`` it accepts, raising for the rest
     (the caller then asks the serde), or None. ``Serdes.Json()``: orjson with the serde's
-    options; ``Serdes.String()`` in UTF-8: ``str.encode`` (a ``str`` only)."""
+    options; ``Serdes.String()`` in UTF-8: ``str.encode`` (a ``str`` only); ``Serdes.Bytes()``:
+    ``bytes.__bytes__`` (``bytes`` only, the same object back: a ``bytearray`` takes the serde)."""
     if type(serde) is _JsonSerde:
         return _orjson_dumps_with_options
+    if type(serde) is _BytesSerde:
+        return _same_bytes
     if type(serde) is _StringSerde and serde.encoding == "utf-8":
         return _utf8_encode
     return None
@@ -357,6 +363,8 @@ def bytes_encoder(serde: object) -> Callable[[Any], bytes] | None:
 
 _utf8_decode: Callable[[bytes], str] = bytes.decode  # UTF-8, strict: what data.decode("utf-8") does
 _utf8_encode: Callable[[str], bytes] = str.encode
+#: ``bytes`` in, the same object out; anything else but a ``bytes`` subclass raises TypeError
+_same_bytes: Callable[[bytes], bytes] = bytes.__bytes__
 _orjson_dumps_with_options = functools.partial(orjson.dumps, option=_ORJSON_OPTIONS)
 
 

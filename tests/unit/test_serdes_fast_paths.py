@@ -50,7 +50,21 @@ def test_the_string_fast_paths_match_the_serde_and_refuse_what_it_refuses() -> N
         encode(5)  # not a str: the serde decides
 
 
+def test_the_bytes_fast_paths_hand_back_the_same_bytes_and_refuse_the_rest() -> None:
+    decode, encode, serde = bytes_decoder(Serdes.Bytes()), bytes_encoder(Serdes.Bytes()), Serdes.Bytes()
+    assert decode is not None and encode is not None
+    data = b"user-1"
+    assert decode(data) is data and encode(data) is data
+    assert serde.deserialize("t", data) is data and serde.serialize("t", data) is data
+    for other in (bytearray(b"x"), memoryview(b"x"), "x", 5, [1, 2]):
+        with pytest.raises(TypeError):
+            encode(other)  # type: ignore[arg-type]  # the serde decides: bytes(...) for a buffer
+    assert serde.serialize("t", bytearray(b"x")) == b"x"
+    with pytest.raises(TypeError, match="expected bytes"):
+        serde.serialize("t", 5)
+
+
 def test_serdes_without_a_fast_path_get_none() -> None:
-    for serde in (Serdes.Long(), Serdes.Bytes(), Serdes.Integer(), Serdes.String(encoding="latin-1")):
+    for serde in (Serdes.Long(), Serdes.Integer(), Serdes.String(encoding="latin-1")):
         assert bytes_decoder(serde) is None
         assert bytes_encoder(serde) is None

@@ -7,8 +7,13 @@ corrupt record goes to the deserialization handler, a record whose extracted tim
 negative is dropped (logged, counted). The PartitionGroup picks, among queues with a head, the
 one whose head has the smallest timestamp (ties: the queue created first), which is how a task
 merges partitions in timestamp order; stream time is the largest timestamp processed. A task
-with a single input queue has no choice to make: it takes the queue's raw records in one piece
-(``take_raw``) and deserializes them in its processing loop, with the same rules.
+with a single input queue has no choice to make: its queue does not read a head as batches
+arrive (``reads_ahead`` off: a head would be deserialized through the general path once per
+poll batch, only to be handed over), and the task takes the raw records in one piece
+(``take_raw``) and deserializes them in its processing loop, with the same rules; the one-record
+path (:meth:`PartitionGroup.next_queue`) reads such a queue's head when it asks for it. The
+queue keeps, made once, what that loop calls per record: the serdes' C decoders
+(:func:`~streams_runtime.serdes.bytes_decoder`) and whether the default timestamp rule applies.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from streams_runtime.processor.internals.handlers import DeserializationHandler
 from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.nodes import SourceNode
 from streams_runtime.processor.timestamps import ConsumerRecord, Extractor, fail_on_invalid
-from streams_runtime.serdes import Serde, deserialize_or_raise
+from streams_runtime.serdes import Serde, bytes_decoder, deserialize_or_raise
 
 log = logging.getLogger("streams_runtime.processor")
 
@@ -95,6 +100,11 @@ class RecordQueue:
         "_extractor",
         "_handler",
         "_dropped",
+        "reads_ahead",
+        "key_decode",
+        "value_decode",
+        "fast_extraction",
+        "source_forward",
     )
 
     def __init__(
@@ -120,6 +130,17 @@ class RecordQueue:
         self._extractor = extractor
         self._handler = handler
         self._dropped = dropped
+        #: the head is deserialized as records arrive (off for a task's only queue, see the
+        #: module docstring; :meth:`PartitionGroup.add_queue` sets it)
+        self.reads_ahead = True
+        #: C functions for the serdes that have them (Json, String, Bytes), or None
+        self.key_decode = bytes_decoder(key_serde)
+        self.value_decode = bytes_decoder(value_serde)
+        #: the default extractor: a record's own timestamp is used as is when not negative (the
+        #: processing loops apply that rule inline and call :meth:`extract_time` otherwise)
+        self.fast_extraction = extractor is fail_on_invalid
+        #: the task's forwarder from this queue's source, made on its first processing loop
+        self.source_forward: Any = None
 
     def __len__(self) -> int:
         return len(self.raw) + (self.head is not None)
@@ -128,13 +149,13 @@ class RecordQueue:
         """Buffer one raw record (a client message, or a :class:`RawRecord`)."""
         self.raw.append(record)
         if self.head is None:
-            self._update_head()
+            self.update_head()
 
     def add_batch(self, records: list[Any]) -> None:
         """Buffer the raw records of one poll for this partition, in offset order."""
         self.raw.extend(records)
-        if self.head is None:
-            self._update_head()
+        if self.head is None and self.reads_ahead:
+            self.update_head()
 
     def take_raw(self) -> deque[Any]:
         """Hand the buffered raw records (behind the head) to the caller, which processes them
@@ -146,7 +167,7 @@ class RecordQueue:
         """Put records taken with :meth:`take_raw` and not processed back in front, in order."""
         self.raw.extendleft(reversed(records))
         if self.head is None and self.raw:
-            self._update_head()
+            self.update_head()
 
     def pop_head(self) -> tuple[ConsumerRecord, int]:
         """Remove the head (caller checked there is one) without deserializing the next record
@@ -164,7 +185,7 @@ class RecordQueue:
         if time > self.partition_time:
             self.partition_time = time
         if self.raw:
-            self._update_head()
+            self.update_head()
         return head, time  # type: ignore[return-value]  # the caller checked: not None
 
     def deserialize(self, msg: Any) -> ConsumerRecord | None:
@@ -203,13 +224,9 @@ class RecordQueue:
             self._dropped.record()
         return time
 
-    @property
-    def fast_extraction(self) -> bool:
-        """The default extractor: a record's own timestamp is used as is when not negative (the
-        processing loops apply that rule inline and call :meth:`extract_time` otherwise)."""
-        return self._extractor is fail_on_invalid
-
-    def _update_head(self) -> None:
+    def update_head(self) -> None:
+        """Deserialize records until one is the head (skipped: corrupt under a skipping
+        handler, or a negative extracted timestamp), or none is left."""
         raw = self.raw
         while self.head is None and raw:
             consumed = self.deserialize(raw.popleft())
@@ -235,8 +252,15 @@ class PartitionGroup:
         self.stream_time = UNKNOWN
 
     def add_queue(self, queue: RecordQueue) -> None:
+        """Add an input queue; a group's only queue does not read ahead, a group of several
+        does (the choice of the next record compares their heads)."""
         self.queues[(queue.topic, queue.partition)] = queue
         self._ordered.append(queue)
+        alone = len(self._ordered) == 1
+        for each in self._ordered:
+            each.reads_ahead = not alone
+            if not alone and each.head is None:
+                each.update_head()
 
     def queue_for(self, topic: str, partition: int) -> RecordQueue | None:
         return self.queues.get((topic, partition))
@@ -255,6 +279,8 @@ class PartitionGroup:
     def next_queue(self) -> RecordQueue | None:
         best = None
         for queue in self._ordered:
+            if queue.head is None and queue.raw:  # a queue that does not read ahead: read now
+                queue.update_head()
             if queue.head is not None and (best is None or queue.head_time < best.head_time):
                 best = queue
         return best

@@ -1,8 +1,8 @@
 """SourcePartitioningCheck: is each record a stream thread reads where Kafka puts its key?
 
 Owned by a StreamThread (made unless ``source_partitioning_check`` is ``off``). It sees every
-batch the thread's consumer returns, between ``consume`` and the tasks' queues (after the
-repartition gap guard, before any record is processed).
+run of one partition of each batch the thread's consumer returns, as the task executor hands the
+runs to the tasks' queues (after the repartition gap guard, before any record is processed).
 
 Why: Kafka Streams takes a keyed input record to be on partition
 ``toPositive(murmur2(key bytes)) % partitions``, where the Java producer's default partitioner
@@ -28,9 +28,9 @@ whole per-key count costs about 18 us of CPU per record end to end and the task'
 2.6 us (stateless) to 5.9 us (the count) (``bench/task_path.py``). So a record is hashed only
 while its partition is new, for its first ``FULL_CHECKS`` records (a test or a first run shows a
 misplacing producer at once), then one in ``SAMPLE_EVERY`` (a producer changed later shows
-within a few thousand records). What every record pays is the cut of the batch into runs of one
-partition (a ``partition()`` call per record, a ``topic()`` call per run): about 70 ns per record
-in all once the partitions are past their first records.
+within a few thousand records). What every record pays is nothing more: the task executor cuts each batch into
+runs of one partition anyway (to hand each run to its queue) and passes each run to the check,
+which, past a partition's first records, costs a lookup and a little arithmetic per run.
 
 A misplaced record is counted on its task's sensor ``mispartitioned-records`` (group
 ``stream-task-metrics``, tags ``task-id`` and ``topic``: Prometheus
@@ -150,6 +150,8 @@ class SourcePartitioningCheck:
     # ------------------------------------------------------------------ the batch (stream thread)
     def check(self, messages: Sequence[Any]) -> None:
         """Check one poll batch (runs of one partition, in offset order), before it is processed.
+        The stream thread does not call this: the cut of its batch into runs is made once, by the
+        task executor, which hands each run to :meth:`check_run`.
 
         :raises SourcePartitioningError: under ``fail``, at the first misplaced record.
         """
@@ -160,30 +162,29 @@ class SourcePartitioningCheck:
             p = msg.partition()
             if p != partition or msg.topic() != topic:
                 if index > start:
-                    self._check_run(topic, partition, messages, start, index)
+                    self.check_run(topic, partition, messages[start:index])
                 topic, partition, start = msg.topic(), p, index
         if len(messages) > start:
-            self._check_run(topic, partition, messages, start, len(messages))
+            self.check_run(topic, partition, messages[start:])
 
-    def _check_run(self, topic: str, partition: int, messages: Sequence[Any], start: int, end: int) -> None:
-        """``messages[start:end]``, consecutive records of one partition: every one while the
-        partition is new, then one in ``SAMPLE_EVERY`` by its position in the partition."""
-        key = (topic, partition)
-        state = self._partitions.get(key, _UNSEEN)
+    def check_run(self, topic: str, partition: int, run: Sequence[Any]) -> None:
+        """``run``, consecutive records of one partition: every one while the partition is new,
+        then one in ``SAMPLE_EVERY`` by its position in the partition."""
+        state = self._partitions.get((topic, partition), _UNSEEN)
         if state is _UNSEEN:
-            state = self._partitions[key] = self._new_partition(topic, partition)
+            state = self._partitions[(topic, partition)] = self._new_partition(topic, partition)
         if state is None:
             return
+        start, end = 0, len(run)
         if state.full_left > 0:
-            take = min(state.full_left, end - start)
-            state.full_left -= take
-            self._check_records(state, topic, partition, messages[start : start + take])
-            start += take
+            start = min(state.full_left, end)
+            state.full_left -= start
+            self._check_records(state, topic, partition, run[:start])
         if start < end:
             first = start + (-state.seen) % self._every
             state.seen += end - start
             if first < end:
-                self._check_records(state, topic, partition, messages[first : end : self._every])
+                self._check_records(state, topic, partition, run[first : end : self._every])
 
     def _new_partition(self, topic: str, partition: int) -> _Partition | None:
         count = self._counts().get(topic, 0) if topic is not None else 0

@@ -34,7 +34,8 @@ Loop, one iteration:
      repartition input: a :class:`~.gap_guard.RepartitionGapGuard` first re-reads repartition
      offsets a fetch passed over; then, unless ``source_partitioning_check`` is ``off``, a
      :class:`~.partitioning_check.SourcePartitioningCheck` counts and reports keyed records that
-     are not where Kafka's default partitioner puts them); a change that came while polling is
+     are not where Kafka's default partitioner puts them, run by run as the batch is cut for the
+     queues); a change that came while polling is
      applied first (a member that lost its tasks to the group processes none of their records:
      seen on a 3-node cluster, a thread whose fetch had stalled processed a batch of a task the
      group had given to another instance, and its stale counts landed after the new owner's);
@@ -296,6 +297,7 @@ class StreamThread(threading.Thread):
         metrics, consumer, perf_counter = self.metrics, self._consumer, time.perf_counter
         runtime, pattern_version = self._runtime, self._runtime.pattern_version
         gap_guard, partitioning = self._gap_guard, self._partitioning
+        check_run = partitioning.check_run if partitioning is not None else None  # per run of a batch
         unsent = 0  # records processed since the thread last ran out of input
         while not self._stop_requested.is_set():
             if runtime.refresh_pattern_sources() != pattern_version:  # a pattern source gained topics
@@ -333,9 +335,7 @@ class StreamThread(threading.Thread):
                 if messages:
                     if gap_guard is not None:
                         messages = gap_guard.check(messages)
-                    if partitioning is not None:
-                        partitioning.check(messages)
-                    tasks.add_records(messages)
+                    tasks.add_records(messages, check_run)
                 now = _wall_clock_ms()
                 processed = tasks.process(now)  # Step 4
                 unsent += processed

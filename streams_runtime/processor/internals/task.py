@@ -51,7 +51,7 @@ from streams_runtime.processor.internals.partition_group import (
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
-from streams_runtime.serdes import bytes_decoder, serialize_or_raise
+from streams_runtime.serdes import serialize_or_raise
 
 if TYPE_CHECKING:
     from streams_runtime.config import StreamsConfig
@@ -333,21 +333,22 @@ class StreamTask(Task):
         ``log_and_fail``, the record before it is dropped with it, unprocessed and uncommitted,
         as in Kafka Streams. The consumed offset is recorded once, for the last record every
         downstream node took; records not reached when one raises go back to the queue."""
-        forward = self.context.source_forwarder(queue.source)
+        forward = queue.source_forward
+        if forward is None:  # made once per queue (the topology is fixed once initialized)
+            forward = queue.source_forward = self.context.source_forwarder(queue.source)
         topic, partition = queue.topic, queue.partition
         n = 0
         offset = -1
         # the record to process next, deserialized, and its offset (-1: none read ahead)
         ahead: Record | None = None
         ahead_offset = -1
-        if queue.head is not None:  # deserialized when its batch arrived
+        if queue.head is not None:  # read by the one-record path (or before a queue was added)
             head, time = queue.pop_head()
             ahead, ahead_offset = Record(head.key, head.value, time, head.headers), head.offset
         raw = queue.take_raw()
-        key_serde, value_serde = queue.key_serde, queue.value_serde
-        key_deserialize, value_deserialize = key_serde.deserialize, value_serde.deserialize
-        # C functions for the serdes that have them (Json, String): no Python call per field
-        key_decode, value_decode = bytes_decoder(key_serde), bytes_decoder(value_serde)
+        key_deserialize, value_deserialize = queue.key_serde.deserialize, queue.value_serde.deserialize
+        # C functions for the serdes that have them (Json, String, Bytes): no Python call per field
+        key_decode, value_decode = queue.key_decode, queue.value_decode
         fast_time = queue.fast_extraction
         lateness = self.lateness
         taken = 0

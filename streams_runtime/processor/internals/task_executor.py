@@ -53,7 +53,7 @@ for a clean close. A fenced task is handed to ``on_migrated``; the other tasks s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
@@ -104,10 +104,14 @@ class TaskExecutor:
         self._max_idle_ms = max_task_idle_ms
         self._task_timeout_ms = task_timeout_ms
 
-    def add_records(self, messages: list[Any]) -> None:
+    def add_records(
+        self, messages: list[Any], check_run: Callable[[str, int, list[Any]], None] | None = None
+    ) -> None:
         """Hand a poll batch to the queues of the partitions it holds: the messages themselves,
         one list per run of consecutive messages of a partition (a fetch answers partition by
-        partition). A message of a partition revoked since the fetch is dropped."""
+        partition), each run first to ``check_run`` when given (the thread's source partitioning
+        check: the batch is cut into runs once). A message of a partition revoked since the fetch
+        is dropped."""
         adders = self._registry.input_adders
         topic: Any = None
         partition = -1
@@ -119,15 +123,25 @@ class TaskExecutor:
             p = msg.partition()
             if p != partition or msg.topic() != topic:
                 if run:
-                    add = adders.get((topic, partition))
-                    if add is not None:
-                        add(run)
+                    self._add_run(adders, topic, partition, run, check_run)
                 topic, partition, run = msg.topic(), p, []
             run.append(msg)
         if run:
-            add = adders.get((topic, partition))
-            if add is not None:
-                add(run)
+            self._add_run(adders, topic, partition, run, check_run)
+
+    @staticmethod
+    def _add_run(
+        adders: Mapping[tuple[str, int], Callable[[list[Any]], None]],
+        topic: str,
+        partition: int,
+        run: list[Any],
+        check_run: Callable[[str, int, list[Any]], None] | None,
+    ) -> None:
+        if check_run is not None:
+            check_run(topic, partition, run)
+        add = adders.get((topic, partition))
+        if add is not None:
+            add(run)
 
     def _consumer_error(self, error: Any) -> None:
         """A consumer event: EOF is skipped; a transient error (broker unreachable, a request

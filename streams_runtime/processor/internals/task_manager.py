@@ -444,8 +444,11 @@ class TaskManager:
         return self._rebuilder.rebuild_report(task_id)
 
     # ------------------------------------------------------------------ processing and commit
-    def add_records(self, messages: list[Any]) -> None:
-        self._executor.add_records(messages)
+    def add_records(
+        self, messages: list[Any], check_run: Callable[[str, int, list[Any]], None] | None = None
+    ) -> None:
+        """See :meth:`.task_executor.TaskExecutor.add_records`."""
+        self._executor.add_records(messages, check_run)
 
     def process(self, now_ms: int) -> int:
         """Process every buffered record of every processable task (see :mod:`.task_executor`)."""

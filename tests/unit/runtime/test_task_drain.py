@@ -218,3 +218,27 @@ def test_should_give_json_orjson_refuses_to_the_serde_and_a_corrupt_one_to_the_h
     assert expected[3] is None and len(set(expected)) == 4
     assert task.dropped.total == 1
     assert task.consumed_offsets == {("in", 0): 4}
+
+
+def test_the_only_queue_defers_its_head_and_the_one_record_path_reads_it(tmp_path: Path) -> None:
+    task, collector = make_task(tmp_path)
+    queue = queue_of(task)
+    queue.add_batch(batch(b"a", b"b"))
+    assert queue.head is None and len(queue) == 2  # not deserialized on arrival
+    assert task.has_records_queued()
+    assert task.process() and task.process() and not task.process()  # it reads the head itself
+    assert [(value, timestamp) for _, _, value, timestamp, _ in collector.sent] == [(b"A", 100), (b"B", 101)]
+
+
+def test_a_second_queue_makes_every_queue_read_its_head_to_merge_by_timestamp(tmp_path: Path) -> None:
+    task, collector = make_task(tmp_path)
+    first = queue_of(task)
+    first.add_batch(batch(b"a", b"c", timestamps=[100, 300]))
+    assert first.head is None
+    task.add_queue_for("in", 1, first.source, first._extractor)  # as a pattern source adds one
+    assert first.head is not None and first.head_time == 100  # read when the second came
+    second = task.partition_group.queue_for("in", 1)
+    second.add_batch([RawRecord("in", 1, 0, 200, b"k", b"b", ())])
+    assert second.head is not None  # a queue among several reads ahead
+    assert task.process_all() == 3
+    assert [value for _, _, value, _, _ in collector.sent] == [b"A", b"B", b"C"]  # timestamp order
