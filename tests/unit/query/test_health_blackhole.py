@@ -3,10 +3,14 @@
 The real HTTP server of instance A (a fake client behind it, no broker) forwards lookups of
 partitions 2 and 3 to an advertised owner that is a socket accepting connections and never
 answering. 60 such lookups at once fill the thread pool FastAPI runs blocking routes in; the
-liveness and readiness probes meanwhile answer in a median under 100 ms and none waits anywhere
-near the forwarding timeout (a probe queued behind the pool would wait that long; a 100 ms bound on
-the slowest of 20 probes failed once on a 2-core machine under a load average of 20, scheduler
-noise rather than waiting), and the lookups end in 503.
+liveness and readiness probes meanwhile answer, each well within a tenth of the forwarding
+timeout (30 s): a probe queued behind the pool would wait until a lookup gave up. Then the owner
+goes away and every lookup ends in 503.
+
+The probes' speed is not asserted in milliseconds: on a 2-core machine under a load average of 30
+the median probe took 172 ms, scheduler noise rather than waiting. An earlier version held the
+lookups only for a 3 s forwarding timeout, so under load the wait for the pool to fill and the
+probes could outlast the hold and the test failed for the machine's sake, not the server's.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ SECRET = "forwarding-secret-of-the-blackhole-test"
 TOKEN = "client-token-of-the-blackhole-test"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LOOKUPS = 60
-FORWARD_TIMEOUT_S = 3.0
+FORWARD_TIMEOUT_S = 30.0
+#: how long the pool may take to fill (a condition waited for, normally milliseconds)
+FILL_WAIT_S = 20.0
 
 
 class BlackHole:
@@ -89,21 +95,20 @@ def test_should_answer_health_probes_fast_while_an_owner_black_holes_lookups():
         ):
             assert probe.get("/health/ready").status_code == 200
             answers = [lookups.submit(http.get, f"/stores/counts/keys/{k}", headers=AUTH) for k in keys]
-            deadline = time.monotonic() + FORWARD_TIMEOUT_S
+            deadline = time.monotonic() + FILL_WAIT_S
             while len(hole.accepted) < 40 and time.monotonic() < deadline:  # the pool is full
                 time.sleep(0.01)
             assert len(hole.accepted) >= 40, len(hole.accepted)
             probes = [_timed(probe, path) for _ in range(10) for path in ("/health/live", "/health/ready")]
             ended_early = sum(f.done() for f in answers)
+            hole.close()  # the owner goes away: the held lookups end now
             statuses = [f.result().status_code for f in answers]
     finally:
         lookups.shutdown(wait=True)
         server.stop()
         hole.close()
     assert {status for status, _ in probes} == {200}
-    elapsed = sorted(seconds for _, seconds in probes)
-    median, slowest = elapsed[len(elapsed) // 2], elapsed[-1]
-    assert median < 0.1, f"median health probe took {median * 1000:.0f} ms"
-    assert slowest < min(1.0, FORWARD_TIMEOUT_S / 2), f"slowest health probe took {slowest * 1000:.0f} ms"
+    slowest = max(seconds for _, seconds in probes)
+    assert slowest < FORWARD_TIMEOUT_S / 10, f"slowest health probe took {slowest * 1000:.0f} ms"
     assert ended_early == 0, "lookups ended before the probes were timed: the owner did not hold them"
     assert set(statuses) == {503}, statuses

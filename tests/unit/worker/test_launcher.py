@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,14 +40,51 @@ def _launcher(tmp_path: Path, lines: list[str], instances: int = 2, threads: int
     )
 
 
-def _wait_for_files(directory: Path, count: int, timeout: float = 20.0) -> list[Path]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        files = sorted(directory.glob("instance-*.json"))
-        if len(files) >= count:
-            return files
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process (Linux /proc), 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _until(
+    done: Callable[[], bool],
+    what: Callable[[], str],
+    launcher: WorkerLauncher,
+    *,
+    exits_expected: bool = False,
+    cpu_budget_s: float = 15.0,
+    hang_s: float = 300.0,
+) -> None:
+    """Wait until ``done()``. Fails at once when an instance exits (unless ``exits_expected``),
+    when the instances used ``cpu_budget_s`` of CPU between them first (a start that is slow in
+    itself: one takes about 0.5 s of CPU), or after ``hang_s`` (one stuck without running). Not
+    a wall-clock bound on a start: 20 s of wall clock failed once under a load average of 30,
+    the instances not yet scheduled, the product not slow."""
+    deadline = time.monotonic() + hang_s
+    while not done():
+        processes = list(launcher.processes.items())
+        if not exits_expected:
+            exited = {index: p.poll() for index, p in processes if p.poll() is not None}
+            assert not exited, f"instances exited before {what()}: {exited}"
+        used = sum(_cpu_seconds(p.pid) for _, p in processes)
+        assert used < cpu_budget_s, f"{what()} after {used:.1f} s of the instances' CPU"
+        assert time.monotonic() < deadline, f"{what()} after {hang_s} s: an instance is stuck"
         time.sleep(0.05)
-    raise AssertionError(f"only {sorted(directory.iterdir())} after {timeout}s")
+
+
+def _wait_for_files(directory: Path, count: int, launcher: WorkerLauncher) -> list[Path]:
+    """The instances' files once ``count`` are written (see :func:`_until`)."""
+    files: list[Path] = []
+
+    def written() -> bool:
+        files[:] = sorted(directory.glob("instance-*.json"))
+        return len(files) >= count
+
+    _until(written, lambda: f"only {sorted(directory.iterdir())}", launcher)
+    return files
 
 
 @pytest.fixture
@@ -117,7 +155,7 @@ def test_should_start_each_instance_with_its_own_state_dir_and_close_all_on_stop
     launcher = _launcher(tmp_path, lines)
     launcher.start()
     try:
-        files = _wait_for_files(fake_dir, 2)
+        files = _wait_for_files(fake_dir, 2, launcher)
         statuses = launcher.statuses()
         assert {i: s["state"] for i, s in statuses.items()} == {0: "RUNNING", 1: "RUNNING"}
     finally:
@@ -140,7 +178,7 @@ def test_should_close_every_instance_and_exit_0_on_sigterm(tmp_path: Path, fake_
     launcher = _launcher(tmp_path, lines)
 
     def send_sigterm_once_started() -> None:
-        _wait_for_files(fake_dir, 2)
+        _wait_for_files(fake_dir, 2, launcher)
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=send_sigterm_once_started, daemon=True).start()
@@ -156,10 +194,17 @@ def test_should_report_a_dead_instance_with_its_exit_code(
     lines: list[str] = []
     launcher = _launcher(tmp_path, lines)
     launcher.start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not any("died" in line for line in lines):
+
+    def reported() -> bool:  # instance 0 running (it handles SIGTERM by then), instance 1 dead
         launcher.reap()
-        time.sleep(0.05)
+        return (fake_dir / "instance-0.json").exists() and any("died" in line for line in lines)
+
+    _until(
+        reported,
+        lambda: f"instance 0 not started or no death reported in {lines}",
+        launcher,
+        exits_expected=True,
+    )
     launcher.request_stop()
     code = launcher.wait_until_stopped()
     pid = launcher.processes[1].pid
