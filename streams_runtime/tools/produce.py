@@ -75,6 +75,18 @@ PRODUCER_OVERRIDES = {
 }
 
 
+def add_serde_options(parser: argparse.ArgumentParser, how: str) -> None:
+    """``--key-serde`` (default string) and ``--value-serde`` (default json); ``how`` the keys and
+    values are handled by the tool (the options' help: "how keys <how>")."""
+    for side, default in (("key", "string"), ("value", "json")):
+        parser.add_argument(
+            f"--{side}-serde",
+            choices=SERDE_CHOICES,
+            default=default,
+            help=f"how {side}s {how} (default {default})",
+        )
+
+
 class ProduceError(StreamsError):
     """The topic is missing, the input is malformed (nothing was sent), or records failed."""
 
@@ -290,11 +302,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--file", default="-", metavar="PATH", help="JSON lines to send (default -: standard input)"
     )
-    parser.add_argument(
-        "--key-serde", choices=SERDE_CHOICES, default="string", help="how keys become bytes (default string)"
-    )
-    parser.add_argument(
-        "--value-serde", choices=SERDE_CHOICES, default="json", help="how values become bytes (default json)"
-    )
+    add_serde_options(parser, "become bytes")
     add_bootstrap_option(parser)
     parser.set_defaults(func=run)
