@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
@@ -205,30 +205,37 @@ def is_transient_group_error(exc: BaseException) -> bool:
     )
 
 
-def create_coordination_consumer(
-    *,
-    bootstrap_servers: str,
-    group_id: str,
-    client_id: str,
-    assignor: GroupAssignor,
-    session_timeout_ms: int,
-    heartbeat_interval_ms: int,
-    overrides: Mapping[str, Any] | None = None,
-) -> CoordinationConsumer:
+class CoordinationSettings(TypedDict):
+    """The keywords a coordination-group consumer is made with (by :func:`create_coordination_consumer`
+    and every client supplier's ``get_coordination_consumer``)."""
+
+    bootstrap_servers: str
+    group_id: str
+    client_id: str
+    #: the group protocol the member runs
+    assignor: GroupAssignor
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    #: kafka-python settings that win over the shared profile
+    overrides: NotRequired[Mapping[str, Any] | None]
+
+
+def create_coordination_consumer(**settings: Unpack[CoordinationSettings]) -> CoordinationConsumer:
     """A consumer of the coordination group ``group_id`` running the group protocol with
     ``assignor``; ``overrides`` are kafka-python settings that win over the shared profile.
     kafka-python's per-retry connection errors are folded into the outage log (:mod:`.outage`)."""
     quiet_connection_errors()
+    bootstrap_servers = settings["bootstrap_servers"]
     profile = client_config("consumer", bootstrap_servers)
     config: dict[str, Any] = {
         "bootstrap_servers": bootstrap_servers,
-        "group_id": group_id,
-        "client_id": client_id,
-        "session_timeout_ms": session_timeout_ms,
-        "heartbeat_interval_ms": heartbeat_interval_ms,
-        "partition_assignment_strategy": [_ProtocolAssignor(assignor)],
+        "group_id": settings["group_id"],
+        "client_id": settings["client_id"],
+        "session_timeout_ms": settings["session_timeout_ms"],
+        "heartbeat_interval_ms": settings["heartbeat_interval_ms"],
+        "partition_assignment_strategy": [_ProtocolAssignor(settings["assignor"])],
         **{name: profile[key] for key, name in _PROFILE_KEYS.items() if key in profile},
-        **(overrides or {}),
+        **(settings.get("overrides") or {}),
     }
     return CoordinationConsumer(**config)
 
