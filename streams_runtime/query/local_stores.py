@@ -18,7 +18,7 @@ or empty answer. With ``allow_stale`` a standby replica of the task answers too 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import (
@@ -34,6 +34,7 @@ from streams_runtime.serdes import serialize_or_raise
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task_manager import TaskManager
 
 T = TypeVar("T")
 
@@ -41,6 +42,22 @@ T = TypeVar("T")
 LOCK_TIMEOUT_S = 5.0
 
 KEY_VALUE, WINDOW, SESSION = "key-value", "window", "session"
+
+
+def for_each_task_manager(
+    threads: Iterable[StreamThread], timeout_s: float, visit: Callable[[StreamThread, TaskManager], None]
+) -> None:
+    """``visit(thread, manager)`` for each thread's TaskManager, under the thread's ``query_lock``;
+    a thread whose lock is not free within ``timeout_s`` seconds, or that has no manager, is skipped."""
+    for thread in threads:
+        if not thread.query_lock.acquire(timeout=timeout_s):
+            continue
+        try:
+            manager = thread.task_manager
+            if manager is not None:
+                visit(thread, manager)
+        finally:
+            thread.query_lock.release()
 
 
 def store_kind(store_builder: object) -> str:
