@@ -15,6 +15,7 @@ from streams_runtime.query.local_stores import (
     LOCK_TIMEOUT_S,
     SESSION,
     WINDOW,
+    KeySerializer,
     LocalStores,
     for_each_task_manager,
 )
@@ -60,7 +61,7 @@ class InteractiveQueries:
         return list(self.local.subtopology_of(name).source_topics)
 
     def query_metadata_for_key(
-        self, store: str, key: object, key_serializer: object = None
+        self, store: str, key: object, key_serializer: KeySerializer | None = None
     ) -> KeyQueryMetadata:
         partition = self.local.partition_of(store, key, key_serializer)
         topics = self._source_topics(store)
