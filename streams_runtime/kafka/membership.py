@@ -27,10 +27,12 @@ from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
+from kafka.cluster import ClusterMetadata
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
 from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
 from kafka.errors import KafkaError as KafkaPythonError
+from kafka.protocol.admin import DescribeGroupsResponse
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsConfigError, StreamsError
@@ -183,7 +185,9 @@ class _ProtocolAssignor(AbstractPartitionAssignor):
         user_data = self._assignor.subscription_user_data()
         return ConsumerProtocolSubscription(version=0, topics=sorted(topics), user_data=user_data)
 
-    def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+    def assign(
+        self, cluster: ClusterMetadata, members: Sequence[Any]
+    ) -> dict[str, ConsumerProtocolAssignment]:
         counts = {t: len(cluster.partitions_for_topic(t) or ()) for t in self._assignor.source_topics}
         user_data = {m.member_id: bytes(m.metadata.user_data or b"") for m in members}
         out = self._assignor.assign_user_data(user_data, counts)
@@ -253,7 +257,9 @@ class _ToolsAdmin(KafkaAdminClient):
         obj.pop("authorized_operations", None)
         return obj
 
-    def _describe_groups_process_response(self, response: Any) -> Any:
+    def _describe_groups_process_response(
+        self, response: DescribeGroupsResponse
+    ) -> dict[str, dict[str, Any]]:
         raw: dict[tuple[str, str], bytes] = {}
         for group in response.groups:
             for member in group.members:
@@ -264,7 +270,7 @@ class _ToolsAdmin(KafkaAdminClient):
                         continue
                     if decoded.user_data is not None:
                         raw[(group.group_id, member.member_id)] = bytes(decoded.user_data)
-        results = super()._describe_groups_process_response(response)
+        results: dict[str, dict[str, Any]] = super()._describe_groups_process_response(response)
         for group_id, group in results.items():
             for member in group.get("members") or []:
                 user_data = raw.get((group_id, member.get("member_id")))
