@@ -22,7 +22,7 @@ import logging
 import pathlib
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streams_runtime.config import StreamsConfig, as_config
@@ -38,6 +38,7 @@ from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.processor.topology import Topology
     from streams_runtime.serdes import Serde
     from streams_runtime.state.internals.record_cache import ThreadCache
 
@@ -92,7 +93,7 @@ class TopologyTestDriver:
 
     def __init__(
         self,
-        topology: Any,
+        topology: Topology,
         config: StreamsConfig | Mapping[str, Any] | None = None,
         initial_wall_clock_time_ms: int = 0,
     ) -> None:
@@ -161,7 +162,7 @@ class TopologyTestDriver:
         self._closed = False
         self._complete_all_processable_work()
 
-    def _decorator(self, builder: InternalTopologyBuilder) -> Any:
+    def _decorator(self, builder: InternalTopologyBuilder) -> Callable[[str], str]:
         app_id = self.application_id
         internal = builder.internal_topics
         return lambda topic: f"{app_id}-{topic}" if topic in internal else topic

@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from streams_runtime.config import named_serde
 from streams_runtime.errors import SerializationError, StreamsError
@@ -111,7 +111,7 @@ def _json_kind(data: object) -> str:
     return kinds.get(type(data), "null" if data is None else type(data).__name__)
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -206,7 +206,7 @@ class DeliveryReport:
     delivered: Counter[int]
     failed: list[tuple[int, str]]
 
-    def on_delivery(self, line: int, error: Any, message: Any) -> None:
+    def on_delivery(self, line: int, error: clients.KafkaError | None, message: Any) -> None:
         if error is None:
             self.delivered[message.partition()] += 1
         else:
