@@ -221,10 +221,10 @@ class TopologyTestDriver:
         if topic not in self._task_topics and topic not in self._global_topics:
             raise StreamsError(f"unknown topic: {topic}")
         if topic in self._task_topics:
-            self._enqueue(topic, key, value, timestamp, headers)  # Step 1
+            self._enqueue(self._raw(topic, key, value, timestamp, headers))  # Step 1
             self._complete_all_processable_work()
         if topic in self._global_topics:
-            self._process_global(topic, key, value, timestamp, headers)
+            self._process_global(self._raw(topic, key, value, timestamp, headers))
 
     def _maybe_read_pattern_topic(self, topic: str) -> None:
         """A topic no source reads by name joins the task when a source pattern matches it."""
@@ -241,19 +241,15 @@ class TopologyTestDriver:
         self._offsets[topic] = offset + 1
         return RawRecord(topic, 0, offset, timestamp, key, value, tuple(headers))
 
-    def _enqueue(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
-    ) -> None:
+    def _enqueue(self, record: RawRecord) -> None:
         task = self.task
         assert task is not None, "a topic of the task's sources implies the task"
-        task.add_record(self._raw(topic, key, value, timestamp, headers))
+        task.add_record(record)
 
-    def _process_global(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
-    ) -> None:
+    def _process_global(self, record: RawRecord) -> None:
         gtask = self.global_task
         assert gtask is not None, "a global topic implies the global task"
-        gtask.add_record(self._raw(topic, key, value, timestamp, headers))
+        gtask.add_record(record)
         while gtask.process():
             pass
         gtask.commit()
@@ -266,10 +262,12 @@ class TopologyTestDriver:
             self._outputs.setdefault(topic, collections.deque()).append(produced)
             self._maybe_read_pattern_topic(topic)
             if topic in self._task_topics:
-                self._enqueue(topic, produced.key, produced.value, produced.timestamp, produced.headers)
+                self._enqueue(
+                    self._raw(topic, produced.key, produced.value, produced.timestamp, produced.headers)
+                )
             if topic in self._global_topics:
                 self._process_global(
-                    topic, produced.key, produced.value, produced.timestamp, produced.headers
+                    self._raw(topic, produced.key, produced.value, produced.timestamp, produced.headers)
                 )
 
     def _complete_all_processable_work(self) -> None:
