@@ -102,6 +102,16 @@ BOUNDARIES: dict[str, str] = {
     # configuration values: what the user gives (a number, a string, a class or a callable)
     "streams_runtime.config:* default": "a configuration key's default: any value its validator accepts",
     "streams_runtime.config:* overrides": "configuration overrides as the user gives them",
+    "streams_runtime.config:StreamsConfig.__getitem__ return": (
+        "a configuration value read by name: the key's own type (config.<key> reads it typed)"
+    ),
+    "streams_runtime.server.admin:_streams return": (
+        "the KafkaStreams served: a layer above the server (import layers)"
+    ),
+    "streams_runtime.testing.topics:TestInputTopic.pipe_input args": (
+        "pipe_input's forms: (value), (key, value), (key, value, timestamp[, headers]) (Kafka's overloads)"
+    ),
+    "streams_runtime.testing.topics:TestOutputTopic.read_value return": "a record's value: the user's object",
 }
 
 

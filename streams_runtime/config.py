@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 from streams_runtime.errors import StreamsConfigError
 
+if TYPE_CHECKING:
+    from streams_runtime.serdes import Serde
+
 CLIENT_PREFIXES = (
     "client.",
     "consumer.",
@@ -314,7 +317,7 @@ def _serde(key: str, value: object) -> SerdeLike | None:
     raise _fail(key, value, "None, a Serde, or one of " + ", ".join(SERDE_NAMES))
 
 
-def named_serde(name: str) -> Any:
+def named_serde(name: str) -> Serde:
     """The standard serde of one of :data:`SERDE_NAMES` (the config's and the CLI's spelling)."""
     from streams_runtime.serdes import Serdes
 
@@ -780,10 +783,10 @@ class StreamsConfig(Mapping[str, Any]):
         common = {k[len("client.") :]: v for k, v in self._values.items() if k.startswith("client.")}
         return {**common, **{k[len(prefix) :]: v for k, v in self._values.items() if k.startswith(prefix)}}
 
-    def default_serde(self, side: str) -> Any:
+    def default_serde(self, side: str) -> SerdeLike:
         """The default key or value Serde; raises naming the key when none is configured."""
         key = "default_key_serde" if side == "key" else "default_value_serde"
-        serde = self._values[key]
+        serde: SerdeLike | None = self._values[key]
         if serde is None:
             raise StreamsConfigError(
                 f"no {side} serde given for an operation and config '{key}' is not set; "

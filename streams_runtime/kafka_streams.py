@@ -62,7 +62,7 @@ import logging
 import shutil
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,7 @@ from streams_runtime.query.interactive import InteractiveQueries
 
 if TYPE_CHECKING:
     from streams_runtime.processor.topology import Topology
+    from streams_runtime.query.local_stores import KeySerializer
     from streams_runtime.query.metadata import KeyQueryMetadata
 
 log = logging.getLogger("streams_runtime")
@@ -430,7 +431,7 @@ class KafkaStreams:
         return self._setup.global_stores.get(name) if self._setup is not None else None
 
     def rebuild_state(
-        self, store_name: str, tasks: Any = None, timeout: float = 120.0
+        self, store_name: str, tasks: Iterable[str | TaskId] | None = None, timeout: float = 120.0
     ) -> list[dict[str, Any]]:
         """Rebuild ``store_name`` from its changelog in every local active task owning it (or only
         in ``tasks``, ids like ``"0_1"``): close cleanly, wipe, restore, resume; one report dict per
@@ -468,7 +469,7 @@ class KafkaStreams:
         return self._queries.store(name, allow_stale, partition)
 
     def query_metadata_for_key(
-        self, store: str, key: object, key_serializer: object = None
+        self, store: str, key: object, key_serializer: KeySerializer | None = None
     ) -> KeyQueryMetadata:
         """KeyQueryMetadata(active_host, standby_hosts, partition) of ``key`` in ``store``."""
         return self._queries.query_metadata_for_key(store, key, key_serializer)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from streams_runtime.kafka.clients import KafkaUnreachableError, authentication_failure
 
@@ -58,8 +58,17 @@ class BrokerIdentity:
 STANDARD_BROKER = BrokerIdentity("standard")
 
 
+class MetadataClient(Protocol):
+    """What every Kafka client (admin, producer or consumer) answers: a metadata request, and
+    ``poll`` serving its callbacks."""
+
+    def list_topics(self, topic: str | None = ..., timeout: float = ...) -> object: ...
+
+    def poll(self, timeout: float = ...) -> object: ...
+
+
 def identify_broker(
-    client: Any, timeout_s: float = 10.0, bootstrap_servers: str | None = None
+    client: MetadataClient, timeout_s: float = 10.0, bootstrap_servers: str | None = None
 ) -> BrokerIdentity:
     """Ask the cluster behind ``client`` (admin, producer or consumer) for its cluster id.
 

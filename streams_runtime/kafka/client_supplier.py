@@ -30,9 +30,9 @@ carrying a ``KafkaError`` (both re-exported by :mod:`.clients`, so a fake raises
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, Unpack
 
-from streams_runtime.kafka.membership import GroupAssignor
+from streams_runtime.kafka.membership import CoordinationSettings
 
 __all__ = [
     "AbortedRecordsFilter",
@@ -119,17 +119,7 @@ class KafkaClientSupplier(Protocol):
         """An admin client (topic listing and creation at start)."""
         ...
 
-    def get_coordination_consumer(
-        self,
-        *,
-        bootstrap_servers: str,
-        group_id: str,
-        client_id: str,
-        assignor: GroupAssignor,
-        session_timeout_ms: int,
-        heartbeat_interval_ms: int,
-        overrides: Mapping[str, Any] | None = None,
-    ) -> CoordinationClient:
+    def get_coordination_consumer(self, **settings: Unpack[CoordinationSettings]) -> CoordinationClient:
         """The group member's consumer of the coordination group, running ``assignor``."""
         ...
 

@@ -11,6 +11,7 @@ import logging
 import socket
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,6 +269,17 @@ def existing_topics(admin: AdminClient, timeout: float = 10.0) -> list[str]:
     return sorted(name for name, topic in metadata.topics.items() if topic.error is None)
 
 
+def _await_topic_futures(futures: Mapping[str, Future[None]], timeout: float, tolerated: str) -> None:
+    """Wait for each of an admin request's per-topic futures; an error naming ``tolerated`` (the
+    outcome asked for holds already: the topic exists, or is gone) is not one."""
+    for future in futures.values():
+        try:
+            future.result(timeout)
+        except KafkaException as exc:
+            if tolerated not in str(exc):
+                raise
+
+
 def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float = 30.0) -> list[str]:
     """Create the topics of ``specs`` that do not exist yet and verify every partition count.
 
@@ -284,12 +296,7 @@ def create_topics(admin: AdminClient, specs: Iterable[TopicSpec], timeout: float
             [NewTopic(s.name, s.partitions, s.replication_factor, config=dict(s.config)) for s in missing],
             operation_timeout=timeout,
         )
-        for future in futures.values():
-            try:
-                future.result(timeout)
-            except KafkaException as exc:
-                if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                    raise
+        _await_topic_futures(futures, timeout, "TOPIC_ALREADY_EXISTS")
     deadline = time.monotonic() + timeout
     while True:
         existing = partition_counts(admin, (s.name for s in specs), timeout)
@@ -490,13 +497,7 @@ def delete_topics(admin: AdminClient, topics: Iterable[str], timeout: float = 30
     names = sorted(set(topics))
     if not names:
         return []
-    futures = admin.delete_topics(names, operation_timeout=timeout)
-    for future in futures.values():
-        try:
-            future.result(timeout)
-        except KafkaException as exc:
-            if "UNKNOWN_TOPIC" not in str(exc):
-                raise
+    _await_topic_futures(admin.delete_topics(names, operation_timeout=timeout), timeout, "UNKNOWN_TOPIC")
     deadline = time.monotonic() + timeout
     while partition_counts(admin, names, timeout) and time.monotonic() < deadline:
         time.sleep(0.1)

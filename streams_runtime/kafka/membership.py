@@ -23,14 +23,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack
 
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
+from kafka.cluster import ClusterMetadata
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.base import MemberState
 from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NodeNotReadyError
 from kafka.errors import KafkaError as KafkaPythonError
+from kafka.protocol.admin import DescribeGroupsResponse
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from streams_runtime.errors import StreamsConfigError, StreamsError
@@ -183,7 +185,9 @@ class _ProtocolAssignor(AbstractPartitionAssignor):
         user_data = self._assignor.subscription_user_data()
         return ConsumerProtocolSubscription(version=0, topics=sorted(topics), user_data=user_data)
 
-    def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+    def assign(
+        self, cluster: ClusterMetadata, members: Sequence[Any]
+    ) -> dict[str, ConsumerProtocolAssignment]:
         counts = {t: len(cluster.partitions_for_topic(t) or ()) for t in self._assignor.source_topics}
         user_data = {m.member_id: bytes(m.metadata.user_data or b"") for m in members}
         out = self._assignor.assign_user_data(user_data, counts)
@@ -205,30 +209,37 @@ def is_transient_group_error(exc: BaseException) -> bool:
     )
 
 
-def create_coordination_consumer(
-    *,
-    bootstrap_servers: str,
-    group_id: str,
-    client_id: str,
-    assignor: GroupAssignor,
-    session_timeout_ms: int,
-    heartbeat_interval_ms: int,
-    overrides: Mapping[str, Any] | None = None,
-) -> CoordinationConsumer:
+class CoordinationSettings(TypedDict):
+    """The keywords a coordination-group consumer is made with (by :func:`create_coordination_consumer`
+    and every client supplier's ``get_coordination_consumer``)."""
+
+    bootstrap_servers: str
+    group_id: str
+    client_id: str
+    #: the group protocol the member runs
+    assignor: GroupAssignor
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    #: kafka-python settings that win over the shared profile
+    overrides: NotRequired[Mapping[str, Any] | None]
+
+
+def create_coordination_consumer(**settings: Unpack[CoordinationSettings]) -> CoordinationConsumer:
     """A consumer of the coordination group ``group_id`` running the group protocol with
     ``assignor``; ``overrides`` are kafka-python settings that win over the shared profile.
     kafka-python's per-retry connection errors are folded into the outage log (:mod:`.outage`)."""
     quiet_connection_errors()
+    bootstrap_servers = settings["bootstrap_servers"]
     profile = client_config("consumer", bootstrap_servers)
     config: dict[str, Any] = {
         "bootstrap_servers": bootstrap_servers,
-        "group_id": group_id,
-        "client_id": client_id,
-        "session_timeout_ms": session_timeout_ms,
-        "heartbeat_interval_ms": heartbeat_interval_ms,
-        "partition_assignment_strategy": [_ProtocolAssignor(assignor)],
+        "group_id": settings["group_id"],
+        "client_id": settings["client_id"],
+        "session_timeout_ms": settings["session_timeout_ms"],
+        "heartbeat_interval_ms": settings["heartbeat_interval_ms"],
+        "partition_assignment_strategy": [_ProtocolAssignor(settings["assignor"])],
         **{name: profile[key] for key, name in _PROFILE_KEYS.items() if key in profile},
-        **(overrides or {}),
+        **(settings.get("overrides") or {}),
     }
     return CoordinationConsumer(**config)
 
@@ -246,7 +257,9 @@ class _ToolsAdmin(KafkaAdminClient):
         obj.pop("authorized_operations", None)
         return obj
 
-    def _describe_groups_process_response(self, response: Any) -> Any:
+    def _describe_groups_process_response(
+        self, response: DescribeGroupsResponse
+    ) -> dict[str, dict[str, Any]]:
         raw: dict[tuple[str, str], bytes] = {}
         for group in response.groups:
             for member in group.members:
@@ -257,7 +270,7 @@ class _ToolsAdmin(KafkaAdminClient):
                         continue
                     if decoded.user_data is not None:
                         raw[(group.group_id, member.member_id)] = bytes(decoded.user_data)
-        results = super()._describe_groups_process_response(response)
+        results: dict[str, dict[str, Any]] = super()._describe_groups_process_response(response)
         for group_id, group in results.items():
             for member in group.get("members") or []:
                 user_data = raw.get((group_id, member.get("member_id")))

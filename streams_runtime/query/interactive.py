@@ -8,9 +8,17 @@ here. Reads only: it never changes a task (work that must, goes through ``Stream
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from streams_runtime.query.local_stores import KEY_VALUE, SESSION, WINDOW, LocalStores
+from streams_runtime.query.local_stores import (
+    KEY_VALUE,
+    LOCK_TIMEOUT_S,
+    SESSION,
+    WINDOW,
+    KeySerializer,
+    LocalStores,
+    for_each_task_manager,
+)
 from streams_runtime.query.metadata import (
     KeyQueryMetadata,
     LagInfo,
@@ -20,6 +28,10 @@ from streams_runtime.query.metadata import (
     streams_metadata,
 )
 from streams_runtime.query.views import ReadOnlyKeyValueView, ReadOnlySessionView, ReadOnlyWindowView
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task_manager import TaskManager
 
 _VIEWS = {KEY_VALUE: ReadOnlyKeyValueView, WINDOW: ReadOnlyWindowView, SESSION: ReadOnlySessionView}
 
@@ -49,7 +61,7 @@ class InteractiveQueries:
         return list(self.local.subtopology_of(name).source_topics)
 
     def query_metadata_for_key(
-        self, store: str, key: object, key_serializer: object = None
+        self, store: str, key: object, key_serializer: KeySerializer | None = None
     ) -> KeyQueryMetadata:
         partition = self.local.partition_of(store, key, key_serializer)
         topics = self._source_topics(store)
@@ -87,32 +99,27 @@ class InteractiveQueries:
         }
         restores = self._restore_progress().snapshot() if self._restore_progress() is not None else {}
         lags: dict[str, dict[int, LagInfo]] = {}
-        for thread in self._threads():
-            if not thread.query_lock.acquire(timeout=5.0):
-                continue
-            try:
-                manager = thread.task_manager
-                if manager is None:
-                    continue
-                for task_id, task in list(manager.tasks.items()):
-                    restoring = manager.is_restoring(task_id)
-                    offsets = manager.changelog_offsets(task_id)
-                    for name in task.stores:
-                        tp = next(((t, p) for (t, p) in offsets if store_of_changelog.get(t) == name), None)
-                        position = offsets[tp] + 1 if tp is not None else 0
-                        entry = restores.get(tp) if tp is not None else None
-                        if restoring and entry is not None and not entry.done:
-                            info = LagInfo(entry.current_offset, entry.end_offset, entry.remaining)
-                        else:
-                            info = LagInfo(position, position, 0)
-                        lags.setdefault(name, {})[task_id.partition] = info
-                standby_lags = getattr(manager, "standby_lags", None)
-                if standby_lags is not None:
-                    for task_id, by_tp in (standby_lags() or {}).items():
-                        for (topic, _), lag in by_tp.items():
-                            name = store_of_changelog.get(topic)
-                            if name is not None:
-                                lags.setdefault(name, {})[task_id.partition] = LagInfo(-1, -1, int(lag))
-            finally:
-                thread.query_lock.release()
+
+        def of_manager(_thread: StreamThread, manager: TaskManager) -> None:
+            for task_id, task in list(manager.tasks.items()):
+                restoring = manager.is_restoring(task_id)
+                offsets = manager.changelog_offsets(task_id)
+                for name in task.stores:
+                    tp = next(((t, p) for (t, p) in offsets if store_of_changelog.get(t) == name), None)
+                    position = offsets[tp] + 1 if tp is not None else 0
+                    entry = restores.get(tp) if tp is not None else None
+                    if restoring and entry is not None and not entry.done:
+                        info = LagInfo(entry.current_offset, entry.end_offset, entry.remaining)
+                    else:
+                        info = LagInfo(position, position, 0)
+                    lags.setdefault(name, {})[task_id.partition] = info
+            standby_lags = getattr(manager, "standby_lags", None)
+            if standby_lags is not None:
+                for task_id, by_tp in (standby_lags() or {}).items():
+                    for (topic, _), lag in by_tp.items():
+                        store = store_of_changelog.get(topic)
+                        if store is not None:
+                            lags.setdefault(store, {})[task_id.partition] = LagInfo(-1, -1, int(lag))
+
+        for_each_task_manager(self._threads(), LOCK_TIMEOUT_S, of_manager)
         return lags

@@ -18,8 +18,8 @@ or empty answer. With ``allow_stale`` a standby replica of the task answers too 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from streams_runtime.errors import (
     InvalidStateStoreError,
@@ -33,14 +33,38 @@ from streams_runtime.processor.task_id import TaskId
 from streams_runtime.serdes import serialize_or_raise
 
 if TYPE_CHECKING:
+    from streams_runtime.config import SerdeLike
+    from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
     from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task_manager import TaskManager
+    from streams_runtime.processor.internals.topology_info import SubtopologyInfo
+    from streams_runtime.serdes import Serde
 
 T = TypeVar("T")
+
+#: what turns a query's key into the bytes that pick its partition: a serde, or a function of the key
+KeySerializer: TypeAlias = "SerdeLike | Callable[[Any], bytes | None]"
 
 #: how long a query waits for a stream thread's lock (a thread closing its tasks holds it longer)
 LOCK_TIMEOUT_S = 5.0
 
 KEY_VALUE, WINDOW, SESSION = "key-value", "window", "session"
+
+
+def for_each_task_manager(
+    threads: Iterable[StreamThread], timeout_s: float, visit: Callable[[StreamThread, TaskManager], None]
+) -> None:
+    """``visit(thread, manager)`` for each thread's TaskManager, under the thread's ``query_lock``;
+    a thread whose lock is not free within ``timeout_s`` seconds, or that has no manager, is skipped."""
+    for thread in threads:
+        if not thread.query_lock.acquire(timeout=timeout_s):
+            continue
+        try:
+            manager = thread.task_manager
+            if manager is not None:
+                visit(thread, manager)
+        finally:
+            thread.query_lock.release()
 
 
 def store_kind(store_builder: object) -> str:
@@ -62,14 +86,17 @@ class LocalStores:
     """
 
     def __init__(
-        self, setup: Callable[[], Any], threads: Callable[[], list[Any]], state: Callable[[], str]
+        self,
+        setup: Callable[[], RuntimeSetup | None],
+        threads: Callable[[], list[Any]],
+        state: Callable[[], str],
     ) -> None:
         self._setup = setup
         self._threads = threads
         self._state = state
 
     # ------------------------------------------------------------------ the topology's stores
-    def setup(self) -> Any:
+    def setup(self) -> RuntimeSetup:
         setup = self._setup()
         if setup is None or self._state() not in ("RUNNING", "REBALANCING"):
             raise StreamsNotStartedError(
@@ -91,7 +118,7 @@ class LocalStores:
             return {}
         return {name: info.id for info in setup.subtopologies.values() for name in info.stores}
 
-    def subtopology_of(self, name: str) -> Any:
+    def subtopology_of(self, name: str) -> SubtopologyInfo:
         """The SubtopologyInfo hosting store ``name``; UnknownStateStoreError if none does."""
         for info in self.setup().subtopologies.values():
             if name in info.stores:
@@ -108,7 +135,7 @@ class LocalStores:
         self.subtopology_of(name)
         return store_kind(self.setup().builder.stores[name].builder)
 
-    def key_serde(self, name: str) -> Any:
+    def key_serde(self, name: str) -> SerdeLike:
         """The store's key serde: a local instance's (resolved at init), the builder's, or the
         config's default."""
         for thread in self._threads():
@@ -117,21 +144,22 @@ class LocalStores:
                 continue
             for task in list(manager.tasks.values()):
                 store = task.stores.get(name)
-                serde = getattr(store, "key_serde", None)
+                serde: SerdeLike | None = getattr(store, "key_serde", None)
                 if serde is not None:
                     return serde
         setup = self.setup()
         serde = getattr(setup.builder.stores[name].builder, "key_serde", None)
         return serde if serde is not None else setup.config.default_serde("key")
 
-    def partition_of(self, name: str, key: Any, key_serializer: Any = None) -> int:
+    def partition_of(self, name: str, key: Any, key_serializer: KeySerializer | None = None) -> int:
         """The partition of ``key`` for store ``name`` (module docstring)."""
         count = self.partition_count(name)
         serde = key_serializer if key_serializer is not None else self.key_serde(name)
         if callable(serde) and not hasattr(serde, "serialize"):
             data = serde(key)
         else:
-            data = serialize_or_raise(serde, f"{name}-query", "key", key)
+            # a Serde or a serde-like object: serialize_or_raise calls its serialize() only
+            data = serialize_or_raise(cast("Serde", serde), f"{name}-query", "key", key)
         if data is None:
             raise InvalidStateStoreError(f"store {name}: a None key has no partition")
         return partition_for(data, count)

@@ -10,7 +10,10 @@ its ``active_host`` is None (migrating) until the next assignment.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.assignment.assignment_info import AssignmentInfo, HostPartitions
 
 
 class HostInfo(NamedTuple):
@@ -61,15 +64,16 @@ class LagInfo:
     offset_lag: int
 
 
-def latest_assignment(threads: list[Any]) -> Any:
+def latest_assignment(threads: list[Any]) -> AssignmentInfo | None:
     """The host maps the live threads applied last (every member of a generation gets the same
     maps); a thread with hosts wins over one without (a thread not assigned yet). None before any."""
-    infos = [info for info in (thread.assignment for thread in threads) if info is not None]
+    infos: list[AssignmentInfo] = [info for info in (t.assignment for t in threads) if info is not None]
     with_hosts = [info for info in infos if info.partitions_by_host]
-    return (with_hosts or infos or [None])[0]
+    found = with_hosts or infos
+    return found[0] if found else None
 
 
-def hosts_of(host_map: Any, topics: list[str], partition: int) -> set[HostInfo]:
+def hosts_of(host_map: HostPartitions | None, topics: list[str], partition: int) -> set[HostInfo]:
     """Endpoints whose partitions include ``partition`` of one of ``topics``."""
     wanted = {(t, partition) for t in topics}
     return {
@@ -79,7 +83,9 @@ def hosts_of(host_map: Any, topics: list[str], partition: int) -> set[HostInfo]:
     }
 
 
-def streams_metadata(assignment: Any, store_topics: dict[str, list[str]]) -> list[StreamsMetadata]:
+def streams_metadata(
+    assignment: AssignmentInfo | None, store_topics: dict[str, list[str]]
+) -> list[StreamsMetadata]:
     """One StreamsMetadata per endpoint of ``assignment``; ``store_topics``: store -> the source
     topics of its sub-topology."""
     if assignment is None:

@@ -11,21 +11,39 @@ lock; see :mod:`.local_stores`), in store order within a partition, partitions i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from streams_runtime.errors import InvalidStateStorePartitionError
 from streams_runtime.query.local_stores import LocalStores
-from streams_runtime.state.interfaces import KeyValue
+from streams_runtime.state.interfaces import KeyValue, KeyValueIterator
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.internals.versioned_store import VersionedRecord
 
 T = TypeVar("T")
 
 
-def _drain(iterator: Any) -> list[KeyValue]:
+def _drain(iterator: KeyValueIterator) -> list[KeyValue]:
     with iterator as it:
         return list(it)
+
+
+class _VersionedReads(Protocol):
+    """The reads only a versioned key-value store answers."""
+
+    def get(self, key: object, as_of_timestamp: int | None = None, /) -> VersionedRecord | None: ...
+
+    def versions(
+        self, key: object, from_time: int | None, to_time: int | None, ascending: bool, /
+    ) -> list[VersionedRecord]: ...
+
+
+def _versioned(store: object, refusal: str) -> _VersionedReads:
+    """``store`` when it is a versioned store (its ``versioned`` flag), else TypeError(``refusal``)."""
+    if not getattr(store, "versioned", False):
+        raise TypeError(refusal)
+    return cast(_VersionedReads, store)
 
 
 class _StoreView:
@@ -69,10 +87,11 @@ class ReadOnlyKeyValueView(_StoreView):
         if as_of_timestamp is None:
             return self._key_read(key, lambda store: store.get(key))
 
-        def as_of(store: Any) -> Any:
-            if not getattr(store, "versioned", False):
-                raise TypeError(f"store {self.name} is not versioned: as_of_timestamp is not supported")
-            return store.get(key, as_of_timestamp)
+        def as_of(store: object) -> Any:
+            versioned = _versioned(
+                store, f"store {self.name} is not versioned: as_of_timestamp is not supported"
+            )
+            return versioned.get(key, as_of_timestamp)
 
         return self._key_read(key, as_of)
 
@@ -82,10 +101,11 @@ class ReadOnlyKeyValueView(_StoreView):
         """A versioned store's versions of ``key`` valid in ``[from_time, to_time]`` (Kafka's
         ``MultiVersionedKeyQuery``), newest first unless ``ascending``."""
 
-        def read(store: Any) -> Any:
-            if not getattr(store, "versioned", False):
-                raise TypeError(f"store {self.name} is not versioned: versions() needs a versioned store")
-            return store.versions(key, from_time, to_time, ascending)
+        def read(store: object) -> Any:
+            versioned = _versioned(
+                store, f"store {self.name} is not versioned: versions() needs a versioned store"
+            )
+            return versioned.versions(key, from_time, to_time, ascending)
 
         return self._key_read(key, read)
 

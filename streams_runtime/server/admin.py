@@ -25,7 +25,7 @@ The admin calls write nothing but through the runtime; they never touch the stor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -39,6 +39,7 @@ from streams_runtime.processor.internals.state_rebuild import (
     UnknownStoreError,
     store_instances,
 )
+from streams_runtime.processor.task_id import TaskId
 from streams_runtime.server.auth import require_token
 
 __all__ = ["RebuildRequest", "router"]
@@ -63,6 +64,16 @@ class RebuildRequest(BaseModel):
     )
 
 
+class _LocalTask(Protocol):
+    """A task of ``KafkaStreams.metadata_for_local_threads()`` (its ``TaskMetadata``)."""
+
+    @property
+    def task_id(self) -> TaskId: ...
+
+    @property
+    def topic_partitions(self) -> tuple[tuple[str, int], ...]: ...
+
+
 def _error(status: int, code: str, message: str) -> JSONResponse:
     """The error body of every worker route: ``{"error": <code>, "message": <text>}``."""
     return JSONResponse({"error": code, "message": message}, status_code=status)
@@ -85,7 +96,7 @@ def list_tasks(request: Request) -> dict[str, Any]:
     streams = _streams(request)
     stores = _stores_by_subtopology(streams)
 
-    def describe(task: Any, kind: str) -> dict[str, Any]:
+    def describe(task: _LocalTask, kind: str) -> dict[str, Any]:
         return {
             "task_id": str(task.task_id),
             "kind": kind,

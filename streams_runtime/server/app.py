@@ -50,6 +50,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import httpx
@@ -90,11 +92,20 @@ MIN_TIMESTAMP = -(2**63)
 # Query parameters shared by several routes.
 AllowStale = Annotated[bool, Query(description="let a local standby answer")]
 LocalPartition = Annotated[int | None, Query(description="read only this partition (hosted here)")]
-WindowFrom = Annotated[
-    int, Query(alias="from", ge=MIN_TIMESTAMP, le=MAX_TIMESTAMP, description="first window start (ms)")
-]
-WindowTo = Annotated[
-    int, Query(alias="to", ge=MIN_TIMESTAMP, le=MAX_TIMESTAMP, description="last window start (ms)")
+
+
+def _timestamp(description: str, alias: str | None = None) -> object:
+    """A query parameter holding a timestamp (ms): ``description``, spelled ``alias`` in the URL."""
+    return Query(alias=alias, ge=MIN_TIMESTAMP, le=MAX_TIMESTAMP, description=description)
+
+
+WindowFrom = Annotated[int, _timestamp("first window start (ms)", "from")]
+WindowTo = Annotated[int, _timestamp("last window start (ms)", "to")]
+#: the key route's window bounds (window stores only)
+KeyWindowFrom = Annotated[int | None, _timestamp("window stores: first window start (ms)", "from")]
+KeyWindowTo = Annotated[int | None, _timestamp("window stores: last window start (ms)", "to")]
+AsOf = Annotated[
+    int | None, _timestamp("versioned key-value stores: the version valid at this timestamp (ms)")
 ]
 #: the fixed segments before the key of each key route (None: the store name)
 KEY_ROUTE = (b"stores", None, b"keys")
@@ -165,33 +176,13 @@ def _query_router() -> APIRouter:
         summary="One key's value (forwarded to its owner when not hosted here)",
     )
     def get_key(
-        request: Request,
-        store: str,
-        key: str,
+        lookup: Annotated[_KeyLookup, Depends(_key_lookup(KEY_ROUTE))],
         allow_stale: AllowStale = False,
-        time_from: int | None = Query(
-            None,
-            alias="from",
-            ge=MIN_TIMESTAMP,
-            le=MAX_TIMESTAMP,
-            description="window stores: first window start (ms)",
-        ),
-        time_to: int | None = Query(
-            None,
-            alias="to",
-            ge=MIN_TIMESTAMP,
-            le=MAX_TIMESTAMP,
-            description="window stores: last window start (ms)",
-        ),
-        as_of: int | None = Query(
-            None,
-            ge=MIN_TIMESTAMP,
-            le=MAX_TIMESTAMP,
-            description="versioned key-value stores: the version valid at this timestamp (ms)",
-        ),
+        time_from: KeyWindowFrom = None,
+        time_to: KeyWindowTo = None,
+        as_of: AsOf = None,
     ) -> Any:
-        raw = path_key(request.scope, KEY_ROUTE, key)
-        return _key_query(request, store, raw, allow_stale, time_from, time_to, None, as_of)
+        return _key_query(lookup, allow_stale, time_from, time_to, None, as_of)
 
     @router.get(
         "/stores/{store}/windows/{key:anykey}",
@@ -199,15 +190,12 @@ def _query_router() -> APIRouter:
         summary="A window store's windows of one key between two window starts",
     )
     def get_windows(
-        request: Request,
-        store: str,
-        key: str,
+        lookup: Annotated[_KeyLookup, Depends(_key_lookup(WINDOWS_ROUTE))],
         time_from: WindowFrom = 0,
         time_to: WindowTo = MAX_TIMESTAMP,
         allow_stale: AllowStale = False,
     ) -> Any:
-        raw = path_key(request.scope, WINDOWS_ROUTE, key)
-        return _key_query(request, store, raw, allow_stale, time_from, time_to, WINDOW)
+        return _key_query(lookup, allow_stale, time_from, time_to, WINDOW)
 
     @router.get(
         "/stores/{store}/range",
@@ -215,25 +203,20 @@ def _query_router() -> APIRouter:
         summary="Local scan of a key-value store between two keys (inclusive)",
     )
     def get_range(
-        request: Request,
-        store: str,
+        scan: LocalScan,
         key_from: str | None = Query(None, alias="from"),
         key_to: str | None = Query(None, alias="to"),
-        partition: LocalPartition = None,
-        allow_stale: AllowStale = False,
     ) -> dict[str, Any]:
-        view = _view(request, store, KEY_VALUE, allow_stale, partition)
-        serde = request.app.state.streams.interactive_queries.local.key_serde(store)
+        view = _view(scan, KEY_VALUE)
+        serde = scan.request.app.state.streams.interactive_queries.local.key_serde(scan.store)
         lo = parse_key(key_from, serde) if key_from is not None else None
         hi = parse_key(key_to, serde) if key_to is not None else None
-        return _scan_body(store, view, view.range(lo, hi))
+        return _scan_body(scan.store, view, view.range(lo, hi))
 
     @router.get("/stores/{store}/all", tags=["stores"], summary="Local scan of a whole key-value store")
-    def get_all(
-        request: Request, store: str, partition: LocalPartition = None, allow_stale: AllowStale = False
-    ) -> dict[str, Any]:
-        view = _view(request, store, KEY_VALUE, allow_stale, partition)
-        return _scan_body(store, view, view.all())
+    def get_all(scan: LocalScan) -> dict[str, Any]:
+        view = _view(scan, KEY_VALUE)
+        return _scan_body(scan.store, view, view.all())
 
     @router.get(
         "/stores/{store}/windows",
@@ -241,15 +224,10 @@ def _query_router() -> APIRouter:
         summary="Local scan of a window store: every window starting between from and to",
     )
     def get_all_windows(
-        request: Request,
-        store: str,
-        time_from: WindowFrom = 0,
-        time_to: WindowTo = MAX_TIMESTAMP,
-        partition: LocalPartition = None,
-        allow_stale: AllowStale = False,
+        scan: LocalScan, time_from: WindowFrom = 0, time_to: WindowTo = MAX_TIMESTAMP
     ) -> dict[str, Any]:
-        view = _view(request, store, WINDOW, allow_stale, partition)
-        return _scan_body(store, view, view.fetch_all(time_from, time_to))
+        view = _view(scan, WINDOW)
+        return _scan_body(scan.store, view, view.fetch_all(time_from, time_to))
 
     @router.get("/metadata/{store}", tags=["metadata"], summary="Instances hosting a store")
     def store_metadata(request: Request, store: str) -> dict[str, Any]:
@@ -257,7 +235,7 @@ def _query_router() -> APIRouter:
         metadata = streams.all_metadata_for_store(store)
         topics = set(streams.interactive_queries.local.subtopology_of(store).source_topics)
 
-        def of_store(topic_partitions: Any) -> dict[str, list[int]]:
+        def of_store(topic_partitions: Iterable[tuple[str, int]]) -> dict[str, list[Any]]:
             mine = sorted({(t, p) for t, p in topic_partitions if t in topics})
             return {
                 "partitions": sorted({p for _, p in mine}),
@@ -282,11 +260,10 @@ def _query_router() -> APIRouter:
         tags=["metadata"],
         summary="Active host, standby hosts and partition of a key",
     )
-    def key_metadata(request: Request, store: str, key: str) -> dict[str, Any]:
-        streams = request.app.state.streams
+    def key_metadata(lookup: Annotated[_KeyLookup, Depends(_key_lookup(METADATA_ROUTE))]) -> dict[str, Any]:
+        streams, store = lookup.request.app.state.streams, lookup.store
         streams.interactive_queries.local.kind(store)  # 404 for an unknown store
-        raw = path_key(request.scope, METADATA_ROUTE, key)
-        parsed = parse_key(raw, streams.interactive_queries.local.key_serde(store))
+        parsed = parse_key(lookup.key, streams.interactive_queries.local.key_serde(store))
         meta = streams.query_metadata_for_key(store, parsed)
         return {
             "store": store,
@@ -323,10 +300,50 @@ def _query_router() -> APIRouter:
     return router
 
 
-def _view(request: Request, store: str, kind: str, allow_stale: bool, partition: int | None) -> Any:
-    queries = request.app.state.streams.interactive_queries
-    _require_kind(store, queries.local.kind(store), kind)
-    return queries.store(store, allow_stale=allow_stale, partition=partition)
+@dataclass(frozen=True, slots=True)
+class _KeyLookup:
+    """What a key route is asked: the store, and the key as the raw path spells it (``%2F`` is a
+    ``/`` of the key)."""
+
+    request: Request
+    store: str
+    key: bytes
+
+
+def _key_lookup(route: tuple[bytes | None, ...]) -> Callable[..., _KeyLookup]:
+    """The dependency reading the :class:`_KeyLookup` of a key route whose path begins with ``route``
+    (its fixed segments; None for the store's)."""
+
+    def lookup(request: Request, store: str, key: str) -> _KeyLookup:
+        return _KeyLookup(request, store, path_key(request.scope, route, key))
+
+    return lookup
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What a local scan route is asked: the store, the one local partition to read (None: all), and
+    whether local standbys may answer."""
+
+    request: Request
+    store: str
+    partition: LocalPartition = None
+    allow_stale: AllowStale = False
+
+
+def _scan(
+    request: Request, store: str, partition: LocalPartition = None, allow_stale: AllowStale = False
+) -> _Scan:
+    return _Scan(request, store, partition, allow_stale)
+
+
+LocalScan = Annotated[_Scan, Depends(_scan)]
+
+
+def _view(scan: _Scan, kind: str) -> Any:
+    queries = scan.request.app.state.streams.interactive_queries
+    _require_kind(scan.store, queries.local.kind(scan.store), kind)
+    return queries.store(scan.store, allow_stale=scan.allow_stale, partition=scan.partition)
 
 
 def _require_kind(store: str, actual: str, wanted: str) -> None:
@@ -379,21 +396,20 @@ def _read_as_of(name: str, key: Any, as_of: int) -> Any:
 
 
 def _key_query(
-    request: Request,
-    store: str,
-    key_given: bytes,
+    lookup: _KeyLookup,
     allow_stale: bool,
     time_from: int | None,
     time_to: int | None,
     required_kind: str | None,
     as_of: int | None = None,
 ) -> Any:
+    request, store = lookup.request, lookup.store
     streams = request.app.state.streams
     local = streams.interactive_queries.local
     kind = local.kind(store)
     if required_kind is not None:
         _require_kind(store, kind, required_kind)
-    key = parse_key(key_given, local.key_serde(store))
+    key = parse_key(lookup.key, local.key_serde(store))
     partition = local.partition_of(store, key)
     read = _read_key(kind, key, time_from, time_to) if as_of is None else _read_as_of(store, key, as_of)
     me = streams.config.application_server

@@ -78,7 +78,7 @@ def require_token(request: Request) -> None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, detail=detail, headers=_CHALLENGE)
 
 
-def _needs_token(route: Any) -> bool:
+def _needs_token(route: object) -> bool:
     """Whether ``route`` (or a dependency of it, at any depth) depends on :func:`require_token`."""
     dependant = getattr(route, "dependant", None)
     stack = [dependant] if dependant is not None else []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -39,6 +39,9 @@ from streams_runtime.processor.topology_graph import TopologyGraph, render
 from streams_runtime.server.auth import require_token
 from streams_runtime.server.figures import store_sizes
 from streams_runtime.server.peers import gather, signed_get
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
 
 #: the per-instance view other instances are asked for (signed, see :func:`_remote`)
 LOCAL_PATH = "/ui/api/local"
@@ -135,7 +138,7 @@ def _local(request: Request) -> dict[str, Any]:
     }
 
 
-def _warmups_and_restoring(thread: Any) -> tuple[set[str], set[str]]:
+def _warmups_and_restoring(thread: StreamThread | None) -> tuple[set[str], set[str]]:
     """A thread's warm-up task ids (from its assignment) and its active tasks still restoring."""
     if thread is None:
         return set(), set()

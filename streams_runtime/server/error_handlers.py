@@ -10,7 +10,7 @@ HTTP errors (404 unknown route, 405, 401 from the token check...: their ``detail
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
@@ -77,7 +77,9 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return http_error_response(status, getattr(exc, "detail", str(exc)), getattr(exc, "headers", None))
 
 
-def http_error_response(status: int, detail: Any, headers: Mapping[str, str] | None = None) -> JSONResponse:
+def http_error_response(
+    status: int, detail: object, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     """The JSON answer of an HTTP error: ``detail`` a ``{"error", "message"}`` dict, or a text."""
     if isinstance(detail, dict) and "error" in detail:
         body = {**detail, "detail": detail}

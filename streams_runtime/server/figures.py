@@ -28,9 +28,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.metrics import DEAD_LETTER_RECORDS, DROPPED_RECORDS
+from streams_runtime.query.local_stores import for_each_task_manager
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task_manager import TaskManager
 
 LOCK_TIMEOUT_S = 0.25
 
@@ -111,17 +113,14 @@ def store_sizes(threads: list[Any]) -> dict[str, int]:
     """Approximate entries of each store over this instance's active tasks (under the threads'
     locks, skipping a busy thread and a store that cannot answer)."""
     sizes: dict[str, int] = {}
-    for thread in threads:
-        if not thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):
-            continue
-        try:
-            manager = thread.task_manager
-            for task in list(manager.tasks.values()) if manager is not None else []:
-                for name, store in getattr(task, "stores", {}).items():
-                    try:
-                        sizes[name] = sizes.get(name, 0) + int(store.approximate_num_entries())
-                    except Exception:  # a store closing or not queryable: left out
-                        continue
-        finally:
-            thread.query_lock.release()
+
+    def add_sizes(_thread: StreamThread, manager: TaskManager) -> None:
+        for task in list(manager.tasks.values()):
+            for name, store in getattr(task, "stores", {}).items():
+                try:
+                    sizes[name] = sizes.get(name, 0) + int(store.approximate_num_entries())
+                except Exception:  # a store closing or not queryable: left out
+                    continue
+
+    for_each_task_manager(threads, LOCK_TIMEOUT_S, add_sizes)
     return dict(sorted(sizes.items()))

@@ -51,7 +51,7 @@ ANSWERED_BY = "X-Streams-Answered-By"
 class ApiError(Exception):
     """An error answer of the API: ``{"error": <code>, "message": <text>, **extra}``."""
 
-    def __init__(self, status: int, error: str, message: str, **extra: Any) -> None:
+    def __init__(self, status: int, error: str, message: str, **extra: object) -> None:
         super().__init__(message)
         self.status, self.error, self.message, self.extra = status, error, message, extra
 

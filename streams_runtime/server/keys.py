@@ -27,6 +27,8 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.convertors import Convertor, register_url_convertor
 
+from streams_runtime.config import SerdeLike
+
 _INT_BOUNDS = {"Serdes.Integer": 32, "Serdes.Long": 64}
 
 
@@ -67,7 +69,7 @@ def path_key(scope: Mapping[str, Any], route: tuple[bytes | None, ...], decoded:
     return decoded.encode("utf-8", errors="surrogateescape")
 
 
-def parse_key(given: str | bytes, serde: Any) -> Any:
+def parse_key(given: str | bytes, serde: SerdeLike) -> Any:
     """``given`` (text, or key bytes from :func:`path_key`) as a key of a store whose key serde is
     ``serde`` (module docstring)."""
     name = getattr(serde, "name", None) or type(serde).__name__

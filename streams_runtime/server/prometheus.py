@@ -16,7 +16,7 @@ never stalls behind the stream thread, and everything else is read without the l
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -24,7 +24,12 @@ from prometheus_client.registry import Collector
 
 from streams_runtime.processor.internals.metrics import RECORD_LATENESS
 from streams_runtime.processor.task_id import TaskId
+from streams_runtime.query.local_stores import for_each_task_manager
 from streams_runtime.state.internals.rocksdb_store import shared_memory_figures
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.stream_thread import StreamThread
+    from streams_runtime.processor.internals.task_manager import TaskManager
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LOCK_TIMEOUT_S = 0.25
@@ -226,33 +231,26 @@ class StreamsCollector(Collector):
             "thread_id",
             "task_id",
         )
-        for thread in threads:
-            if not thread.query_lock.acquire(timeout=LOCK_TIMEOUT_S):
-                continue
-            try:
-                manager = thread.task_manager
-                if manager is None:
-                    continue
-                for task_id, task in sorted(manager.tasks.items()):
-                    running.add_metric([thread.name, str(task_id)], 0 if manager.is_restoring(task_id) else 1)
-                    for name, store in task.stores.items():
-                        try:
-                            entries.add_metric(
-                                [thread.name, str(task_id), name], store.approximate_num_entries()
-                            )
-                        except Exception:  # a store closing or not queryable: left out
-                            continue
-                        metrics = getattr(store, "store_metrics", None)
-                        if metrics is not None:
-                            for op, sensor in metrics.sensors.items():
-                                operations.add_metric([thread.name, str(task_id), name, op], sensor.count)
-                standby_lags = getattr(manager, "standby_lags", None)
-                if standby_lags is not None:
-                    for task_id, by_tp in sorted((standby_lags() or {}).items()):
-                        for (topic, partition), lag in sorted(by_tp.items()):
-                            standby.add_metric([thread.name, str(task_id), topic, str(partition)], lag)
-            finally:
-                thread.query_lock.release()
+
+        def of_manager(thread: StreamThread, manager: TaskManager) -> None:
+            for task_id, task in sorted(manager.tasks.items()):
+                running.add_metric([thread.name, str(task_id)], 0 if manager.is_restoring(task_id) else 1)
+                for name, store in task.stores.items():
+                    try:
+                        entries.add_metric([thread.name, str(task_id), name], store.approximate_num_entries())
+                    except Exception:  # a store closing or not queryable: left out
+                        continue
+                    metrics = getattr(store, "store_metrics", None)
+                    if metrics is not None:
+                        for op, sensor in metrics.sensors.items():
+                            operations.add_metric([thread.name, str(task_id), name, op], sensor.count)
+            standby_lags = getattr(manager, "standby_lags", None)
+            if standby_lags is not None:
+                for task_id, by_tp in sorted((standby_lags() or {}).items()):
+                    for (topic, partition), lag in sorted(by_tp.items()):
+                        standby.add_metric([thread.name, str(task_id), topic, str(partition)], lag)
+
+        for_each_task_manager(threads, LOCK_TIMEOUT_S, of_manager)
         yield running
         yield entries
         yield operations

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
-from streams_runtime.kafka.membership import GroupAssignor
+from streams_runtime.kafka.membership import CoordinationSettings
 from streams_runtime.testing.in_memory_clients import InMemoryAdmin, InMemoryConsumer, InMemoryProducer
 from streams_runtime.testing.in_memory_cluster import InMemoryCluster
 from streams_runtime.testing.in_memory_group import InMemoryCoordinationConsumer, InMemoryGroup
@@ -88,17 +88,11 @@ class InMemoryClientSupplier:
         return InMemoryAdmin(self.cluster)
 
     def get_coordination_consumer(
-        self,
-        *,
-        bootstrap_servers: str,
-        group_id: str,
-        client_id: str,
-        assignor: GroupAssignor,
-        session_timeout_ms: int,
-        heartbeat_interval_ms: int,
-        overrides: Mapping[str, Any] | None = None,
+        self, **settings: Unpack[CoordinationSettings]
     ) -> InMemoryCoordinationConsumer:
-        consumer = InMemoryCoordinationConsumer(self.group, assignor, group_id, client_id)
+        consumer = InMemoryCoordinationConsumer(
+            self.group, settings["assignor"], settings["group_id"], settings["client_id"]
+        )
         with self._lock:
             self.coordination_consumers.append(consumer)
         return consumer

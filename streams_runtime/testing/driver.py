@@ -22,7 +22,7 @@ import logging
 import pathlib
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from streams_runtime.config import StreamsConfig, as_config
@@ -38,6 +38,7 @@ from streams_runtime.testing.topics import TestInputTopic, TestOutputTopic
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.processor.topology import Topology
     from streams_runtime.serdes import Serde
     from streams_runtime.state.internals.record_cache import ThreadCache
 
@@ -92,7 +93,7 @@ class TopologyTestDriver:
 
     def __init__(
         self,
-        topology: Any,
+        topology: Topology,
         config: StreamsConfig | Mapping[str, Any] | None = None,
         initial_wall_clock_time_ms: int = 0,
     ) -> None:
@@ -161,7 +162,7 @@ class TopologyTestDriver:
         self._closed = False
         self._complete_all_processable_work()
 
-    def _decorator(self, builder: InternalTopologyBuilder) -> Any:
+    def _decorator(self, builder: InternalTopologyBuilder) -> Callable[[str], str]:
         app_id = self.application_id
         internal = builder.internal_topics
         return lambda topic: f"{app_id}-{topic}" if topic in internal else topic
@@ -220,10 +221,10 @@ class TopologyTestDriver:
         if topic not in self._task_topics and topic not in self._global_topics:
             raise StreamsError(f"unknown topic: {topic}")
         if topic in self._task_topics:
-            self._enqueue(topic, key, value, timestamp, headers)  # Step 1
+            self._enqueue(self._raw(topic, key, value, timestamp, headers))  # Step 1
             self._complete_all_processable_work()
         if topic in self._global_topics:
-            self._process_global(topic, key, value, timestamp, headers)
+            self._process_global(self._raw(topic, key, value, timestamp, headers))
 
     def _maybe_read_pattern_topic(self, topic: str) -> None:
         """A topic no source reads by name joins the task when a source pattern matches it."""
@@ -240,19 +241,15 @@ class TopologyTestDriver:
         self._offsets[topic] = offset + 1
         return RawRecord(topic, 0, offset, timestamp, key, value, tuple(headers))
 
-    def _enqueue(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
-    ) -> None:
+    def _enqueue(self, record: RawRecord) -> None:
         task = self.task
         assert task is not None, "a topic of the task's sources implies the task"
-        task.add_record(self._raw(topic, key, value, timestamp, headers))
+        task.add_record(record)
 
-    def _process_global(
-        self, topic: str, key: bytes | None, value: bytes | None, timestamp: int, headers: Headers
-    ) -> None:
+    def _process_global(self, record: RawRecord) -> None:
         gtask = self.global_task
         assert gtask is not None, "a global topic implies the global task"
-        gtask.add_record(self._raw(topic, key, value, timestamp, headers))
+        gtask.add_record(record)
         while gtask.process():
             pass
         gtask.commit()
@@ -265,10 +262,12 @@ class TopologyTestDriver:
             self._outputs.setdefault(topic, collections.deque()).append(produced)
             self._maybe_read_pattern_topic(topic)
             if topic in self._task_topics:
-                self._enqueue(topic, produced.key, produced.value, produced.timestamp, produced.headers)
+                self._enqueue(
+                    self._raw(topic, produced.key, produced.value, produced.timestamp, produced.headers)
+                )
             if topic in self._global_topics:
                 self._process_global(
-                    topic, produced.key, produced.value, produced.timestamp, produced.headers
+                    self._raw(topic, produced.key, produced.value, produced.timestamp, produced.headers)
                 )
 
     def _complete_all_processable_work(self) -> None:

@@ -19,7 +19,7 @@ calls fail with a fencing error once another producer took the transactional id.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -149,7 +149,7 @@ class InMemoryConsumer:
     def resume(self, partitions: list[Any]) -> None:
         self._paused.difference_update((tp.topic, tp.partition) for tp in partitions)
 
-    def seek(self, partition: Any) -> None:
+    def seek(self, partition: TopicPartition) -> None:
         key = (partition.topic, partition.partition)
         self._positions[key] = self._start(key, partition.offset)
         self._eof_at.pop(key, None)
@@ -173,7 +173,7 @@ class InMemoryConsumer:
                     return messages
                 self.cluster.changed.wait(left)
 
-    def poll(self, timeout: float = -1) -> Any:
+    def poll(self, timeout: float = -1) -> InMemoryMessage | None:
         found = self.consume(1, timeout)
         return found[0] if found else None
 
@@ -213,7 +213,7 @@ class InMemoryConsumer:
         return below, hidden[0]  # not readable yet: the fetch stops below them
 
     def get_watermark_offsets(
-        self, partition: Any, timeout: float = -1, cached: bool = False
+        self, partition: TopicPartition, timeout: float = -1, cached: bool = False
     ) -> tuple[int, int]:
         self.cluster.faults.check("list_offsets")
         return 0, self.cluster.end_offset(
@@ -242,7 +242,7 @@ class InMemoryConsumer:
     def consumer_group_metadata(self) -> str:
         return self.group_id
 
-    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> SimpleNamespace:
         return _metadata(self.cluster)
 
     def close(self) -> None:
@@ -285,7 +285,7 @@ class InMemoryProducer:
         partition: int = -1,
         on_delivery: Callable[..., Any] | None = None,
         timestamp: int = 0,
-        headers: Any = None,
+        headers: Iterable[tuple[str, bytes]] | None = None,
     ) -> None:
         self._called("produce")
         self.cluster.faults.check("produce")
@@ -383,7 +383,7 @@ class InMemoryProducer:
         self.in_transaction = False
         self.transaction_calls.append("abort")
 
-    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> SimpleNamespace:
         return _metadata(self.cluster)
 
     def close(self, timeout: float = -1) -> bool:
@@ -398,7 +398,7 @@ class InMemoryAdmin:
     def __init__(self, cluster: InMemoryCluster) -> None:
         self.cluster = cluster
 
-    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> SimpleNamespace:
         return _metadata(self.cluster)
 
     def create_topics(
@@ -429,7 +429,7 @@ def _error_of(injected: BaseException) -> KafkaError:
     return KafkaError(KafkaError._FAIL, str(injected))  # noqa: SLF001
 
 
-def _metadata(cluster: InMemoryCluster) -> Any:
+def _metadata(cluster: InMemoryCluster) -> SimpleNamespace:
     """What ``list_topics`` answers: ``topics`` (name -> partitions, error) and one broker, the
     leader and only replica of every partition."""
     topics = {

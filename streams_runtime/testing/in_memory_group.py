@@ -155,7 +155,7 @@ class InMemoryCoordinationConsumer:
     def is_leader(self) -> bool:
         return bool(self.group.members) and self.group.members[0] is self
 
-    def group_metadata(self) -> Any:
+    def group_metadata(self) -> SimpleNamespace:
         return SimpleNamespace(generation_id=self.generation_id, member_id=self.member_id)
 
     def close(self, autocommit: bool = False, timeout_ms: int = 0) -> None:

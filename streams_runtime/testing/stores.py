@@ -7,29 +7,32 @@ value. Writes through the facade store the value with timestamp -1 (no timestamp
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from streams_runtime.state import KeyValue, ValueAndTimestamp
-from streams_runtime.state.interfaces import TimestampedKeyValueStore
+from streams_runtime.state.interfaces import KeyValueIterator, StateStore, TimestampedKeyValueStore
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
 
 NO_TIMESTAMP = -1
 
+#: the timestamped store a facade shows with plain values
+S = TypeVar("S", bound=StateStore)
+
 
 def is_timestamped(store: object) -> bool:
     return bool(getattr(store, "timestamped", False))
 
 
-def _value(value_and_timestamp: Any) -> Any:
+def _value(value_and_timestamp: ValueAndTimestamp | None) -> object:
     return None if value_and_timestamp is None else value_and_timestamp.value
 
 
 class _PlainValues:
     """Wraps a store iterator, yielding KeyValue(key, plain value); closes the inner iterator."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: KeyValueIterator) -> None:
         self._inner = inner
 
     def __iter__(self) -> Iterator[KeyValue]:
@@ -52,15 +55,22 @@ class _PlainValues:
         self.close()
 
 
-class KeyValueStoreFacade:
-    """A timestamped key-value store seen as a plain key-value store."""
+class StoreFacade(Generic[S]):
+    """What every facade of a timestamped store passes on unchanged to the store (``inner``)."""
 
-    def __init__(self, inner: TimestampedKeyValueStore[Any]) -> None:
+    def __init__(self, inner: S) -> None:
         self.inner = inner
 
     @property
     def name(self) -> str:
         return self.inner.name
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+
+class KeyValueStoreFacade(StoreFacade[TimestampedKeyValueStore[Any]]):
+    """A timestamped key-value store seen as a plain key-value store."""
 
     @property
     def persistent(self) -> bool:
@@ -101,6 +111,3 @@ class KeyValueStoreFacade:
 
     def approximate_num_entries(self) -> int:
         return self.inner.approximate_num_entries()
-
-    def flush(self) -> None:
-        self.inner.flush()

@@ -9,8 +9,9 @@ produced to that topic (sinks, repartition and changelog topics alike) and deser
 
 from __future__ import annotations
 
+import collections
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from streams_runtime.state import KeyValue
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
-    from streams_runtime.testing.driver import TopologyTestDriver
+    from streams_runtime.testing.driver import ProducedRecord, TopologyTestDriver
 
 _UNSET: Any = object()
 
@@ -104,7 +105,7 @@ class TestInputTopic:
         key: Any = _UNSET,
         value: Any = _UNSET,
         timestamp: int | None = None,
-        headers: Any = None,
+        headers: Mapping[str, bytes | None] | Iterable[tuple[str, bytes | None]] | None = None,
     ) -> None:
         """``pipe_input(value)``, ``pipe_input(key, value)`` or
         ``pipe_input(key, value, timestamp[, headers])``."""
@@ -164,7 +165,7 @@ class TestOutputTopic:
         self._key_serde = key_serde
         self._value_serde = value_serde
 
-    def _queue(self) -> Any:
+    def _queue(self) -> collections.deque[ProducedRecord]:
         return self._driver.output_queue(self.topic)
 
     def read_record(self) -> TestRecord:

@@ -11,18 +11,11 @@ from typing import Any
 
 from streams_runtime.state import KeyValue, ValueAndTimestamp
 from streams_runtime.state.interfaces import TimestampedWindowStore
-from streams_runtime.testing.stores import NO_TIMESTAMP, _PlainValues, _value
+from streams_runtime.testing.stores import NO_TIMESTAMP, StoreFacade, _PlainValues, _value
 
 
-class WindowStoreFacade:
+class WindowStoreFacade(StoreFacade[TimestampedWindowStore[Any]]):
     """A timestamped window store seen as a plain window store."""
-
-    def __init__(self, inner: TimestampedWindowStore[Any]) -> None:
-        self.inner = inner
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
 
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> None:
         self.inner.put(
@@ -50,9 +43,6 @@ class WindowStoreFacade:
 
     def backward_all(self) -> Any:
         return _PlainValues(self.inner.backward_all())
-
-    def flush(self) -> None:
-        self.inner.flush()
 
 
 def is_window_store(store: object) -> bool:

@@ -43,7 +43,7 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import identify_broker
 from streams_runtime.tools.cluster import add_bootstrap_option, bootstrap_servers
-from streams_runtime.tools.produce import SERDE_CHOICES
+from streams_runtime.tools.produce import SERDE_CHOICES, add_serde_options
 
 #: the consumer's own settings, over the shared profile: no group membership, nothing committed
 CONSUMER_OVERRIDES = {
@@ -203,11 +203,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="show records of aborted and open transactions too (default: committed only)",
     )
-    parser.add_argument(
-        "--key-serde", choices=SERDE_CHOICES, default="string", help="how keys are read (default string)"
-    )
-    parser.add_argument(
-        "--value-serde", choices=SERDE_CHOICES, default="json", help="how values are read (default json)"
-    )
+    add_serde_options(parser, "are read")
     add_bootstrap_option(parser)
     parser.set_defaults(func=run)

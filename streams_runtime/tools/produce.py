@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from streams_runtime.config import named_serde
 from streams_runtime.errors import SerializationError, StreamsError
@@ -73,6 +73,18 @@ PRODUCER_OVERRIDES = {
     "partitioner": "murmur2_random",  # Kafka's DefaultPartitioner for keyed records
     "enable.idempotence": True,  # once each, in order per partition, through retries
 }
+
+
+def add_serde_options(parser: argparse.ArgumentParser, how: str) -> None:
+    """``--key-serde`` (default string) and ``--value-serde`` (default json); ``how`` the keys and
+    values are handled by the tool (the options' help: "how keys <how>")."""
+    for side, default in (("key", "string"), ("value", "json")):
+        parser.add_argument(
+            f"--{side}-serde",
+            choices=SERDE_CHOICES,
+            default=default,
+            help=f"how {side}s {how} (default {default})",
+        )
 
 
 class ProduceError(StreamsError):
@@ -99,7 +111,7 @@ def _json_kind(data: object) -> str:
     return kinds.get(type(data), "null" if data is None else type(data).__name__)
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -194,7 +206,7 @@ class DeliveryReport:
     delivered: Counter[int]
     failed: list[tuple[int, str]]
 
-    def on_delivery(self, line: int, error: Any, message: Any) -> None:
+    def on_delivery(self, line: int, error: clients.KafkaError | None, message: Any) -> None:
         if error is None:
             self.delivered[message.partition()] += 1
         else:
@@ -290,11 +302,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--file", default="-", metavar="PATH", help="JSON lines to send (default -: standard input)"
     )
-    parser.add_argument(
-        "--key-serde", choices=SERDE_CHOICES, default="string", help="how keys become bytes (default string)"
-    )
-    parser.add_argument(
-        "--value-serde", choices=SERDE_CHOICES, default="json", help="how values become bytes (default json)"
-    )
+    add_serde_options(parser, "become bytes")
     add_bootstrap_option(parser)
     parser.set_defaults(func=run)

@@ -61,11 +61,29 @@ if TYPE_CHECKING:  # types only
     from streams_runtime.kafka.client_supplier import ConsumerClient
 
 
+class InternalTopic(Protocol):
+    """What the guard reads of an internal topic's declaration."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def configs(self) -> Mapping[str, str]: ...
+
+
+class TopologyBuilder(Protocol):
+    """What the guard reads of the topology's builder: the internal topics and their real names."""
+
+    @property
+    def internal_topics(self) -> Mapping[str, InternalTopic]: ...
+
+    def decorate(self, topic: str) -> str: ...
+
+
 class RuntimeSetup(Protocol):
     """What the guard reads of a client's RuntimeSetup (the processor runtime's, a layer above)."""
 
     @property
-    def builder(self) -> Any: ...
+    def builder(self) -> TopologyBuilder: ...
 
     @property
     def subtopologies(self) -> Mapping[int, Any]: ...
@@ -77,10 +95,16 @@ class RuntimeSetup(Protocol):
     def broker(self) -> BrokerIdentity: ...
 
 
+class Counter(Protocol):
+    """A sensor the guard counts on."""
+
+    def increment(self) -> None: ...
+
+
 class StreamsMetrics(Protocol):
     """Where the guard counts its seeks (the thread's StreamsMetrics)."""
 
-    def sensor(self, name: str, group: str = ..., tags: dict[str, Any] | None = ...) -> Any: ...
+    def sensor(self, name: str, group: str = ..., tags: dict[str, Any] | None = ...) -> Counter: ...
 
 
 log = logging.getLogger("streams_runtime.processor")
@@ -186,7 +210,7 @@ class RepartitionGapGuard:
             self._expected.pop(key, None)
             self._checking.pop(key, None)
 
-    def sought(self, partition: Any) -> None:
+    def sought(self, partition: TopicPartition) -> None:
         """The consumer was sought (by someone else than the guard) to ``partition.offset``."""
         key = (partition.topic, partition.partition)
         if key in self._expected:
@@ -333,6 +357,6 @@ class _WatchedConsumer:
         self._consumer.incremental_unassign(partitions)
         self._guard.revoked(partitions)
 
-    def seek(self, partition: object) -> None:
+    def seek(self, partition: TopicPartition) -> None:
         self._consumer.seek(partition)
         self._guard.sought(partition)

@@ -228,7 +228,9 @@ class _PartitionScan:
         return any(first <= offset for ranges in self.open.values() for first, _ in ranges)
 
 
-def scan_markers(bootstrap_servers: str, tp: TopicPartition, start: int = 0, timeout_s: float = 10.0) -> Any:
+def scan_markers(
+    bootstrap_servers: str, tp: TopicPartition, start: int = 0, timeout_s: float = 10.0
+) -> _PartitionScan:
     """Scan ``tp`` from ``start`` to its high watermark; returns the scan (``is_aborted(offset)``)."""
     f = AbortedFilter(bootstrap_servers, timeout_s=timeout_s)
     try:
