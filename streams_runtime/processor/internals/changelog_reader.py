@@ -72,7 +72,7 @@ from streams_runtime.brokers.tansu import MarkerScanError
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.kafka.offsets import (
     LIST_OFFSETS_RETRY_S,
     is_partition_eof,
@@ -139,7 +139,23 @@ class _TaskRestore:
         return sum(c.restored for c in self.changelogs.values())
 
 
-class StoreChangelogReader:
+class RestoreConsumerOwner:
+    """Owns a restore consumer made at its first use (through the client supplier) and kept."""
+
+    _bootstrap_servers: str
+    _client_supplier: KafkaClientSupplier
+    _overrides: dict[str, Any]
+    _consumer: ConsumerClient  # None until the first use
+
+    def _restore_consumer(self) -> ConsumerClient:
+        if self._consumer is None:
+            self._consumer = self._client_supplier.get_restore_consumer(
+                self._bootstrap_servers, self._overrides
+            )
+        return self._consumer
+
+
+class StoreChangelogReader(RestoreConsumerOwner):
     """Restores registered tasks step by step; see the module docstring.
 
     :param bootstrap_servers: the cluster of the changelog topics.
@@ -170,7 +186,7 @@ class StoreChangelogReader:
         self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records
-        self._consumer: Any = None
+        self._consumer = None
         self._tasks: dict[Any, _TaskRestore] = {}
         self._by_tp: dict[ChangelogPartition, tuple[Any, _Changelog]] = {}
         self._to_probe: list[_Changelog] = []
@@ -574,13 +590,6 @@ class StoreChangelogReader:
         return progress
 
     # ------------------------------------------------------------------ consumer plumbing
-    def _restore_consumer(self) -> Any:
-        if self._consumer is None:
-            self._consumer = self._client_supplier.get_restore_consumer(
-                self._bootstrap_servers, self._overrides
-            )
-        return self._consumer
-
     def _lists_true_ends(self) -> bool:
         """Whether ListOffsets answers the true end (every broker but Tansu); on the first call
         also makes the aborted-record filter where one is needed (exactly-once on Tansu)."""
