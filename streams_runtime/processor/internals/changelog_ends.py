@@ -68,14 +68,10 @@ class ChangelogEndOffsets(RestoreConsumerOwner):
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
         broker: BrokerIdentity | None = None,
     ) -> None:
-        self._bootstrap_servers = bootstrap_servers
-        self._broker = broker
-        self._client_supplier = client_supplier
+        super().__init__(bootstrap_servers, consumer_overrides, client_supplier, broker)
         self._topics = {s: tuple(sorted(t)) for s, t in changelog_topics.items()}
-        self._overrides = dict(consumer_overrides or {})
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
-        self._consumer = None
         self._read_committed = self._overrides.get("isolation.level", "read_committed") == "read_committed"
         self._uncommitted: Any = None  # read_uncommitted twin, for Tansu's read_committed "latest" of 0
         #: seconds the last call took (for benches and logs)

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -142,10 +143,19 @@ class _TaskRestore:
 class RestoreConsumerOwner:
     """Owns a restore consumer made at its first use (through the client supplier) and kept."""
 
-    _bootstrap_servers: str
-    _client_supplier: KafkaClientSupplier
-    _overrides: dict[str, Any]
-    _consumer: ConsumerClient  # None until the first use
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        consumer_overrides: Mapping[str, Any] | None,
+        client_supplier: KafkaClientSupplier,
+        broker: BrokerIdentity | None,
+    ) -> None:
+        self._bootstrap_servers = bootstrap_servers
+        self._overrides = dict(consumer_overrides or {})
+        self._client_supplier = client_supplier
+        #: what the broker is; asked through the restore consumer at the first use when None
+        self._broker = broker
+        self._consumer: ConsumerClient = None  # made at the first use
 
     def _restore_consumer(self) -> ConsumerClient:
         if self._consumer is None:
@@ -176,17 +186,12 @@ class StoreChangelogReader(RestoreConsumerOwner):
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
         broker: BrokerIdentity | None = None,
     ) -> None:
-        self._bootstrap_servers = bootstrap_servers
-        self._client_supplier = client_supplier
+        super().__init__(bootstrap_servers, consumer_overrides, client_supplier, broker)
         self._skip_aborted = skip_aborted
-        #: what the broker is; asked through the restore consumer at the first step when None
-        self._broker = broker
         #: exactly-once on Tansu: drops the records of aborted transactions (see the module docstring)
         self._aborted: Any = None
-        self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records
-        self._consumer = None
         self._tasks: dict[Any, _TaskRestore] = {}
         self._by_tp: dict[ChangelogPartition, tuple[Any, _Changelog]] = {}
         self._to_probe: list[_Changelog] = []
