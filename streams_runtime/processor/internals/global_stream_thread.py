@@ -142,7 +142,7 @@ class GlobalRecordCollector:
         self.dead_lettered_up_to: dict[TopicPartitionKey, int] = {}
 
     def send(
-        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: Any
+        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: int | None
     ) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
             log.warning(
@@ -190,12 +190,14 @@ class GlobalRecordCollector:
             collector.close()
 
 
-def _source_of(headers: Any) -> tuple[TopicPartitionKey, int] | None:
+def _source_of(headers: Headers) -> tuple[TopicPartitionKey, int] | None:
     """The source partition and offset the deserialization handler named in a dead-letter record's
     headers (its own headers come last, so a source record's headers cannot fake them)."""
     named: dict[str, bytes] = {}
     for key, value in reversed(list(headers or ())):
         if key in (DLQ_TOPIC, DLQ_PARTITION, DLQ_OFFSET) and key not in named:
+            if value is None:  # a handler's header always has a value: not a dead-letter record
+                return None
             named[key] = value
     try:
         return (named[DLQ_TOPIC].decode(), int(named[DLQ_PARTITION])), int(named[DLQ_OFFSET])

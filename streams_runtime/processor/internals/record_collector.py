@@ -218,7 +218,7 @@ class StreamsProducer:
         value: bytes | None,
         partition: int | None,
         timestamp: int,
-        headers: Any,
+        headers: list[tuple[str, str | bytes | None]] | None,
     ) -> None:
         produce = self.producer.produce
         while True:
@@ -489,10 +489,11 @@ class RecordCollector:
         self.producer.close(timeout_s)
 
 
-def _kafka_error(exc: BaseException) -> Any:
+def _kafka_error(exc: BaseException) -> KafkaError:
     """The KafkaError of a confluent exception. A SystemError means a delivery report was served
     while librdkafka raised a fatal error (the callback ran with that exception pending): a
     fatal error whose cause is lost, reported as ``_FATAL``."""
     if isinstance(exc, KafkaException):
-        return exc.args[0]
+        error: KafkaError = exc.args[0]
+        return error
     return KafkaError(_FATAL, f"fatal producer error ({exc})", fatal=True)

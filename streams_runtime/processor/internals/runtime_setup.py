@@ -29,6 +29,7 @@ from streams_runtime.processor.internals.user_topics import dead_letter_topic
 if TYPE_CHECKING:  # the Topology module sits above the runtime
     from streams_runtime.config import StreamsConfig
     from streams_runtime.processor.topology import Topology
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 #: consumer.* overrides that set the coordination member's session, with the member's defaults
 _MEMBER_KEYS = {
@@ -184,7 +185,7 @@ class RuntimeSetup:
         return self.pattern_version
 
     # ------------------------------------------------------------------ per-thread factories
-    def new_cache(self) -> Any:
+    def new_cache(self) -> ThreadCache | None:
         max_bytes = self.config.statestore_cache_max_bytes // self.config.num_stream_threads
         if max_bytes <= 0:
             return None
