@@ -102,6 +102,8 @@ BOUNDARIES: dict[str, str] = {
     # configuration values: what the user gives (a number, a string, a class or a callable)
     "streams_runtime.config:* default": "a configuration key's default: any value its validator accepts",
     "streams_runtime.config:* overrides": "configuration overrides as the user gives them",
+    "streams_runtime.worker:import_attr return": "what module:attr names: the user's app or runtime class",
+    "streams_runtime.demo.airflow_standalone:*.request return": "Airflow's REST API answer: decoded JSON",
 }
 
 

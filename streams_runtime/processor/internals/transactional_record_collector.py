@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
@@ -56,6 +56,8 @@ __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 _TIMED_OUT = KafkaError._TIMED_OUT  # noqa: SLF001
 
 log = logging.getLogger("streams_runtime.processor")
+
+T = TypeVar("T")
 
 
 #: Commit the transactions of a thread's tasks concurrently (N tasks: about one round trip instead
@@ -126,7 +128,7 @@ class TransactionalRecordCollector(RecordCollector):
         overrides: Mapping[str, Any],
         changelog_topics: Iterable[str],
         *,
-        task_id: Any,
+        task_id: object,
         transactional_id: str,
         init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
         continue_on_error: bool = False,
@@ -151,13 +153,13 @@ class TransactionalRecordCollector(RecordCollector):
         self._confirm_timeout_s = 10.0
         self._nudge_every = CONFIRM_NUDGE_S
         self._nudge_at = 0.0
-        self._send_in_transaction = self.producer.produce
+        self._send_in_transaction: Callable[..., None] = self.producer.produce
         self._produce = self._begin_then_produce
         self._client_produce = None  # every send goes through ``_produce`` (it begins the transaction)
         self._call(self.producer.init_transactions, "initializing transactions", init_timeout_s)
 
     # ------------------------------------------------------------------ sending
-    def _begin_then_produce(self, *args: Any) -> None:
+    def _begin_then_produce(self, *args: object) -> None:
         self._call(self.producer.begin_transaction, "beginning a transaction")
         self.in_transaction = True
         self._produce = self._send_in_transaction
@@ -229,7 +231,7 @@ class TransactionalRecordCollector(RecordCollector):
             f"failed while {what}: {err.name()}: {err.str()}"
         )
 
-    def _call(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., T], what: str, *args: object) -> T:
         """Run a transactional call; retry retriable errors but a timeout (a commit may be
         retried; see :data:`TRANSACTION_CALL_TIMEOUT_S`), translate the rest: TaskMigratedError
         when fenced, TaskCorruptedError (after an abort) for a cluster error or a timeout, else
@@ -489,7 +491,7 @@ class TaskRecordCollectors:
         exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
         each collector touched by one pool thread while the stream thread waits)."""
 
-        def one(item: tuple[Any, list[Any], Any]) -> Any:
+        def one(item: tuple[Any, list[Any], Any]) -> bool | Exception:
             task_id, offsets, group_metadata = item
             try:
                 return self._collectors[task_id].commit(offsets, group_metadata, task_timeout_ms)
