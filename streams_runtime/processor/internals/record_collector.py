@@ -379,12 +379,21 @@ class RecordCollector:
         headers: tuple[tuple[str, bytes | None], ...],
         partition: int | None,
     ) -> None:
-        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused goes
-        to the production handler; any other error fails the send."""
-        err = exc.args[0]
-        if not _is_record_error(err):
-            raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
-        self._refused(topic, key, value, headers, err, partition)
+        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused
+        (:meth:`_is_refusal`) goes to the production handler; any other error is the producer's
+        (:meth:`_producer_failed`)."""
+        err = _kafka_error(exc)
+        if self._is_refusal(exc, err):
+            self._refused(topic, key, value, headers, err, partition)
+        else:
+            self._producer_failed(exc, err, topic)
+
+    def _is_refusal(self, exc: BaseException, err: KafkaError) -> bool:
+        return _is_record_error(err)
+
+    def _producer_failed(self, exc: BaseException, err: KafkaError, topic: str) -> None:
+        """Fails the send."""
+        raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
 
     def _refused(
         self, topic: str, key: Any, value: Any, headers: Headers, err: Any, partition: int | None = None

@@ -165,21 +165,12 @@ class TransactionalRecordCollector(RecordCollector):
         self._produce = self._send_in_transaction
         self._send_in_transaction(*args)
 
-    def _send_failed(
-        self,
-        exc: BaseException,
-        topic: str,
-        key: Any,
-        value: Any,
-        headers: tuple[tuple[str, bytes | None], ...],
-        partition: int | None,
-    ) -> None:
-        err = _kafka_error(exc)
-        if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
-            # the record never joined the transaction (refused locally): the handler decides
-            self._refused(topic, key, value, headers, err, partition)
-            return
-        # the producer is in an error state: find out why
+    def _is_refusal(self, exc: BaseException, err: KafkaError) -> bool:
+        """The record never joined the transaction (refused locally): the handler decides."""
+        return isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None
+
+    def _producer_failed(self, exc: BaseException, err: KafkaError, topic: str) -> None:
+        """The producer is in an error state: find out why."""
         self._keep(self._classify(err, f"sending to topic {topic}"))
         self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
         self._raise_error()
