@@ -59,6 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
@@ -299,6 +300,23 @@ class StreamsProducer:
             self.producer.abort_transaction(timeout_s)
 
 
+@dataclass(frozen=True, eq=False)
+class ProducerSettings:
+    """What a record collector's producer is made from (the thread's, or one per task under
+    exactly-once).
+
+    :param changelog_topics: the topics whose failed deliveries are counted per partition.
+    :param continue_on_error: ``default_production_exception_handler=continue``.
+    """
+
+    bootstrap_servers: str
+    client_id: str
+    overrides: Mapping[str, Any]
+    changelog_topics: frozenset[str] = frozenset()
+    continue_on_error: bool = False
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER
+
+
 class RecordCollector:
     """Sends the records of one thread's tasks; see the module docstring."""
 
@@ -307,20 +325,13 @@ class RecordCollector:
     #: what a failing ``produce`` raises (handled by :meth:`_send_failed`)
     _send_errors: tuple[type[BaseException], ...] = (KafkaException,)
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        self._changelog_topics = frozenset(changelog_topics)
+    def __init__(self, settings: ProducerSettings) -> None:
+        overrides = settings.overrides
+        self._changelog_topics = settings.changelog_topics
         #: changelog records whose delivery failed (skipped under ``continue``), per partition
         self.failed_changelog: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
-        self._continue_on_error = continue_on_error
+        self._continue_on_error = settings.continue_on_error
         #: the largest record the producer accepts (dead-letter records are bounded by it)
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         #: records skipped under ``default_production_exception_handler=continue``
@@ -328,12 +339,12 @@ class RecordCollector:
         #: librdkafka fails a record with _MSG_TIMED_OUT after this long (then the handler decides)
         self.delivery_timeout_ms = delivery_timeout_ms(overrides)
         self.producer = StreamsProducer(
-            bootstrap_servers,
-            client_id,
+            settings.bootstrap_servers,
+            settings.client_id,
             overrides,
             self._on_delivery,
             self.reports_only_errors or not self._changelog_topics,
-            client_supplier,
+            settings.client_supplier,
         )
         self._produce: Callable[..., None] = self.producer.produce
         # the client's own produce (partition -1: the partitioner's choice), for the hot path of

@@ -31,17 +31,17 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
-from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, TopicPartition
-from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
     CLUSTER_ERROR_CODES,
     DEFAULT_MAX_MESSAGE_BYTES,
     FENCED_ERROR_CODES,
+    ProducerSettings,
     RecordCollector,
     _is_record_error,
     _kafka_error,
@@ -123,25 +123,18 @@ class TransactionalRecordCollector(RecordCollector):
 
     def __init__(
         self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
+        settings: ProducerSettings,
         *,
         task_id: object,
         transactional_id: str,
         init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         config = {
             "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
-            **overrides,
+            **settings.overrides,
             "transactional.id": transactional_id,
         }
-        super().__init__(
-            bootstrap_servers, client_id, config, changelog_topics, continue_on_error, client_supplier
-        )
+        super().__init__(replace(settings, overrides=config))
         self.task_id = task_id
         self.transactional_id = transactional_id
         self.in_transaction = False
@@ -369,23 +362,9 @@ class TaskRecordCollectors:
 
     eos_enabled = True
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        application_id: str,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        self._continue_on_error = continue_on_error
-        self._client_supplier = client_supplier
-        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
-        self._bootstrap_servers = bootstrap_servers
-        self._client_id = client_id
-        self._overrides = dict(overrides)
-        self._changelog_topics = frozenset(changelog_topics)
+    def __init__(self, settings: ProducerSettings, application_id: str) -> None:
+        self._settings = settings
+        self.max_message_bytes = int(settings.overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._application_id = application_id
         self._collectors: dict[Any, TransactionalRecordCollector] = {}
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
@@ -396,14 +375,9 @@ class TaskRecordCollectors:
 
     def _new(self, task_id: object) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
-            self._bootstrap_servers,
-            f"{self._client_id}-{task_id}",
-            self._overrides,
-            self._changelog_topics,
+            replace(self._settings, client_id=f"{self._settings.client_id}-{task_id}"),
             task_id=task_id,
             transactional_id=self.transactional_id(task_id),
-            continue_on_error=self._continue_on_error,
-            client_supplier=self._client_supplier,
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -492,7 +466,9 @@ class TaskRecordCollectors:
         if not PARALLEL_COMMITS or len(commits) <= 1:
             return [one(item) for item in commits]
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"{self._client_id}-commit")
+            self._pool = ThreadPoolExecutor(
+                max_workers=8, thread_name_prefix=f"{self._settings.client_id}-commit"
+            )
         return list(self._pool.map(one, commits))
 
     def wait_for_acks(self, task_timeout_ms: int = 0) -> None:
