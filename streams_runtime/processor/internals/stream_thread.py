@@ -424,8 +424,9 @@ class StreamThread(threading.Thread):
     def _close_clients(self) -> None:
         if getattr(self, "_collector", None) is not None:
             self._collector.close()
-        if getattr(self, "_reader", None) is not None:
-            self._reader.close()
+        reader = getattr(self, "_reader", None)  # None too for an app without stores
+        if reader is not None:
+            reader.close()
         if getattr(self, "_consumer", None) is not None:
             self._consumer.close()
 

@@ -55,7 +55,7 @@ class TaskRebuilder:
     manager: RebuiltTasks
     consumer: ConsumerClient
     state_directory: StateDirectory
-    changelog_reader: StoreChangelogReader
+    changelog_reader: StoreChangelogReader | None
     #: task -> store whose rebuild it restores
     _rebuilding: dict[TaskId, str] = field(default_factory=dict, init=False)
     #: task -> snapshot taken when restored
@@ -97,5 +97,6 @@ class TaskRebuilder:
         store_name = self._rebuilding.pop(task.id, None)
         if store_name is None:
             return
-        restored = self.changelog_reader.restored_count(task.id)
+        reader = self.changelog_reader
+        restored = 0 if reader is None else reader.restored_count(task.id)
         self._rebuilt[task.id] = snapshot_restored_store(task, task.state_manager, store_name, restored)
