@@ -112,6 +112,8 @@ BOUNDARIES: dict[str, str] = {
         "pipe_input's forms: (value), (key, value), (key, value, timestamp[, headers]) (Kafka's overloads)"
     ),
     "streams_runtime.testing.topics:TestOutputTopic.read_value return": "a record's value: the user's object",
+    "streams_runtime.worker:import_attr return": "what module:attr names: the user's app or runtime class",
+    "streams_runtime.demo.airflow_standalone:*.request return": "Airflow's REST API answer: decoded JSON",
 }
 
 

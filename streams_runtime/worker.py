@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,11 @@ def plan_for(
     return plan_parallelism(topology.task_counts(partitions), instances, threads)
 
 
+def _say_with_prefix(line: str) -> None:
+    print(f"[worker] {line}", flush=True)
+
+
+@dataclass(eq=False)
 class WorkerLauncher:
     """Starts, watches and stops the instance processes of one app (steps 4-6 of the module).
 
@@ -170,46 +175,34 @@ class WorkerLauncher:
     :param say: where progress lines go (default: print with a ``[worker]`` prefix).
     """
 
-    def __init__(
-        self,
-        app_spec: str,
-        *,
-        instances: int,
-        threads: int,
-        bootstrap_servers: str,
-        state_dir: str | os.PathLike[str],
-        runtime: str = DEFAULT_RUNTIME,
-        close_timeout: float = 30.0,
-        verbose: bool = False,
-        say: Callable[[str], None] | None = None,
-        http_port: int | None = None,
-        http_host: str | None = None,
-        http_bind: str | None = None,
-        forwarding_secret: str | None = None,
-    ) -> None:
-        if instances < 1 or threads < 1:
-            raise WorkerError(f"--instances and --threads must be >= 1, got {instances} and {threads}")
-        self.app_spec = app_spec
-        self.instances = instances
-        self.threads = threads
-        self.bootstrap_servers = bootstrap_servers
-        self.state_dir = Path(state_dir)
-        self.runtime = runtime
-        self.close_timeout = close_timeout
-        self.verbose = verbose
-        #: instance i serves its HTTP API (queries, metrics, health) on http_port + i
-        self.http_port = http_port
-        #: advertised host of application_server (default: the app's, else loopback)
-        self.http_host = http_host
-        #: address the HTTP servers bind (application_server_bind; default: the app's, else
-        #: http_host, else loopback)
-        self.http_bind = http_bind
-        #: given to the instances in $STREAMS_RUNTIME_FORWARDING_SECRET (else they inherit the launcher's)
-        self.forwarding_secret = forwarding_secret
-        self._say = say or (lambda line: print(f"[worker] {line}", flush=True))
-        self.processes: dict[int, subprocess.Popen[bytes]] = {}
-        self.exit_codes: dict[int, int] = {}
-        self._stopping = threading.Event()
+    app_spec: str
+    _: KW_ONLY
+    instances: int
+    threads: int
+    bootstrap_servers: str
+    state_dir: Path
+    runtime: str = DEFAULT_RUNTIME
+    close_timeout: float = 30.0
+    verbose: bool = False
+    say: Callable[[str], None] = _say_with_prefix
+    #: instance i serves its HTTP API (queries, metrics, health) on http_port + i
+    http_port: int | None = None
+    #: advertised host of application_server (default: the app's, else loopback)
+    http_host: str | None = None
+    #: address the HTTP servers bind (application_server_bind; default: the app's, else
+    #: http_host, else loopback)
+    http_bind: str | None = None
+    #: given to the instances in $STREAMS_RUNTIME_FORWARDING_SECRET (else they inherit the launcher's)
+    forwarding_secret: str | None = None
+    processes: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
+    exit_codes: dict[int, int] = field(default_factory=dict, init=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+
+    def __post_init__(self) -> None:
+        if self.instances < 1 or self.threads < 1:
+            raise WorkerError(
+                f"--instances and --threads must be >= 1, got {self.instances} and {self.threads}"
+            )
 
     def command(self, index: int) -> list[str]:
         """The command line of instance ``index``."""
@@ -253,7 +246,7 @@ class WorkerLauncher:
             process = subprocess.Popen(self.command(index), cwd=os.getcwd(), env=env)
             self.processes[index] = process
             state = self.state_dir / f"instance-{index}"
-            self._say(f"instance {index} started (pid {process.pid}, state {state})")
+            self.say(f"instance {index} started (pid {process.pid}, state {state})")
 
     def statuses(self) -> dict[int, dict[str, Any]]:
         """Instance -> its last published ``{"pid", "state", "threads": {name: [task ids]}}``.
@@ -281,7 +274,7 @@ class WorkerLauncher:
             self.exit_codes[index] = code
             gone[index] = code
             if not self._stopping.is_set():
-                self._say(f"instance {index} (pid {process.pid}) died with exit code {code}")
+                self.say(f"instance {index} (pid {process.pid}) died with exit code {code}")
         return gone
 
     def stop(self) -> bool:
@@ -303,13 +296,13 @@ class WorkerLauncher:
             except subprocess.TimeoutExpired:
                 process.kill()
                 code = process.wait()
-                self._say(f"instance {index} (pid {process.pid}) did not close in time; killed")
+                self.say(f"instance {index} (pid {process.pid}) did not close in time; killed")
             self.exit_codes[index] = code
             if code == 0:
-                self._say(f"instance {index} closed cleanly")
+                self.say(f"instance {index} closed cleanly")
             else:
                 clean = False
-                self._say(f"instance {index} exited with code {code} while closing")
+                self.say(f"instance {index} exited with code {code} while closing")
         return clean
 
     def request_stop(self) -> None:
@@ -321,7 +314,7 @@ class WorkerLauncher:
         while not self._stopping.is_set():
             self.reap()
             if not self.alive():
-                self._say("no instance is left running")
+                self.say("no instance is left running")
                 return 1
             self._stopping.wait(poll_s)
         failed_before = any(code != 0 for code in self.exit_codes.values())
@@ -341,7 +334,7 @@ class WorkerLauncher:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
-        self._say("stopped" if code == 0 else f"stopped with exit code {code}")
+        self.say("stopped" if code == 0 else f"stopped with exit code {code}")
         return code
 
 
@@ -401,7 +394,7 @@ def run_worker(
             instances=instances,
             threads=threads,
             bootstrap_servers=servers,
-            state_dir=state,
+            state_dir=Path(state),
             runtime=runtime,
             verbose=verbose,
             http_port=http_port,

@@ -55,27 +55,15 @@ def _state_name(state: object) -> str:
     return str(getattr(state, "name", state)).upper()
 
 
-def _thread_tasks(streams: object) -> dict[str, list[str]]:
-    """Local thread name -> its active task ids, when the client exposes that metadata."""
+def _thread_tasks(streams: object, kind: str = "active_tasks") -> dict[str, list[str]]:
+    """Local thread name -> its task ids of ``kind`` (``active_tasks``, or ``standby_tasks``: the
+    standby and warm-up tasks), when the client exposes that metadata."""
     metadata = getattr(streams, "metadata_for_local_threads", None)
     if not callable(metadata):
         return {}
     return {
         getattr(thread, "thread_name", "?"): sorted(
-            str(getattr(t, "task_id", t)) for t in getattr(thread, "active_tasks", ()) or ()
-        )
-        for thread in metadata()
-    }
-
-
-def _thread_standby_tasks(streams: object) -> dict[str, list[str]]:
-    """Local thread name -> its standby (and warm-up) task ids, when the client exposes them."""
-    metadata = getattr(streams, "metadata_for_local_threads", None)
-    if not callable(metadata):
-        return {}
-    return {
-        getattr(thread, "thread_name", "?"): sorted(
-            str(getattr(t, "task_id", t)) for t in getattr(thread, "standby_tasks", ()) or ()
+            str(getattr(t, "task_id", t)) for t in getattr(thread, kind, ()) or ()
         )
         for thread in metadata()
     }
@@ -169,10 +157,11 @@ def run_instance(
     def on_state(new: object, old: object) -> None:
         states.append(_state_name(new))
         say(f"state {_state_name(old)} -> {_state_name(new)}")
-        threads = _thread_tasks(streams) if _state_name(new) == "RUNNING" else {}
+        running = _state_name(new) == "RUNNING"
+        threads = _thread_tasks(streams) if running else {}
         for name, tasks in threads.items():
             say(f"{name}: {len(tasks)} active task(s) {' '.join(tasks)}".rstrip())
-        for name, tasks in (_thread_standby_tasks(streams) if _state_name(new) == "RUNNING" else {}).items():
+        for name, tasks in (_thread_tasks(streams, "standby_tasks") if running else {}).items():
             say(f"{name}: {len(tasks)} standby task(s) {' '.join(tasks)}".rstrip())
         write_status(state_dir, _state_name(new), threads)
         if _state_name(new) in _FAILED_STATES:

@@ -184,7 +184,13 @@ class AirflowClient:
         quoted = urllib.parse.quote(run_id, safe="")
         return str(self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{quoted}")["state"])
 
-    def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 300.0, on_change: Any = None) -> str:
+    def wait_for_run(
+        self,
+        dag_id: str,
+        run_id: str,
+        timeout: float = 300.0,
+        on_change: Callable[[str], object] | None = None,
+    ) -> str:
         """Poll until the run is success or failed (or *timeout*: returns the last state); a poll
         the API server does not answer in time is asked again until then."""
         deadline = time.monotonic() + timeout
@@ -220,7 +226,7 @@ class AirflowClient:
         dag_id: str,
         conf: dict[str, Any] | None = None,
         timeout: float = 300.0,
-        on_change: object = None,
+        on_change: Callable[[str], object] | None = None,
     ) -> tuple[str, str]:
         """Unpause, trigger and wait: ``(run_id, final state)``."""
         self.wait_for_dag(dag_id)

@@ -48,7 +48,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers import bootstrap_or_throwaway, free_port, runtime_home
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
@@ -57,6 +57,9 @@ from streams_runtime.kafka.clients import TopicSpec, create_admin, create_produc
 from streams_runtime.kafka.offsets import PartitionReadError
 from streams_runtime.tools.progress import phase
 from streams_runtime.worker import FORWARDING_SECRET_ENV, HTTP_TOKEN_ENV, WorkerLauncher, load_app, plan_for
+
+if TYPE_CHECKING:  # types only (Airflow is started on demand)
+    from streams_runtime.demo.airflow_standalone import AirflowStandalone
 
 APP_SPEC = "streams_runtime.demo.app:app"
 #: step 6: re-read the results topic to its true end after this long without a new result
@@ -258,7 +261,7 @@ def _query_totals(http_port: int, ledger: Ledger, stop: threading.Event, timeout
     return True
 
 
-def _print_urls(http_port: int, instances: int, airflow: Any) -> None:
+def _print_urls(http_port: int, instances: int, airflow: AirflowStandalone | None) -> None:
     """Every address a user opens, in one place."""
     say("open:")
     for i in range(instances):

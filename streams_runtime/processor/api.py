@@ -16,8 +16,12 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 Headers = tuple[tuple[str, bytes | None], ...]
 """A record's headers: ``(key, value)`` pairs in order (Kafka allows repeated keys)."""
 
+HeadersLike = Mapping[str, object] | Iterable[tuple[str, object]] | None
+"""Headers as given to :func:`normalize_headers`: None, a mapping or ``(key, value)`` pairs (a value
+is bytes, None, or turned into UTF-8 text with ``str``)."""
 
-def normalize_headers(headers: Any) -> Headers:
+
+def normalize_headers(headers: HeadersLike) -> Headers:
     """Headers given as None, a mapping or an iterable of pairs -> a tuple of (key, value) pairs."""
     if not headers:
         return ()
@@ -52,7 +56,7 @@ class Record:
             raise ValueError(f"timestamp must not be negative, got {timestamp}")
         return self.__class__(self.key, self.value, timestamp, self.headers)
 
-    def with_headers(self, headers: object) -> Record:
+    def with_headers(self, headers: HeadersLike) -> Record:
         return self.__class__(self.key, self.value, self.timestamp, normalize_headers(headers))
 
     def __eq__(self, other: object) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from streams_runtime.processor.api import FixedKeyRecord
+from streams_runtime.processor.api import FixedKeyRecord, ProcessorContext
 
 __all__ = ["ContextualFixedKeyProcessor", "FixedKeyProcessor", "FixedKeyProcessorContext", "FixedKeyRecord"]
 
@@ -22,7 +22,7 @@ class FixedKeyProcessorContext:
     """The context a FixedKeyProcessor sees: everything of the task's context, and a ``forward``
     that takes FixedKeyRecords only."""
 
-    def __init__(self, delegate: Any) -> None:
+    def __init__(self, delegate: ProcessorContext) -> None:
         self._delegate = delegate
 
     def forward(self, record: FixedKeyRecord, child_name: str | None = None) -> None:

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from streams_runtime.errors import TimestampError
+
+if TYPE_CHECKING:
+    from streams_runtime.config import TimestampExtractorSpec
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ BUILTIN_EXTRACTORS: dict[str, Extractor] = {
 }
 
 
-def resolve_extractor(spec: Any, wall_clock: Callable[[], int]) -> Extractor:
+def resolve_extractor(spec: TimestampExtractorSpec | None, wall_clock: Callable[[], int]) -> Extractor:
     """A config value (name, callable or object with ``extract``) -> an extractor function."""
     if spec is None:
         return fail_on_invalid
@@ -83,5 +86,4 @@ def resolve_extractor(spec: Any, wall_clock: Callable[[], int]) -> Extractor:
     extract: Extractor | None = getattr(spec, "extract", None)
     if callable(extract):
         return extract
-    function: Extractor = spec
-    return function
+    return cast("Extractor", spec)  # neither a name nor an object with ``extract``: a function

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import graphviz
 
@@ -29,6 +29,7 @@ from streams_runtime.errors import StreamsError
 from streams_runtime.processor.internals.internal_topics import changelog_topic_name
 
 if TYPE_CHECKING:
+    from streams_runtime.processor.description import Node
     from streams_runtime.processor.topology import Topology
 
 #: the formats of :func:`render`
@@ -105,7 +106,7 @@ class TopologyGraph:
                     graph.edges.append((f"node/{node.name}", f"store/{store}", "dotted"))
         return graph
 
-    def _add_node(self, group: Group, node: Any, repartition: set[str]) -> None:
+    def _add_node(self, group: Group, node: Node, repartition: set[str]) -> None:
         node_id = f"node/{node.name}"
         group.nodes.append(GraphNode(node_id, node.name, node.kind))
         for succ in sorted(node.successors, key=lambda n: n.name):

@@ -336,6 +336,7 @@ def test_should_recover_a_task_whose_producer_was_fenced(bootstrap_servers, uniq
 def test_should_hide_aborted_records_from_read_committed_readers(bootstrap_servers, unique_name):
     """An aborted task transaction: read_uncommitted readers see its records, read_committed
     readers never do, and the last stable offset moves past it (later records are visible)."""
+    from streams_runtime.processor.internals.record_collector import ProducerSettings
     from streams_runtime.processor.internals.transactional_record_collector import (
         TransactionalRecordCollector,
     )
@@ -344,7 +345,9 @@ def test_should_hide_aborted_records_from_read_committed_readers(bootstrap_serve
     topic = unique_name("out")
     make_topics(bootstrap_servers, **{topic: 1})
     collector = TransactionalRecordCollector(
-        bootstrap_servers, "aborting", {}, [], task_id=TaskId(0, 0), transactional_id=unique_name("txn")
+        ProducerSettings(bootstrap_servers, "aborting", {}),
+        task_id=TaskId(0, 0),
+        transactional_id=unique_name("txn"),
     )
     try:
         for i in range(5):

@@ -30,9 +30,12 @@ Owners: :class:`~.task.StreamTask` and :class:`~.standby_task.StandbyTask` deriv
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from streams_runtime.errors import StreamsError
+
+if TYPE_CHECKING:
+    from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["IllegalStateError", "State", "Task"]
 
@@ -79,7 +82,7 @@ class Task:
     #: an active task processes records; a standby only replays changelogs
     is_active = True
 
-    def __init__(self, task_id: Any) -> None:
+    def __init__(self, task_id: TaskId) -> None:
         self.id = task_id
         self.state: _State = State.CREATED
 

@@ -37,8 +37,9 @@ from typing import Any
 
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.kafka.offsets import TopicPartitionKey, probe_offset, read_to_end
+from streams_runtime.processor.internals.changelog_reader import RestoreConsumerOwner
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 
 __all__ = ["ChangelogEndOffsets"]
@@ -49,7 +50,7 @@ log = logging.getLogger("streams_runtime.processor")
 DEFAULT_TIMEOUT_S = 1.5
 
 
-class ChangelogEndOffsets:
+class ChangelogEndOffsets(RestoreConsumerOwner):
     """See the module docstring.
 
     :param bootstrap_servers: the cluster of the changelog topics.
@@ -67,14 +68,10 @@ class ChangelogEndOffsets:
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
         broker: BrokerIdentity | None = None,
     ) -> None:
-        self._bootstrap_servers = bootstrap_servers
-        self._broker = broker
-        self._client_supplier = client_supplier
+        super().__init__(bootstrap_servers, consumer_overrides, client_supplier, broker)
         self._topics = {s: tuple(sorted(t)) for s, t in changelog_topics.items()}
-        self._overrides = dict(consumer_overrides or {})
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
-        self._consumer: Any = None
         self._read_committed = self._overrides.get("isolation.level", "read_committed") == "read_committed"
         self._uncommitted: Any = None  # read_uncommitted twin, for Tansu's read_committed "latest" of 0
         #: seconds the last call took (for benches and logs)
@@ -100,7 +97,7 @@ class ChangelogEndOffsets:
     def end_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """Steps 1-3: the true end offset of each partition."""
         deadline = time.monotonic() + self._timeout_s
-        consumer = self._consumer_()
+        consumer = self._restore_consumer()
         if self._broker is None:
             self._broker = identify_broker(consumer, self._timeout_s)
         if not self._broker.is_tansu:  # ListOffsets is the end (step 1 only)
@@ -151,14 +148,7 @@ class ChangelogEndOffsets:
             )
         return ends
 
-    def _consumer_(self) -> Any:
-        if self._consumer is None:
-            self._consumer = self._client_supplier.get_restore_consumer(
-                self._bootstrap_servers, self._overrides
-            )
-        return self._consumer
-
-    def _uncommitted_(self) -> Any:
+    def _uncommitted_(self) -> ConsumerClient:
         if self._uncommitted is None:
             self._uncommitted = self._client_supplier.get_restore_consumer(
                 self._bootstrap_servers, {**self._overrides, "isolation.level": "read_uncommitted"}

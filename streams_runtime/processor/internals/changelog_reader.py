@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +73,7 @@ from streams_runtime.brokers.tansu import MarkerScanError
 from streams_runtime.errors import ProcessorStateError
 from streams_runtime.kafka import clients
 from streams_runtime.kafka.broker_identity import BrokerIdentity, identify_broker
-from streams_runtime.kafka.client_supplier import KafkaClientSupplier
+from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.kafka.offsets import (
     LIST_OFFSETS_RETRY_S,
     is_partition_eof,
@@ -139,7 +140,32 @@ class _TaskRestore:
         return sum(c.restored for c in self.changelogs.values())
 
 
-class StoreChangelogReader:
+class RestoreConsumerOwner:
+    """Owns a restore consumer made at its first use (through the client supplier) and kept."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        consumer_overrides: Mapping[str, Any] | None,
+        client_supplier: KafkaClientSupplier,
+        broker: BrokerIdentity | None,
+    ) -> None:
+        self._bootstrap_servers = bootstrap_servers
+        self._overrides = dict(consumer_overrides or {})
+        self._client_supplier = client_supplier
+        #: what the broker is; asked through the restore consumer at the first use when None
+        self._broker = broker
+        self._consumer: ConsumerClient = None  # made at the first use
+
+    def _restore_consumer(self) -> ConsumerClient:
+        if self._consumer is None:
+            self._consumer = self._client_supplier.get_restore_consumer(
+                self._bootstrap_servers, self._overrides
+            )
+        return self._consumer
+
+
+class StoreChangelogReader(RestoreConsumerOwner):
     """Restores registered tasks step by step; see the module docstring.
 
     :param bootstrap_servers: the cluster of the changelog topics.
@@ -160,17 +186,12 @@ class StoreChangelogReader:
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
         broker: BrokerIdentity | None = None,
     ) -> None:
-        self._bootstrap_servers = bootstrap_servers
-        self._client_supplier = client_supplier
+        super().__init__(bootstrap_servers, consumer_overrides, client_supplier, broker)
         self._skip_aborted = skip_aborted
-        #: what the broker is; asked through the restore consumer at the first step when None
-        self._broker = broker
         #: exactly-once on Tansu: drops the records of aborted transactions (see the module docstring)
         self._aborted: Any = None
-        self._overrides = dict(consumer_overrides or {})
         self._listener = restore_listener or StateRestoreListener()
         self._max_batch = max_batch_records
-        self._consumer: Any = None
         self._tasks: dict[Any, _TaskRestore] = {}
         self._by_tp: dict[ChangelogPartition, tuple[Any, _Changelog]] = {}
         self._to_probe: list[_Changelog] = []
@@ -574,13 +595,6 @@ class StoreChangelogReader:
         return progress
 
     # ------------------------------------------------------------------ consumer plumbing
-    def _restore_consumer(self) -> Any:
-        if self._consumer is None:
-            self._consumer = self._client_supplier.get_restore_consumer(
-                self._bootstrap_servers, self._overrides
-            )
-        return self._consumer
-
     def _lists_true_ends(self) -> bool:
         """Whether ListOffsets answers the true end (every broker but Tansu); on the first call
         also makes the aborted-record filter where one is needed (exactly-once on Tansu)."""

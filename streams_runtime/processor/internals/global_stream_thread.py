@@ -76,7 +76,11 @@ from streams_runtime.processor.internals.default_client_supplier import DEFAULT_
 from streams_runtime.processor.internals.handlers import DLQ_OFFSET, DLQ_PARTITION, DLQ_TOPIC
 from streams_runtime.processor.internals.metrics import StreamsMetrics
 from streams_runtime.processor.internals.nodes import build_processor_topology
-from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES, RecordCollector
+from streams_runtime.processor.internals.record_collector import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ProducerSettings,
+    RecordCollector,
+)
 from streams_runtime.processor.internals.task import StreamTask
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID
 from streams_runtime.processor.timestamps import resolve_extractor
@@ -125,15 +129,18 @@ class GlobalRecordCollector:
         client_id: str,
         client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
-        self._client_supplier = client_supplier
         dead_letter = config.default_deserialization_exception_handler == "dead_letter"
         self.dead_letter_topic: str | None = config.dead_letter_topic if dead_letter else None
-        self._bootstrap_servers = bootstrap_servers
-        self._client_id = client_id
         overrides = config.client_configs("producer.")
         overrides.pop("transactional.id", None)  # never transactional: no transaction to join
-        self._overrides = overrides
-        self._continue_on_error = config.default_production_exception_handler == "continue"
+        continue_on_error = config.default_production_exception_handler == "continue"
+        self._settings = ProducerSettings(
+            bootstrap_servers,
+            client_id,
+            overrides,
+            continue_on_error=continue_on_error,
+            client_supplier=client_supplier,
+        )
         #: the largest record the producer accepts (dead-letter records are bounded by it)
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._collector: RecordCollector | None = None
@@ -142,7 +149,7 @@ class GlobalRecordCollector:
         self.dead_lettered_up_to: dict[TopicPartitionKey, int] = {}
 
     def send(
-        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: Any
+        self, topic: str, key: Any, value: Any, headers: Headers, timestamp: int, partition: int | None
     ) -> None:
         if self.dead_letter_topic is None or topic != self.dead_letter_topic:
             log.warning(
@@ -162,16 +169,11 @@ class GlobalRecordCollector:
             return
         if self._collector is None:
             log.info(
-                "global stream thread: creating producer %s for dead-letter topic %s", self._client_id, topic
+                "global stream thread: creating producer %s for dead-letter topic %s",
+                self._settings.client_id,
+                topic,
             )
-            self._collector = RecordCollector(
-                self._bootstrap_servers,
-                self._client_id,
-                self._overrides,
-                (),
-                self._continue_on_error,
-                self._client_supplier,
-            )
+            self._collector = RecordCollector(self._settings)
         self._collector.send(topic, key, value, headers, timestamp, None)
 
     def poll(self) -> None:
@@ -190,12 +192,14 @@ class GlobalRecordCollector:
             collector.close()
 
 
-def _source_of(headers: Any) -> tuple[TopicPartitionKey, int] | None:
+def _source_of(headers: Headers) -> tuple[TopicPartitionKey, int] | None:
     """The source partition and offset the deserialization handler named in a dead-letter record's
     headers (its own headers come last, so a source record's headers cannot fake them)."""
     named: dict[str, bytes] = {}
     for key, value in reversed(list(headers or ())):
         if key in (DLQ_TOPIC, DLQ_PARTITION, DLQ_OFFSET) and key not in named:
+            if value is None:  # a handler's header always has a value: not a dead-letter record
+                return None
             named[key] = value
     try:
         return (named[DLQ_TOPIC].decode(), int(named[DLQ_PARTITION])), int(named[DLQ_OFFSET])

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import DeserializationFailedError, StreamsProcessingError
-from streams_runtime.processor.api import Headers
+from streams_runtime.processor.api import Headers, RecordMetadata
 from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.record_collector import record_size
 from streams_runtime.processor.task_id import TaskId
@@ -165,7 +165,9 @@ class ProcessingHandler:
         self._dropped = dropped
         self._task_id = task_id
 
-    def handle(self, exc: BaseException, node_name: str, record: Any, metadata: Any) -> None:
+    def handle(
+        self, exc: BaseException, node_name: str, record: object, metadata: RecordMetadata | None
+    ) -> None:
         where = (
             f"topic={metadata.topic} partition={metadata.partition} offset={metadata.offset}"
             if metadata is not None and metadata.topic is not None

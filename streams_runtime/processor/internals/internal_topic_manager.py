@@ -21,6 +21,7 @@ Returns the partition count of every topic the threads read (sources and reparti
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TopologyError
@@ -112,5 +113,5 @@ def prepare_topics(
     return counts
 
 
-def _read_topics(infos: Any) -> set[str]:
+def _read_topics(infos: Iterable[topology_info.SubtopologyInfo]) -> set[str]:
     return {t for i in infos for t in i.source_topics}

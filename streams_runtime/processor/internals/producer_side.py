@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
-from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.record_collector import ProducerSettings, RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
 
@@ -88,18 +88,14 @@ def create_record_collector(
     its own collector."""
     overrides = config.client_configs("producer.")
     continue_on_error = config.default_production_exception_handler == "continue"
-    if config.processing_guarantee == "exactly_once_v2":
-        return TaskRecordCollectors(
-            bootstrap_servers,
-            client_id,
-            overrides,
-            changelog_topics,
-            config.required_application_id(),
-            continue_on_error,
-            client_supplier,
-        )
-    return SharedRecordCollectors(
-        RecordCollector(
-            bootstrap_servers, client_id, overrides, changelog_topics, continue_on_error, client_supplier
-        )
+    settings = ProducerSettings(
+        bootstrap_servers,
+        client_id,
+        overrides,
+        frozenset(changelog_topics),
+        continue_on_error,
+        client_supplier,
     )
+    if config.processing_guarantee == "exactly_once_v2":
+        return TaskRecordCollectors(settings, config.required_application_id())
+    return SharedRecordCollectors(RecordCollector(settings))

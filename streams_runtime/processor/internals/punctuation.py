@@ -12,22 +12,19 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from streams_runtime.processor.api import Cancellable
 from streams_runtime.processor.internals.nodes import ProcessorNode
 
 
+@dataclass(eq=False, slots=True)
 class PunctuationSchedule(Cancellable):
-    __slots__ = ("node", "due", "interval", "punctuator", "cancelled")
-
-    def __init__(
-        self, node: ProcessorNode, due: int, interval: int, punctuator: Callable[[int], None]
-    ) -> None:
-        self.node = node
-        self.due = due
-        self.interval = interval
-        self.punctuator = punctuator
-        self.cancelled = False
+    node: ProcessorNode
+    due: int
+    interval: int
+    punctuator: Callable[[int], None]
+    cancelled: bool = field(default=False, init=False)
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -59,6 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.brokers.tansu import EndTxnGate, shared_end_txn_gate
@@ -218,7 +219,7 @@ class StreamsProducer:
         value: bytes | None,
         partition: int | None,
         timestamp: int,
-        headers: Any,
+        headers: list[tuple[str, str | bytes | None]] | None,
     ) -> None:
         produce = self.producer.produce
         while True:
@@ -299,6 +300,23 @@ class StreamsProducer:
             self.producer.abort_transaction(timeout_s)
 
 
+@dataclass(frozen=True, eq=False)
+class ProducerSettings:
+    """What a record collector's producer is made from (the thread's, or one per task under
+    exactly-once).
+
+    :param changelog_topics: the topics whose failed deliveries are counted per partition.
+    :param continue_on_error: ``default_production_exception_handler=continue``.
+    """
+
+    bootstrap_servers: str
+    client_id: str
+    overrides: Mapping[str, Any]
+    changelog_topics: frozenset[str] = frozenset()
+    continue_on_error: bool = False
+    client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER
+
+
 class RecordCollector:
     """Sends the records of one thread's tasks; see the module docstring."""
 
@@ -307,20 +325,13 @@ class RecordCollector:
     #: what a failing ``produce`` raises (handled by :meth:`_send_failed`)
     _send_errors: tuple[type[BaseException], ...] = (KafkaException,)
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        self._changelog_topics = frozenset(changelog_topics)
+    def __init__(self, settings: ProducerSettings) -> None:
+        overrides = settings.overrides
+        self._changelog_topics = settings.changelog_topics
         #: changelog records whose delivery failed (skipped under ``continue``), per partition
         self.failed_changelog: dict[tuple[str, int], int] = {}
         self._error: BaseException | None = None
-        self._continue_on_error = continue_on_error
+        self._continue_on_error = settings.continue_on_error
         #: the largest record the producer accepts (dead-letter records are bounded by it)
         self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         #: records skipped under ``default_production_exception_handler=continue``
@@ -328,12 +339,12 @@ class RecordCollector:
         #: librdkafka fails a record with _MSG_TIMED_OUT after this long (then the handler decides)
         self.delivery_timeout_ms = delivery_timeout_ms(overrides)
         self.producer = StreamsProducer(
-            bootstrap_servers,
-            client_id,
+            settings.bootstrap_servers,
+            settings.client_id,
             overrides,
             self._on_delivery,
             self.reports_only_errors or not self._changelog_topics,
-            client_supplier,
+            settings.client_supplier,
         )
         self._produce: Callable[..., None] = self.producer.produce
         # the client's own produce (partition -1: the partitioner's choice), for the hot path of
@@ -379,12 +390,21 @@ class RecordCollector:
         headers: tuple[tuple[str, bytes | None], ...],
         partition: int | None,
     ) -> None:
-        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused goes
-        to the production handler; any other error fails the send."""
-        err = exc.args[0]
-        if not _is_record_error(err):
-            raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
-        self._refused(topic, key, value, headers, err, partition)
+        """``produce`` raised ``exc`` (one of ``_send_errors``): a record the producer refused
+        (:meth:`_is_refusal`) goes to the production handler; any other error is the producer's
+        (:meth:`_producer_failed`)."""
+        err = _kafka_error(exc)
+        if self._is_refusal(exc, err):
+            self._refused(topic, key, value, headers, err, partition)
+        else:
+            self._producer_failed(exc, err, topic)
+
+    def _is_refusal(self, exc: BaseException, err: KafkaError) -> bool:
+        return _is_record_error(err)
+
+    def _producer_failed(self, exc: BaseException, err: KafkaError, topic: str) -> None:
+        """Fails the send."""
+        raise ProductionError(f"error sending record to topic {topic}: {err}") from exc
 
     def _refused(
         self, topic: str, key: Any, value: Any, headers: Headers, err: Any, partition: int | None = None
@@ -489,10 +509,11 @@ class RecordCollector:
         self.producer.close(timeout_s)
 
 
-def _kafka_error(exc: BaseException) -> Any:
+def _kafka_error(exc: BaseException) -> KafkaError:
     """The KafkaError of a confluent exception. A SystemError means a delivery report was served
     while librdkafka raised a fatal error (the callback ran with that exception pending): a
     fatal error whose cause is lost, reported as ``_FATAL``."""
     if isinstance(exc, KafkaException):
-        return exc.args[0]
+        error: KafkaError = exc.args[0]
+        return error
     return KafkaError(_FATAL, f"fatal producer error ({exc})", fatal=True)

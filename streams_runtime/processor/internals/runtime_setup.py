@@ -28,7 +28,9 @@ from streams_runtime.processor.internals.user_topics import dead_letter_topic
 
 if TYPE_CHECKING:  # the Topology module sits above the runtime
     from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
     from streams_runtime.processor.topology import Topology
+    from streams_runtime.state.internals.record_cache import ThreadCache
 
 #: consumer.* overrides that set the coordination member's session, with the member's defaults
 _MEMBER_KEYS = {
@@ -184,7 +186,7 @@ class RuntimeSetup:
         return self.pattern_version
 
     # ------------------------------------------------------------------ per-thread factories
-    def new_cache(self) -> Any:
+    def new_cache(self) -> ThreadCache | None:
         max_bytes = self.config.statestore_cache_max_bytes // self.config.num_stream_threads
         if max_bytes <= 0:
             return None
@@ -204,7 +206,7 @@ class RuntimeSetup:
             "isolation.level": isolation_level(self.config.processing_guarantee == "exactly_once_v2"),
         }
 
-    def new_changelog_reader(self) -> Any:
+    def new_changelog_reader(self) -> StoreChangelogReader | None:
         if not self.stateful:
             return None
         from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader

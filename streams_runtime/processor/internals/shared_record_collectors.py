@@ -18,7 +18,7 @@ from typing import Any
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.clients import COORDINATOR_ERRORS, UNREACHABLE_ERRORS, KafkaError, KafkaException
 from streams_runtime.kafka.outage import broker_outage
-from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES
+from streams_runtime.processor.internals.record_collector import DEFAULT_MAX_MESSAGE_BYTES, RecordCollector
 
 __all__ = ["SharedProducerCollector", "SharedRecordCollectors", "commit_offsets"]
 
@@ -33,7 +33,7 @@ class SharedProducerCollector:
     eos_enabled = False
     in_transaction = False
 
-    def __init__(self, task_id: Any, shared: Any) -> None:
+    def __init__(self, task_id: object, shared: RecordCollector) -> None:
         self.task_id = task_id
         self.send = shared.send
         self.max_message_bytes = getattr(shared, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
@@ -57,7 +57,7 @@ class SharedRecordCollectors:
 
     eos_enabled = False
 
-    def __init__(self, collector: Any) -> None:
+    def __init__(self, collector: RecordCollector) -> None:
         self.collector = collector
 
     def prepare(self, task_ids: Iterable[Any]) -> None:

@@ -30,13 +30,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
 from streams_runtime.processor.internals.context import ProcessorContextImpl
 from streams_runtime.processor.internals.partition_group import UNKNOWN
 from streams_runtime.processor.internals.state_manager import ProcessorStateManager
+
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.processor.internals.metrics import StreamsMetrics
+    from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.task_id import TaskId
 
 __all__ = ["StandbyTask"]
 
@@ -59,12 +65,12 @@ class StandbyTask(Task):
 
     def __init__(
         self,
-        task_id: object,
+        task_id: TaskId,
         store_names: list[str],
         store_builders: dict[str, Any],
-        config: Any,
-        metrics: Any,
-        state_directory: Any,
+        config: StreamsConfig,
+        metrics: StreamsMetrics,
+        state_directory: StateDirectory,
         wall_clock: Callable[[], int],
     ) -> None:
         super().__init__(task_id)
@@ -88,7 +94,7 @@ class StandbyTask(Task):
         task_dir = self._state_directory.task_dir(self.id)
         self.context = context = ProcessorContextImpl(
             self,
-            self._config.application_id,
+            self._config.required_application_id(),
             self.id,
             self._config,
             task_dir,
@@ -144,7 +150,7 @@ class StandbyTask(Task):
             raise StreamsError(f"standby task {self.id}: errors while closing: {errors}") from errors[0]
 
     # ------------------------------------------------------------------ what a context may ask
-    def schedule(self, *args: object, **kwargs: object) -> Any:
+    def schedule(self, *args: object, **kwargs: object) -> NoReturn:
         raise StreamsError(f"standby task {self.id} runs no processors: nothing can be scheduled")
 
     def request_commit(self) -> None:

@@ -47,6 +47,10 @@ from streams_runtime.state.internals.timestamped import RecordConverter, record_
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.task_id import TaskId
+    from streams_runtime.state.interfaces import StateStore
+
 __all__ = ["ProcessorStateManager", "StoreMetadata"]
 
 log = logging.getLogger("streams_runtime.state")
@@ -83,7 +87,11 @@ class ProcessorStateManager:
     """
 
     def __init__(
-        self, task_id: Any, state_directory: Any = None, *, changelog_partition: int | None = None
+        self,
+        task_id: TaskId,
+        state_directory: StateDirectory | None = None,
+        *,
+        changelog_partition: int | None = None,
     ) -> None:
         self.task_id = task_id
         self._state_directory = state_directory
@@ -100,14 +108,15 @@ class ProcessorStateManager:
 
     # ------------------------------------------------------------------ registration
     def register(
-        self, store: Any, restore_callback: Callable[..., Any], changelog_topic: str | None = None
+        self, store: StateStore, restore_callback: Callable[..., Any], changelog_topic: str | None = None
     ) -> None:
         """Record a store of the task (called through ``context.register`` during ``init``)."""
         name = store.name
         previous = self._stores.get(name)
         if previous is not None and previous.store is not store:
             raise ProcessorStateError(f"task {self.task_id}: a store named {name} is already registered")
-        inner = store.inner() if callable(getattr(store, "inner", None)) else store
+        inner_of = getattr(store, "inner", None)
+        inner = inner_of() if callable(inner_of) else store
         changelog = (changelog_topic, self._partition) if changelog_topic else None
         meta = StoreMetadata(
             store=store,

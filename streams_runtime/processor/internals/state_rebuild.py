@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kafka.client_supplier import KafkaClientSupplier
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from streams_runtime.processor.internals.state_manager import ProcessorStateManager
     from streams_runtime.processor.internals.stream_thread import StreamThread
     from streams_runtime.processor.internals.task import StreamTask
+    from streams_runtime.processor.internals.task_manager import TaskManager
+    from streams_runtime.state.interfaces import StateStore
+
+T = TypeVar("T")
 
 __all__ = [
     "ChangelogKeyCount",
@@ -133,12 +137,13 @@ def store_instances(
 
 
 # ---------------------------------------------------------------------------- on the stream thread
-def count_store_keys(store: Any) -> int:
+def count_store_keys(store: StateStore) -> int:
     """Live entries of a store, counted on its innermost (bytes) store: exact, no deserialization.
 
     Called right after a restore, when the store's record cache holds nothing.
     """
-    inner = store.inner() if callable(getattr(store, "inner", None)) else store
+    inner_of = getattr(store, "inner", None)
+    inner: Any = inner_of() if callable(inner_of) else store  # the innermost store, of any kind
     scan = getattr(inner, "all", None)
     if not callable(scan):
         return int(inner.approximate_num_entries())
@@ -408,7 +413,7 @@ class StateRebuilder:
         return report
 
 
-def _wait(future: concurrent.futures.Future[Any], deadline: float, what: str) -> Any:
+def _wait(future: concurrent.futures.Future[T], deadline: float, what: str) -> T:
     """The future's result by ``deadline`` (monotonic), else :class:`RebuildTimeoutError`."""
     try:
         return future.result(timeout=max(0.1, deadline - time.monotonic()))
@@ -417,18 +422,26 @@ def _wait(future: concurrent.futures.Future[Any], deadline: float, what: str) ->
         raise RebuildTimeoutError(f"timed out waiting for {what}") from exc
 
 
+def _task_manager(thread: StreamThread) -> TaskManager:
+    manager = thread.task_manager
+    if manager is None:
+        raise StreamsError(f"stream thread {thread.name} has not set up its tasks yet")
+    return manager
+
+
 def _rebuild_call(
     thread: StreamThread, task_ids: list[TaskId], store_name: str
 ) -> Callable[[], dict[TaskId, dict[str, int]]]:
     def call() -> dict[TaskId, dict[str, int]]:
-        return {task_id: thread.task_manager.rebuild_task(task_id, store_name) for task_id in task_ids}
+        manager = _task_manager(thread)
+        return {task_id: manager.rebuild_task(task_id, store_name) for task_id in task_ids}
 
     return call
 
 
 def _report_call(thread: StreamThread, task_ids: list[TaskId]) -> Callable[[], dict[TaskId, dict[str, Any]]]:
     def call() -> dict[TaskId, dict[str, Any]]:
-        manager = thread.task_manager
+        manager = _task_manager(thread)
         found = {}
         for task_id in task_ids:
             snapshot = manager.rebuild_report(task_id)

@@ -70,6 +70,7 @@ from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.thread_metrics import ThreadMetrics
 
 if TYPE_CHECKING:  # the setup module imports the thread's collaborators
+    from streams_runtime.processor.internals.assignment import AssignmentInfo
     from streams_runtime.processor.internals.runtime_setup import RuntimeSetup
 
 log = logging.getLogger("streams_runtime.processor")
@@ -139,14 +140,14 @@ class StreamThread(threading.Thread):
         return self.state not in (PENDING_SHUTDOWN, DEAD)
 
     @property
-    def task_manager(self) -> Any:
+    def task_manager(self) -> TaskManager | None:
         """This thread's TaskManager (None before the thread set up); change it only from functions
         run through :meth:`submit`, on this thread; other threads may read it under :attr:`query_lock`
         (interactive queries, metrics)."""
         return getattr(self, "_tasks", None)
 
     @property
-    def assignment(self) -> Any:
+    def assignment(self) -> AssignmentInfo | None:
         """The AssignmentInfo this thread's member applied last (host maps for queries), or None."""
         member = getattr(self, "_member", None)
         return member.assignment if member is not None else None
@@ -423,8 +424,9 @@ class StreamThread(threading.Thread):
     def _close_clients(self) -> None:
         if getattr(self, "_collector", None) is not None:
             self._collector.close()
-        if getattr(self, "_reader", None) is not None:
-            self._reader.close()
+        reader = getattr(self, "_reader", None)  # None too for an app without stores
+        if reader is not None:
+            reader.close()
         if getattr(self, "_consumer", None) is not None:
             self._consumer.close()
 

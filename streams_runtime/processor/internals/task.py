@@ -28,7 +28,7 @@ import itertools
 import logging
 import pathlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from streams_runtime.errors import (
     ProductionError,
@@ -41,7 +41,7 @@ from streams_runtime.processor.api import PunctuationType, Record
 from streams_runtime.processor.internals.abstract_task import IllegalStateError, State, Task
 from streams_runtime.processor.internals.context import ProcessorContextImpl, TaskRecordCollector
 from streams_runtime.processor.internals.handlers import DeserializationHandler, ProcessingHandler
-from streams_runtime.processor.internals.nodes import ProcessorTopology, SinkNode, SourceNode
+from streams_runtime.processor.internals.nodes import ProcessorNode, ProcessorTopology, SinkNode, SourceNode
 from streams_runtime.processor.internals.partition_group import (
     UNKNOWN,
     PartitionGroup,
@@ -50,7 +50,7 @@ from streams_runtime.processor.internals.partition_group import (
 )
 from streams_runtime.processor.internals.punctuation import PunctuationQueue, PunctuationSchedule
 from streams_runtime.processor.task_id import GLOBAL_TASK_ID
-from streams_runtime.processor.timestamps import ConsumerRecord, resolve_extractor
+from streams_runtime.processor.timestamps import ConsumerRecord, Extractor, resolve_extractor
 from streams_runtime.serdes import serialize_or_raise
 
 if TYPE_CHECKING:
@@ -68,13 +68,16 @@ _new_tuple = tuple.__new__  # a named tuple without its Python-level constructor
 _END_OF_BATCH = (None,)
 
 
-def resolve_serde(serde: Serde | None, config: StreamsConfig, side: str) -> Any:
+def resolve_serde(serde: Serde | None, config: StreamsConfig, side: str) -> Serde:
     """A node's serde, or the config default; wrapper serdes (Change) get the default inside."""
     if serde is None:
-        return config.default_serde(side)
+        # a configured default is any object with the two methods (SerdeLike); the runtime
+        # calls nothing else of a Serde on it
+        return cast("Serde", config.default_serde(side))
     with_default = getattr(serde, "with_default_inner", None)
     if with_default is not None:
-        return with_default(lambda: config.default_serde(side))
+        wrapped: Serde = with_default(lambda: config.default_serde(side))
+        return wrapped
     return serde
 
 
@@ -225,7 +228,9 @@ class StreamTask(Task):
         self.add_queue_for(topic, partition, source, default)
         return True
 
-    def add_queue_for(self, topic: str, partition: int, source: SourceNode, default_extractor: Any) -> None:
+    def add_queue_for(
+        self, topic: str, partition: int, source: SourceNode, default_extractor: Extractor
+    ) -> None:
         extractor = (
             resolve_extractor(source.timestamp_extractor, self.wall_clock_ms)
             if source.timestamp_extractor is not None
@@ -410,7 +415,7 @@ class StreamTask(Task):
 
     # ------------------------------------------------------------------ punctuation
     def schedule(
-        self, node: Any, interval: int, kind: PunctuationType, punctuator: Callable[[int], None]
+        self, node: ProcessorNode, interval: int, kind: PunctuationType, punctuator: Callable[[int], None]
     ) -> PunctuationSchedule:
         if kind is PunctuationType.STREAM_TIME:
             return self._stream_punctuations.schedule(PunctuationSchedule(node, 0, interval, punctuator))

@@ -54,10 +54,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TaskMigratedError
-from streams_runtime.kafka.clients import TopicPartition
+from streams_runtime.kafka.clients import KafkaError, TopicPartition
 from streams_runtime.kafka.offsets import is_partition_eof
 from streams_runtime.kafka.outage import broker_outage
 from streams_runtime.processor.internals.task import StreamTask
@@ -78,6 +79,7 @@ log = logging.getLogger("streams_runtime.processor")
 FETCH_WAIT_MS = 1_000
 
 
+@dataclass(eq=False, slots=True)
 class TaskExecutor:
     """See the module docstring.
 
@@ -87,22 +89,13 @@ class TaskExecutor:
     :param on_migrated: called with the ids of tasks found fenced.
     """
 
-    def __init__(
-        self,
-        registry: Tasks,
-        consumer: ConsumerClient,
-        producers: ProducerSide,
-        on_migrated: Callable[[Iterable[Any]], None],
-        *,
-        max_task_idle_ms: int,
-        task_timeout_ms: int,
-    ) -> None:
-        self._registry = registry
-        self._consumer = consumer
-        self._producers = producers
-        self._on_migrated = on_migrated
-        self._max_idle_ms = max_task_idle_ms
-        self._task_timeout_ms = task_timeout_ms
+    registry: Tasks
+    consumer: ConsumerClient
+    producers: ProducerSide
+    on_migrated: Callable[[Iterable[Any]], None]
+    _: KW_ONLY
+    max_task_idle_ms: int
+    task_timeout_ms: int
 
     def add_records(
         self, messages: list[Any], check_run: Callable[[str, int, list[Any]], None] | None = None
@@ -112,7 +105,7 @@ class TaskExecutor:
         partition), each run first to ``check_run`` when given (the thread's source partitioning
         check: the batch is cut into runs once). A message of a partition revoked since the fetch
         is dropped."""
-        adders = self._registry.input_adders
+        adders = self.registry.input_adders
         topic: Any = None
         partition = -1
         run: list[Any] = []
@@ -143,7 +136,7 @@ class TaskExecutor:
         if add is not None:
             add(run)
 
-    def _consumer_error(self, error: Any) -> None:
+    def _consumer_error(self, error: KafkaError) -> None:
         """A consumer event: EOF is skipped; a transient error (broker unreachable, a request
         timed out: librdkafka retries by itself) is an outage signal (:mod:`~streams_runtime.kafka.outage`:
         one WARNING per outage); a fatal one fails the thread."""
@@ -157,15 +150,15 @@ class TaskExecutor:
         """Process every buffered record of every processable task; return how many (0 in the
         iteration where a task turned out fenced: it is closed and the rest go on next time)."""
         try:
-            waiting = self._producers.confirm_commits(self._consumer)
+            waiting = self.producers.confirm_commits(self.consumer)
             return self._process(now_ms, waiting)
         except TaskMigratedError as exc:
-            self._on_migrated(exc.task_ids)
+            self.on_migrated(exc.task_ids)
             return 0
 
     def _process(self, now_ms: int, waiting: set[Any]) -> int:
         total = 0
-        for task in self._registry.running():
+        for task in self.registry.running():
             if waiting and task.id in waiting:  # commit step 5: no new transaction yet
                 continue
             queues = task.multi_queues
@@ -195,7 +188,7 @@ class TaskExecutor:
             return True
         if not any(q.head is not None for q in queues):
             return False
-        if self._max_idle_ms < 0:
+        if self.max_task_idle_ms < 0:
             return True
         if self._unfetched(queues):
             if task.fetch_wait_since is None:
@@ -207,15 +200,15 @@ class TaskExecutor:
             task.fetch_wait_since = None
         if task.idle_since is None:
             task.idle_since = now_ms
-        return now_ms - task.idle_since >= self._max_idle_ms
+        return now_ms - task.idle_since >= self.max_task_idle_ms
 
     def _unfetched(self, queues: list[Any]) -> bool:
         """Whether an empty queue's partition may have records on the broker that the consumer has
         not fetched: its lag is unknown (no fetch answered yet) or positive."""
         empty = [TopicPartition(q.topic, q.partition) for q in queues if q.head is None]
         try:
-            for tp in self._consumer.position(empty):
-                low, high = self._consumer.get_watermark_offsets(tp, cached=True)
+            for tp in self.consumer.position(empty):
+                low, high = self.consumer.get_watermark_offsets(tp, cached=True)
                 if high is None or high < 0:
                     return True
                 if (tp.offset < 0 and high > low) or 0 <= tp.offset < high:
@@ -225,13 +218,13 @@ class TaskExecutor:
         return False
 
     def punctuate(self) -> None:
-        waiting = self._producers.unconfirmed_tasks()
+        waiting = self.producers.unconfirmed_tasks()
         try:
-            for task in self._registry.running():
+            for task in self.registry.running():
                 if task.id not in waiting:
                     task.maybe_punctuate_system_time()
         except TaskMigratedError as exc:
-            self._on_migrated(exc.task_ids)
+            self.on_migrated(exc.task_ids)
 
     # ------------------------------------------------------------------ commit
     def commit(self, tasks: Iterable[StreamTask]) -> int:
@@ -251,10 +244,10 @@ class TaskExecutor:
             last = task.committed_offsets
             consumed = [(tp, o) for tp, o in task.consumed_offsets.items() if last.get(tp) != o]
             pending.append((task, consumed))
-        outcomes = self._producers.commit_tasks(  # Steps 2-4
+        outcomes = self.producers.commit_tasks(  # Steps 2-4
             [(t.id, [TopicPartition(tp[0], tp[1], o + 1) for tp, o in consumed]) for t, consumed in pending],
-            self._consumer,
-            self._task_timeout_ms,
+            self.consumer,
+            self.task_timeout_ms,
         )
         count = 0
         failure = None
@@ -270,7 +263,7 @@ class TaskExecutor:
                 count += len(consumed)
             task.post_commit()
         if migrated:
-            self._on_migrated(migrated)
+            self.on_migrated(migrated)
         if failure is not None:
             raise failure
         return count

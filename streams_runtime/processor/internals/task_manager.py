@@ -95,7 +95,7 @@ class TaskManager:
         cache: ThreadCache | None,
         wall_clock: Callable[[], int],
         state_directory: StateDirectory,
-        changelog_reader: StoreChangelogReader,
+        changelog_reader: StoreChangelogReader | None,
         global_stores: Mapping[str, Any] | None = None,
     ) -> None:
         self._subtopologies = subtopologies
@@ -138,6 +138,13 @@ class TaskManager:
         self._task_timeout_ms = int(config.task_timeout_ms)
         #: restored tasks whose committed offsets the broker has not answered yet -> first failure (ms)
         self._awaiting_offsets: dict[TaskId, int] = {}
+
+    @property
+    def _changelogs(self) -> StoreChangelogReader:
+        """The changelog reader, for a task with stores (an app with stores always has one)."""
+        if self._reader is None:
+            raise StreamsError("a task with state stores in an application without a changelog reader")
+        return self._reader
 
     # ------------------------------------------------------------------ the registry
     @property
@@ -239,7 +246,7 @@ class TaskManager:
             return
         registry.add_active(task)
         if task.state_manager is not None:
-            self._reader.register(task.state_manager)
+            self._changelogs.register(task.state_manager)
         else:
             self._start_running(task)
 
@@ -293,7 +300,7 @@ class TaskManager:
         checkpoint = clean and not self._producers.in_transaction(task_id)
         try:
             if state_manager is not None:
-                self._reader.unregister(task_id)
+                self._changelogs.unregister(task_id)
                 if checkpoint:
                     state_manager.checkpoint()
             task.close()
@@ -351,7 +358,7 @@ class TaskManager:
         if standby is None:
             return
         try:
-            self._reader.unregister(task_id)
+            self._changelogs.unregister(task_id)
             standby.close(clean=True)
         except Exception:
             if clean:
@@ -426,7 +433,7 @@ class TaskManager:
             else:
                 self._start_running(task)
         if registry.has_restoring() or registry.standby_tasks:  # standbys replay after active restoration
-            for task_id in self._reader.restore(timeout_s=timeout_s):
+            for task_id in self._changelogs.restore(timeout_s=timeout_s):
                 task = registry.active_tasks.get(task_id)
                 awaiting = task_id in self._awaiting_offsets  # asked again above
                 if task is not None and task.state is State.RESTORING and not awaiting:

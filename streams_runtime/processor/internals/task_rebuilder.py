@@ -8,6 +8,7 @@ stream thread (``StreamThread.submit``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.errors import StreamsError
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # types only
     from streams_runtime.kafka.client_supplier import ConsumerClient
     from streams_runtime.processor.internals.changelog_reader import StoreChangelogReader
     from streams_runtime.processor.internals.state_directory import StateDirectory
+    from streams_runtime.processor.internals.task import StreamTask
 
 __all__ = ["RebuiltTasks", "TaskRebuilder"]
 
@@ -40,6 +42,7 @@ class RebuiltTasks(Protocol):
     ) -> None: ...
 
 
+@dataclass(eq=False, slots=True)
 class TaskRebuilder:
     """See the module docstring.
 
@@ -49,32 +52,27 @@ class TaskRebuilder:
     :param changelog_reader: the thread's StoreChangelogReader (``restored_count``).
     """
 
-    def __init__(
-        self,
-        manager: RebuiltTasks,
-        consumer: ConsumerClient,
-        state_directory: StateDirectory,
-        changelog_reader: StoreChangelogReader,
-    ) -> None:
-        self._manager = manager
-        self._consumer = consumer
-        self._state_directory = state_directory
-        self._reader = changelog_reader
-        self._rebuilding: dict[TaskId, str] = {}  # task -> store whose rebuild it restores
-        self._rebuilt: dict[TaskId, dict[str, Any]] = {}  # task -> snapshot taken when restored
+    manager: RebuiltTasks
+    consumer: ConsumerClient
+    state_directory: StateDirectory
+    changelog_reader: StoreChangelogReader | None
+    #: task -> store whose rebuild it restores
+    _rebuilding: dict[TaskId, str] = field(default_factory=dict, init=False)
+    #: task -> snapshot taken when restored
+    _rebuilt: dict[TaskId, dict[str, Any]] = field(default_factory=dict, init=False)
 
     def rebuild_task(self, task_id: TaskId, store_name: str) -> dict[str, int]:
         """Close ``task_id`` cleanly, wipe its state directory and create it again, so it restores
         every store from its changelog (steps 1-3 of :mod:`.state_rebuild`); once restored, before
         it processes, :meth:`rebuild_report` has a snapshot of ``store_name``. Returns the input
         offsets committed at the close (``"topic:partition" -> next offset``)."""
-        manager = self._manager
+        manager = self.manager
         if task_id not in manager.tasks:
             raise StreamsError(f"task {task_id} is not an active task of this thread")
         partitions = manager.partitions_of(task_id)
         manager.handle_assignment([task_id], (), clean=True)  # Step 1: commit, close
-        committed = committed_offsets_of(self._consumer, [TopicPartition(t, p) for t, p in partitions], 30.0)
-        sd = self._state_directory
+        committed = committed_offsets_of(self.consumer, [TopicPartition(t, p) for t, p in partitions], 30.0)
+        sd = self.state_directory
         if sd.lock(task_id):  # Step 2 (the thread keeps the lock into the new task)
             sd.wipe_task(task_id)
         else:
@@ -89,15 +87,16 @@ class TaskRebuilder:
         the task is no longer active here (revoked by a rebalance during the rebuild)."""
         if task_id in self._rebuilt:
             return self._rebuilt.pop(task_id)
-        if not self._manager.owns(task_id):
+        if not self.manager.owns(task_id):
             self._rebuilding.pop(task_id, None)
             raise StreamsError(f"task {task_id} left this thread while it was being rebuilt")
         return None
 
-    def on_restored(self, task: Any) -> None:
+    def on_restored(self, task: StreamTask) -> None:
         """Step 4 of :mod:`.state_rebuild`, for a task being rebuilt: restored, not processing yet."""
         store_name = self._rebuilding.pop(task.id, None)
         if store_name is None:
             return
-        restored = self._reader.restored_count(task.id)
+        reader = self.changelog_reader
+        restored = 0 if reader is None else reader.restored_count(task.id)
         self._rebuilt[task.id] = snapshot_restored_store(task, task.state_manager, store_name, restored)

@@ -25,7 +25,8 @@ from streams_runtime.processor.internals.abstract_task import State
 from streams_runtime.processor.task_id import TaskId
 
 if TYPE_CHECKING:
-    from streams_runtime.processor.internals.abstract_task import Task
+    from streams_runtime.processor.internals.standby_task import StandbyTask
+    from streams_runtime.processor.internals.task import StreamTask
 
 __all__ = ["Tasks"]
 
@@ -36,56 +37,54 @@ class Tasks:
     """See the module docstring."""
 
     def __init__(self) -> None:
-        self._active: dict[TaskId, Any] = {}
-        self._standby: dict[TaskId, Any] = {}
+        #: active tasks by id (created: restoring, running or suspended); do not change it
+        self.active_tasks: dict[TaskId, StreamTask] = {}
+        #: standby (and warm-up) tasks by id; do not change it
+        self.standby_tasks: dict[TaskId, StandbyTask] = {}
         self.pending_active: dict[TaskId, int] = {}
         self.pending_standby: set[TaskId] = set()
         self.migrated: set[TaskId] = set()
         self._input_adders: dict[TopicPartitionKey, Callable[[list[Any]], None]] = {}
 
     # ------------------------------------------------------------------ active tasks
-    @property
-    def active_tasks(self) -> dict[TaskId, Any]:
-        """Active tasks by id (created: restoring, running or suspended); do not change it."""
-        return self._active
-
-    def add_active(self, task: Task) -> None:
-        if task.id in self._active or task.id in self._standby:
+    def add_active(self, task: StreamTask) -> None:
+        if task.id in self.active_tasks or task.id in self.standby_tasks:
             raise ValueError(f"task {task.id} is already registered")
         self.pending_active.pop(task.id, None)
-        self._active[task.id] = task
+        self.active_tasks[task.id] = task
 
-    def remove_active(self, task_id: TaskId) -> Any:
+    def remove_active(self, task_id: TaskId) -> StreamTask:
         """Forget an active task (its input partitions leave the index) and return it."""
-        task = self._active.pop(task_id)
+        task = self.active_tasks.pop(task_id)
         for tp in task.input_partitions:
             self._input_adders.pop(tp, None)
         return task
 
     def in_state(self, state: State) -> list[Any]:
-        return [t for t in self._active.values() if t.state is state]
+        return [t for t in self.active_tasks.values() if t.state is state]
 
     def running(self) -> list[Any]:
-        return [t for t in self._active.values() if t.state is State.RUNNING]
+        return [t for t in self.active_tasks.values() if t.state is State.RUNNING]
 
     def restoring(self) -> list[Any]:
-        return [t for t in self._active.values() if t.state is State.RESTORING]
+        return [t for t in self.active_tasks.values() if t.state is State.RESTORING]
 
     def has_restoring(self) -> bool:
-        return any(t.state is State.RESTORING for t in self._active.values())
+        return any(t.state is State.RESTORING for t in self.active_tasks.values())
 
     def is_restoring(self, task_id: TaskId) -> bool:
         """Assigned here but not processing yet: restoring, or waiting for its directory lock."""
         if task_id in self.pending_active:
             return True
-        task = self._active.get(task_id)
+        task = self.active_tasks.get(task_id)
         return task is not None and task.state is State.RESTORING
 
     # ------------------------------------------------------------------ input partitions
-    def add_input_partitions(self, task: Any) -> None:
+    def add_input_partitions(self, task: StreamTask) -> None:
         """Route the records of ``task.input_partitions`` to the task's queues."""
         for topic, partition in task.input_partitions:
             queue = task.partition_group.queue_for(topic, partition)
+            assert queue is not None, f"task {task.id} has no queue for {topic}-{partition}"
             self._input_adders[(topic, partition)] = queue.add_batch
 
     @property
@@ -94,28 +93,23 @@ class Tasks:
         return self._input_adders
 
     # ------------------------------------------------------------------ standby tasks
-    @property
-    def standby_tasks(self) -> dict[TaskId, Any]:
-        """Standby (and warm-up) tasks by id; do not change it."""
-        return self._standby
-
-    def add_standby(self, task: Task) -> None:
-        if task.id in self._active or task.id in self._standby:
+    def add_standby(self, task: StandbyTask) -> None:
+        if task.id in self.active_tasks or task.id in self.standby_tasks:
             raise ValueError(f"task {task.id} is already registered")
         self.pending_standby.discard(task.id)
-        self._standby[task.id] = task
+        self.standby_tasks[task.id] = task
 
-    def remove_standby(self, task_id: TaskId) -> Any:
+    def remove_standby(self, task_id: TaskId) -> StandbyTask | None:
         self.pending_standby.discard(task_id)
-        return self._standby.pop(task_id, None)
+        return self.standby_tasks.pop(task_id, None)
 
     # ------------------------------------------------------------------ everything
     def all_task_ids(self) -> set[TaskId]:
-        return {*self._active, *self._standby}
+        return {*self.active_tasks, *self.standby_tasks}
 
     def owns(self, task_id: TaskId) -> bool:
         """The task is active here, or waiting here for its directory lock."""
-        return task_id in self._active or task_id in self.pending_active
+        return task_id in self.active_tasks or task_id in self.pending_active
 
     def forget_pending(self, task_ids: Iterable[TaskId] | None = None) -> None:
         """Drop the pending entries of ``task_ids`` (all of them when None)."""

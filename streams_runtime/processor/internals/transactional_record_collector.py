@@ -31,17 +31,17 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from streams_runtime.errors import StreamsError, TaskCorruptedError, TaskMigratedError, TransactionError
-from streams_runtime.kafka.client_supplier import KafkaClientSupplier
 from streams_runtime.kafka.clients import KafkaError, KafkaException, TopicPartition
-from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import (
     _FATAL,
     CLUSTER_ERROR_CODES,
     DEFAULT_MAX_MESSAGE_BYTES,
     FENCED_ERROR_CODES,
+    ProducerSettings,
     RecordCollector,
     _is_record_error,
     _kafka_error,
@@ -56,6 +56,8 @@ __all__ = ["TaskRecordCollectors", "TransactionalRecordCollector"]
 _TIMED_OUT = KafkaError._TIMED_OUT  # noqa: SLF001
 
 log = logging.getLogger("streams_runtime.processor")
+
+T = TypeVar("T")
 
 
 #: Commit the transactions of a thread's tasks concurrently (N tasks: about one round trip instead
@@ -121,25 +123,18 @@ class TransactionalRecordCollector(RecordCollector):
 
     def __init__(
         self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
+        settings: ProducerSettings,
         *,
-        task_id: Any,
+        task_id: object,
         transactional_id: str,
         init_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
     ) -> None:
         config = {
             "transaction.timeout.ms": DEFAULT_TRANSACTION_TIMEOUT_MS,
-            **overrides,
+            **settings.overrides,
             "transactional.id": transactional_id,
         }
-        super().__init__(
-            bootstrap_servers, client_id, config, changelog_topics, continue_on_error, client_supplier
-        )
+        super().__init__(replace(settings, overrides=config))
         self.task_id = task_id
         self.transactional_id = transactional_id
         self.in_transaction = False
@@ -151,33 +146,24 @@ class TransactionalRecordCollector(RecordCollector):
         self._confirm_timeout_s = 10.0
         self._nudge_every = CONFIRM_NUDGE_S
         self._nudge_at = 0.0
-        self._send_in_transaction = self.producer.produce
+        self._send_in_transaction: Callable[..., None] = self.producer.produce
         self._produce = self._begin_then_produce
         self._client_produce = None  # every send goes through ``_produce`` (it begins the transaction)
         self._call(self.producer.init_transactions, "initializing transactions", init_timeout_s)
 
     # ------------------------------------------------------------------ sending
-    def _begin_then_produce(self, *args: Any) -> None:
+    def _begin_then_produce(self, *args: object) -> None:
         self._call(self.producer.begin_transaction, "beginning a transaction")
         self.in_transaction = True
         self._produce = self._send_in_transaction
         self._send_in_transaction(*args)
 
-    def _send_failed(
-        self,
-        exc: BaseException,
-        topic: str,
-        key: Any,
-        value: Any,
-        headers: tuple[tuple[str, bytes | None], ...],
-        partition: int | None,
-    ) -> None:
-        err = _kafka_error(exc)
-        if isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None:
-            # the record never joined the transaction (refused locally): the handler decides
-            self._refused(topic, key, value, headers, err, partition)
-            return
-        # the producer is in an error state: find out why
+    def _is_refusal(self, exc: BaseException, err: KafkaError) -> bool:
+        """The record never joined the transaction (refused locally): the handler decides."""
+        return isinstance(exc, KafkaException) and _is_record_error(err) and self._error is None
+
+    def _producer_failed(self, exc: BaseException, err: KafkaError, topic: str) -> None:
+        """The producer is in an error state: find out why."""
         self._keep(self._classify(err, f"sending to topic {topic}"))
         self.serve()  # librdkafka raises the cause (e.g. _FENCED) from poll
         self._raise_error()
@@ -229,7 +215,7 @@ class TransactionalRecordCollector(RecordCollector):
             f"failed while {what}: {err.name()}: {err.str()}"
         )
 
-    def _call(self, fn: Callable[..., Any], what: str, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., T], what: str, *args: object) -> T:
         """Run a transactional call; retry retriable errors but a timeout (a commit may be
         retried; see :data:`TRANSACTION_CALL_TIMEOUT_S`), translate the rest: TaskMigratedError
         when fenced, TaskCorruptedError (after an abort) for a cluster error or a timeout, else
@@ -376,23 +362,9 @@ class TaskRecordCollectors:
 
     eos_enabled = True
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        client_id: str,
-        overrides: Mapping[str, Any],
-        changelog_topics: Iterable[str],
-        application_id: str,
-        continue_on_error: bool = False,
-        client_supplier: KafkaClientSupplier = DEFAULT_CLIENT_SUPPLIER,
-    ) -> None:
-        self._continue_on_error = continue_on_error
-        self._client_supplier = client_supplier
-        self.max_message_bytes = int(overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
-        self._bootstrap_servers = bootstrap_servers
-        self._client_id = client_id
-        self._overrides = dict(overrides)
-        self._changelog_topics = frozenset(changelog_topics)
+    def __init__(self, settings: ProducerSettings, application_id: str) -> None:
+        self._settings = settings
+        self.max_message_bytes = int(settings.overrides.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._application_id = application_id
         self._collectors: dict[Any, TransactionalRecordCollector] = {}
         self._prepared: dict[Any, TransactionalRecordCollector] = {}  # initialized, task not created yet
@@ -403,14 +375,9 @@ class TaskRecordCollectors:
 
     def _new(self, task_id: object) -> TransactionalRecordCollector:
         return TransactionalRecordCollector(
-            self._bootstrap_servers,
-            f"{self._client_id}-{task_id}",
-            self._overrides,
-            self._changelog_topics,
+            replace(self._settings, client_id=f"{self._settings.client_id}-{task_id}"),
             task_id=task_id,
             transactional_id=self.transactional_id(task_id),
-            continue_on_error=self._continue_on_error,
-            client_supplier=self._client_supplier,
         )
 
     def prepare(self, task_ids: Iterable[Any]) -> None:
@@ -489,7 +456,7 @@ class TaskRecordCollectors:
         exception it raised. One after the other unless :data:`PARALLEL_COMMITS` (then on a pool,
         each collector touched by one pool thread while the stream thread waits)."""
 
-        def one(item: tuple[Any, list[Any], Any]) -> Any:
+        def one(item: tuple[Any, list[Any], Any]) -> bool | Exception:
             task_id, offsets, group_metadata = item
             try:
                 return self._collectors[task_id].commit(offsets, group_metadata, task_timeout_ms)
@@ -499,7 +466,9 @@ class TaskRecordCollectors:
         if not PARALLEL_COMMITS or len(commits) <= 1:
             return [one(item) for item in commits]
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"{self._client_id}-commit")
+            self._pool = ThreadPoolExecutor(
+                max_workers=8, thread_name_prefix=f"{self._settings.client_id}-commit"
+            )
         return list(self._pool.map(one, commits))
 
     def wait_for_acks(self, task_timeout_ms: int = 0) -> None:

@@ -177,10 +177,10 @@ class RecordingSupplier:
 
 
 def test_should_ask_for_error_reports_only_under_at_least_once_even_with_changelogs() -> None:
-    from streams_runtime.processor.internals.record_collector import RecordCollector
+    from streams_runtime.processor.internals.record_collector import ProducerSettings, RecordCollector
 
     supplier = RecordingSupplier()
-    RecordCollector("b:9092", "c", {}, [CHANGELOG[0]], client_supplier=supplier)  # type: ignore[arg-type]
+    RecordCollector(ProducerSettings("b:9092", "c", {}, frozenset([CHANGELOG[0]]), client_supplier=supplier))  # type: ignore[arg-type]
     assert supplier.configs[0]["delivery.report.only.error"] is True
 
 

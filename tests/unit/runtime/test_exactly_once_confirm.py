@@ -22,6 +22,7 @@ from streams_runtime.processor.internals import (
     transactional_record_collector,
 )
 from streams_runtime.processor.internals.metrics import StreamsMetrics
+from streams_runtime.processor.internals.record_collector import ProducerSettings
 from streams_runtime.processor.internals.task_manager import TaskManager
 from streams_runtime.processor.internals.transactional_record_collector import TaskRecordCollectors
 from streams_runtime.testing import InMemoryClientSupplier
@@ -38,7 +39,9 @@ def supplier() -> InMemoryClientSupplier:
 
 
 def _collectors(supplier: InMemoryClientSupplier, application_id: str = "app") -> TaskRecordCollectors:
-    return TaskRecordCollectors("unused:9092", "c", {}, [], application_id, client_supplier=supplier)
+    return TaskRecordCollectors(
+        ProducerSettings("unused:9092", "c", {}, client_supplier=supplier), application_id
+    )
 
 
 def test_the_collector_confirms_only_offsets_the_group_shows_and_nudges_meanwhile(monkeypatch, supplier):

@@ -17,7 +17,7 @@ from streams_runtime.errors import TaskCorruptedError, TaskMigratedError, Transa
 from streams_runtime.kafka.clients import TopicPartition, isolation_level
 from streams_runtime.processor.internals import record_collector, transactional_record_collector
 from streams_runtime.processor.internals.producer_side import create_record_collector
-from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.record_collector import ProducerSettings, RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
 from streams_runtime.processor.internals.state_directory import (
     CHECKPOINT_FILE,
@@ -108,13 +108,9 @@ def supplier() -> InMemoryClientSupplier:
 @pytest.fixture
 def collector(supplier: InMemoryClientSupplier) -> TransactionalRecordCollector:
     return TransactionalRecordCollector(
-        "unused:9092",
-        "c",
-        {},
-        [CHANGELOG],
+        ProducerSettings("unused:9092", "c", {}, frozenset([CHANGELOG]), client_supplier=supplier),
         task_id=T1,
         transactional_id="app-0_1",
-        client_supplier=supplier,
     )
 
 
@@ -351,7 +347,9 @@ def test_should_read_committed_only_under_exactly_once():
 def test_should_commit_every_task_and_report_each_outcome(monkeypatch, parallel):
     monkeypatch.setattr(transactional_record_collector, "PARALLEL_COMMITS", parallel)
     supplier = _supplier()
-    collectors = TaskRecordCollectors("unused:9092", "c", {}, [CHANGELOG], "app", client_supplier=supplier)
+    collectors = TaskRecordCollectors(
+        ProducerSettings("unused:9092", "c", {}, frozenset([CHANGELOG]), client_supplier=supplier), "app"
+    )
     try:
         for task in (T0, T1):
             send(collectors.for_task(task))

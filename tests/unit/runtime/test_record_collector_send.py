@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams_runtime.processor.internals.record_collector import RecordCollector
+from streams_runtime.processor.internals.record_collector import ProducerSettings, RecordCollector
 
 
 class QueueFullOnce:
@@ -46,7 +46,7 @@ class Supplier:
 
 
 def _collector(client: QueueFullOnce) -> RecordCollector:
-    return RecordCollector("b:9092", "c", {}, [], client_supplier=Supplier(client))  # type: ignore[arg-type]
+    return RecordCollector(ProducerSettings("b:9092", "c", {}, client_supplier=Supplier(client)))  # type: ignore[arg-type]
 
 
 def test_should_hand_partition_timestamp_and_headers_to_the_client() -> None:
