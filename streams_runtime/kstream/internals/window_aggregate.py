@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.internal_processor import (
@@ -57,6 +57,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     internal_context,
 )
 from streams_runtime.kstream.internals.table_processors import FlushForwarder
+from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor.api import Headers, Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import SessionWindow, Windowed
@@ -64,6 +65,10 @@ from streams_runtime.windowed import SessionWindow, Windowed
 log = logging.getLogger("streams_runtime.kstream")
 
 NO_TIMESTAMP = -1
+
+#: the windows of a windowed aggregation (``windowed_by``)
+AggregationWindows = TimeWindows | SlidingWindows | SessionWindows
+W = TypeVar("W", bound=AggregationWindows)
 
 
 class WindowAggregateSupplier:
@@ -117,7 +122,7 @@ def no_merger(key: object, aggregate1: object, aggregate2: object) -> NoReturn:
     raise AssertionError("only session windows merge")
 
 
-class _WindowProcessor(InternalProcessor):
+class _WindowProcessor(InternalProcessor, Generic[W]):
     """Shared init, stream-time tracking and dropping of the windowed processors."""
 
     session = False
@@ -125,12 +130,12 @@ class _WindowProcessor(InternalProcessor):
     def __init__(
         self,
         supplier: WindowAggregateSupplier,
-        windows: Any,
+        windows: W,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any] = no_merger,
     ) -> None:
-        self.windows = windows
+        self.windows: W = windows
         self.initializer = initializer
         self.aggregator = aggregator
         self.merger = merger  # session windows: the aggregates of two sessions that merge
@@ -198,7 +203,7 @@ class _WindowProcessor(InternalProcessor):
         self.dropped.record()
 
 
-class KStreamWindowAggregate(_WindowProcessor):
+class KStreamWindowAggregate(_WindowProcessor[TimeWindows]):
     """Tumbling and hopping windows (``TimeWindows``); reduce is an aggregate with a None start."""
 
     def process(self, record: Record) -> None:
@@ -249,7 +254,7 @@ class _UpdatesHeldBack:
         return None
 
 
-class KStreamSessionWindowAggregate(_WindowProcessor):
+class KStreamSessionWindowAggregate(_WindowProcessor[SessionWindows]):
     """Session windows with merging (``SessionWindows``)."""
 
     session = True
