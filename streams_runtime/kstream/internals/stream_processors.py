@@ -13,7 +13,7 @@ The ones whose ``process`` uses nothing of the context but that bound forward sa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from streams_runtime.kstream.internals.functions import value_only
 from streams_runtime.kstream.internals.internal_processor import (
@@ -187,10 +187,17 @@ class KStreamBranch(_Forwarding):
             self.forward(record, self.child_names[-1])
 
 
+class FixedKeyProcessing(Protocol):
+    """The user's processor of ``process_values``: a FixedKeyProcessor, or any object with its
+    ``process`` (``init`` and ``close`` are optional)."""
+
+    def process(self, record: FixedKeyRecord) -> None: ...
+
+
 class FixedKeyProcessorAdapter(InternalProcessor):
     """Runs a user processor for ``process_values``: it gets FixedKeyRecords (key unchangeable)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: FixedKeyProcessing) -> None:
         self.inner = inner
 
     def init(self, processor_context: ProcessorContext) -> None:
