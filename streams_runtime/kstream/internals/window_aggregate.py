@@ -48,6 +48,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
+from streams_runtime.kstream.internals.aggregate_processors import AggregateSupplier
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
@@ -71,23 +72,13 @@ AggregationWindows = TimeWindows | SlidingWindows | SessionWindows
 W = TypeVar("W", bound=AggregationWindows)
 
 
-class WindowAggregateSupplier:
+class WindowAggregateSupplier(AggregateSupplier):
     """Topology-level flags of a windowed aggregation (a KTable supplier: always materialized)."""
 
     def __init__(self, store_name: str, factory: Callable[[WindowAggregateSupplier], Processor]) -> None:
-        self.store_name = store_name
-        self.queryable_name = store_name
-        self.send_old_values = False
-        self._factory = factory
+        super().__init__(store_name, factory)
         self.windows: Any = None  # set by the DSL; suppress reads its grace
         self.emit_on_window_close = False  # set by the DSL from its EmitStrategy
-
-    def enable_sending_old_values(self, force_materialization: bool) -> bool:
-        self.send_old_values = True
-        return True
-
-    def __call__(self) -> Processor:
-        return self._factory(self)
 
 
 class UpdateForwarder(Protocol):
