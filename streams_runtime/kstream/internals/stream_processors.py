@@ -34,6 +34,13 @@ class _Forwarding(InternalProcessor):
         self.forward, self.child, self.child_failed = node_forwarders(context)
 
 
+class _Mapping(_Forwarding):
+    """A processor of the user's ``mapper(key, value)``."""
+
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
+
+
 class PassThrough(_Forwarding):
     def process(self, record: Record) -> None:
         self.forward(record)
@@ -54,11 +61,8 @@ class KStreamFilter(_Forwarding):
                 self.child_failed(exc, record)
 
 
-class KStreamMap(_Forwarding):
+class KStreamMap(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         result = self.mapper(record.key, record.value)
@@ -72,11 +76,11 @@ class KStreamMap(_Forwarding):
             self.child_failed(exc, out)
 
 
-class KStreamMapValues(_Forwarding):
+class KStreamMapValues(_Mapping):
     context_free = True
 
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
+        super().__init__(mapper)
         self.value_mapper = value_only(mapper)  # a value-only user function, called directly
 
     def process(self, record: Record) -> None:
@@ -109,11 +113,8 @@ class KStreamSelectKey(_Forwarding):
             self.child_failed(exc, out)
 
 
-class KStreamFlatMap(_Forwarding):
+class KStreamFlatMap(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         pairs = self.mapper(record.key, record.value)
@@ -128,11 +129,8 @@ class KStreamFlatMap(_Forwarding):
                 self.child_failed(exc, out)
 
 
-class KStreamFlatMapValues(_Forwarding):
+class KStreamFlatMapValues(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         values = self.mapper(record.key, record.value)
