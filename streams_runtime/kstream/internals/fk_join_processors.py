@@ -52,7 +52,7 @@ log = logging.getLogger("streams_runtime.kstream")
 _BYTES = Serdes.Bytes()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class FkJoinShared:
     """What the five processors share: serdes (bound to the app defaults on first init) and the
     pseudo-topic names the serdes are called with."""

@@ -53,7 +53,7 @@ SUPPRESS_NAME = "KTABLE-SUPPRESS-"
 NO_TIMESTAMP = -1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class KTableSuppressSupplier:
     """A KTable supplier: suppression is transparent to old values (they pass through)."""
 

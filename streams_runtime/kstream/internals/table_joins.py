@@ -67,7 +67,7 @@ class ValueGetter(Protocol):
     def get(self, key: object, as_of: int | None = None) -> ValueAndTimestamp | None: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _DerivedGetter:
     parent: ValueGetter
     compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]
@@ -178,7 +178,7 @@ class KStreamKTableJoin(_LookupJoin):
 
 
 # ---------------------------------------------------------------------------- table-table
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class KTableKTableJoinSupplier:
     """One side of a table-table join; ``kind`` is the processing rule of this side:
     ``inner``, ``left`` (this side is the left of a left join), ``right`` (the right side of a
@@ -268,7 +268,7 @@ def joined_value_getter(
     return ValueGetterSupplier(_JoinedGetter, list(dict.fromkeys(left.store_names + right.store_names)))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class KTableKTableJoinMergerSupplier:
     """Merges both join sides into one KTable; materializes it when ``store_name`` is set;
     ``getter`` is the join's value getter when it is not."""
