@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Self
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
@@ -35,17 +35,17 @@ log = logging.getLogger("streams_runtime.kstream")
 class AggregateSupplier:
     """A stateful KTable-producing supplier: always materialized, so old values are free."""
 
-    def __init__(self, store_name: str, factory: Callable[[AggregateSupplier], Processor]) -> None:
+    def __init__(self, store_name: str, factory: Callable[[Self], Processor]) -> None:
         self.store_name = store_name
         self.queryable_name = store_name
         self.send_old_values = False
-        self._factory = factory
+        self._factory: Callable[[Self], Processor] = factory
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         self.send_old_values = True
         return True
 
-    def __call__(self) -> Processor:
+    def __call__(self: Self) -> Processor:
         return self._factory(self)
 
 

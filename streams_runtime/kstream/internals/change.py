@@ -10,6 +10,7 @@ length of the new value's bytes, the new value's bytes, then the old value's byt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.serdes import Serde, bound_serde
@@ -44,7 +45,7 @@ class ChangeSerde(Serde):
         super().__init__(f"Change({getattr(inner, 'name', 'default')})")
         self.inner = inner
 
-    def with_default_inner(self, default: Any) -> ChangeSerde:
+    def with_default_inner(self, default: Callable[[], Serde]) -> ChangeSerde:
         return self if self.inner is not None else ChangeSerde(default())
 
     def _serialize(self, topic: str, data: Any) -> bytes:

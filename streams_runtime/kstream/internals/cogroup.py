@@ -18,7 +18,7 @@ nodes, the aggregate processors, the merge processor.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
 from streams_runtime.kstream.internals.internal_processor import (
@@ -30,6 +30,9 @@ from streams_runtime.kstream.internals.repartition import create_repartitioned_s
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.table_joins import StoreValueGetter, ValueGetterSupplier
 from streams_runtime.processor.api import Processor, Record
+
+if TYPE_CHECKING:  # the builder module imports the graph nodes
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
 
 AGGREGATE_NAME = "COGROUPKSTREAM-AGGREGATE-"
 MERGE_NAME = "COGROUPKSTREAM-MERGE-"
@@ -74,7 +77,7 @@ class _PassThrough(InternalProcessor):
 class CogroupAggregateBuilder:
     """Per CogroupedKStream: the repartition node of each grouped stream, shared by its aggregations."""
 
-    def __init__(self, internal: Any) -> None:
+    def __init__(self, internal: InternalStreamsBuilder) -> None:
         self.internal = internal
         self.parent_nodes: dict[int, GraphNode] = {}
 
@@ -129,5 +132,5 @@ class CogroupAggregateBuilder:
         merge_name = internal.suffix_or_generate(name, "-cogroup-merge", MERGE_NAME)
         merge_supplier = CogroupPassThroughSupplier(suppliers, store_name, queryable_name)
         merge = ProcessorGraphNode(merge_name, merge_supplier)
-        internal.add_graph_node(nodes, merge)
+        internal.add_graph_node([*nodes], merge)  # a list of GraphNode
         return merge, merge_supplier

@@ -18,13 +18,17 @@ when asked. Semantics follow Kafka Streams' processors of the same names.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.fk_join_wire import (
+    CombinedKeySchema,
     Instruction,
     SubscriptionResponseWrapper,
+    SubscriptionResponseWrapperSerde,
     SubscriptionWrapper,
+    SubscriptionWrapperSerde,
     hash_bytes,
 )
 from streams_runtime.kstream.internals.internal_processor import (
@@ -34,37 +38,31 @@ from streams_runtime.kstream.internals.internal_processor import (
     skip_null,
 )
 from streams_runtime.processor.api import Record
-from streams_runtime.serdes import Serdes
+from streams_runtime.serdes import Serde, Serdes
 from streams_runtime.state import ValueAndTimestamp
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
+    from streams_runtime.processor.internals.metrics import Sensor
 
 log = logging.getLogger("streams_runtime.kstream")
 
 _BYTES = Serdes.Bytes()
 
 
+@dataclass(eq=False, repr=False)
 class FkJoinShared:
     """What the five processors share: serdes (bound to the app defaults on first init) and the
     pseudo-topic names the serdes are called with."""
 
-    def __init__(
-        self,
-        registration_topic: str,
-        key_schema: Any,
-        subscription_serde: Any,
-        response_serde: Any,
-        value_serde: Any,
-    ) -> None:
-        self.registration_topic = registration_topic
-        self.key_schema = key_schema
-        self.subscription_serde = subscription_serde
-        self.response_serde = response_serde
-        self.value_serde = value_serde  # the left table's value serde (for the hash)
-        self.bound = False
+    registration_topic: str
+    key_schema: CombinedKeySchema
+    subscription_serde: SubscriptionWrapperSerde
+    response_serde: SubscriptionResponseWrapperSerde
+    value_serde: Serde | None  # the left table's value serde (for the hash)
+    bound: bool = field(default=False, init=False)
 
     def bind(self, context: ProcessorContext) -> None:
         if self.bound:
@@ -75,35 +73,30 @@ class FkJoinShared:
         self.response_serde.bind(context)
         if self.value_serde is None:
             self.value_serde = context.app_configs.default_serde("value")
+        self.hash_serde: Serde = self.value_serde
         self.value_hash_topic = topic + "-vh"
         self.bound = True
 
     def value_hash(self, value: object) -> bytes | None:
         if value is None:
             return None
-        return hash_bytes(self.value_serde.serialize(self.value_hash_topic, value))
+        return hash_bytes(self.hash_serde.serialize(self.value_hash_topic, value))
 
 
-def _skip_out_of_order(dropped: Any) -> None:
+def _skip_out_of_order(dropped: Sensor) -> None:
     """An out-of-order update of a versioned table joins nothing; counted, as in Kafka Streams."""
     log.info("Skipping out-of-order record from versioned table while performing table-table join.")
     dropped.record()
 
 
+@dataclass(eq=False, repr=False)
 class _Base(InternalProcessor):
     """A processor of the join; with ``store_name`` it opens that (subscription) store, with
     ``getter_supplier`` a table's value getter."""
 
-    def __init__(
-        self,
-        shared: FkJoinShared,
-        *,
-        store_name: str | None = None,
-        getter_supplier: ValueGetterSupplier | None = None,
-    ) -> None:
-        self.shared = shared
-        self.store_name = store_name
-        self.getter_supplier = getter_supplier
+    shared: FkJoinShared
+    store_name: str | None = field(default=None, kw_only=True)
+    getter_supplier: ValueGetterSupplier | None = field(default=None, kw_only=True)
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
@@ -117,11 +110,10 @@ class _Base(InternalProcessor):
             self.getter.init(context)
 
 
+@dataclass(eq=False, repr=False)
 class SubscriptionSend(_Base):
-    def __init__(self, shared: FkJoinShared, extractor: Callable[..., Any], left_join: bool) -> None:
-        super().__init__(shared)
-        self.extractor = extractor
-        self.left_join = left_join
+    extractor: Callable[..., Any]
+    left_join: bool
 
     def process(self, record: Record) -> None:
         change = record.value
@@ -270,7 +262,7 @@ class ResponseJoin(_Base):
         self.context.forward(record.with_value(result))
 
 
-def primary_partition_partitioner(topic: str, key: Any, value: Any, *_: Any) -> int | None:
+def primary_partition_partitioner(topic: str, key: Any, value: Any, *_: object) -> int | None:
     """The response sink's partitioner: back to the left row's partition."""
     partition: int | None = value.primary_partition
     return partition

@@ -42,7 +42,7 @@ def with_key(fn: Callable[..., Any]) -> Callable[[Any, Any], Any]:
         except (TypeError, ValueError):
             pass  # a builtin such as str or int: a value mapper
 
-    def value_mapper(key: object, value: object) -> Any:
+    def value_mapper(key: object, value: object) -> object:
         return fn(value)
 
     value_mapper.value_only = fn  # type: ignore[attr-defined]  # processors may call fn(value)

@@ -9,7 +9,7 @@ the ``context`` attribute's.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.processor.api import Processor, ProcessorContext
@@ -20,10 +20,14 @@ from streams_runtime.processor.internals.context import (
 )
 from streams_runtime.processor.internals.forwarders import NodeForwarders, raise_again
 
+if TYPE_CHECKING:
+    from streams_runtime.processor.internals.metrics import Sensor
+
 __all__ = [
     "InternalProcessor",
     "InternalProcessorContext",
     "ProcessorContext",
+    "RecordContext",
     "current_node_name",
     "flushed_timestamp",
     "internal_context",
@@ -34,7 +38,7 @@ __all__ = [
 log = logging.getLogger("streams_runtime.kstream")
 
 
-def skip_null(context: InternalProcessorContext, dropped: Any, what: str) -> None:
+def skip_null(context: InternalProcessorContext, dropped: Sensor, what: str) -> None:
     """A record skipped for a null ``what`` (``"key"``, ``"key or value"``, ...): logged as
     Kafka Streams logs it, and counted by the ``dropped`` sensor."""
     meta = context.record_metadata()

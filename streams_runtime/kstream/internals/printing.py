@@ -7,7 +7,7 @@ nothing: ``print`` is a terminal operation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
@@ -17,6 +17,8 @@ from streams_runtime.kstream.internals.internal_processor import (
 from streams_runtime.processor.api import Record
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from streams_runtime.kstream.printed import Printed
 
 
@@ -38,7 +40,7 @@ class KStreamPrint(InternalProcessor):
         self.printed.output().flush()
 
 
-def print_supplier(printed: Printed, stream_name: str) -> Any:
+def print_supplier(printed: Printed, stream_name: str) -> Callable[[], KStreamPrint]:
     label = printed.label if printed.label is not None else stream_name
 
     def make() -> KStreamPrint:

@@ -7,12 +7,14 @@ it sits below all of them so none has to import another to repartition.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from streams_runtime.kstream.internals import stream_processors as sp
 from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
     from streams_runtime.serdes import Serde
 
@@ -28,7 +30,7 @@ def create_repartitioned_source(
     key_serde: Serde | None,
     value_serde: Serde | None,
     *,
-    partitioner: Any = None,
+    partitioner: Callable[..., int | None] | None = None,
     number_of_partitions: int | None = None,
 ) -> RepartitionNode:
     """The repartition node of Kafka Streams' createRepartitionedSource (filter -> sink -> source).

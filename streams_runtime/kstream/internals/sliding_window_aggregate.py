@@ -36,6 +36,7 @@ from streams_runtime.kstream.internals.window_aggregate import (
     NO_TIMESTAMP,
     _WindowProcessor,
 )
+from streams_runtime.kstream.windows import SlidingWindows
 from streams_runtime.processor.api import Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import TimeWindow, Windowed
@@ -43,7 +44,7 @@ from streams_runtime.windowed import TimeWindow, Windowed
 __all__ = ["KStreamSlidingWindowAggregate"]
 
 
-class KStreamSlidingWindowAggregate(_WindowProcessor):
+class KStreamSlidingWindowAggregate(_WindowProcessor[SlidingWindows]):
     """Sliding windows (``SlidingWindows``); reduce is an aggregate whose initializer returns None."""
 
     def init(self, processor_context: ProcessorContext) -> None:

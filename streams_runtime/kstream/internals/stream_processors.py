@@ -13,7 +13,7 @@ The ones whose ``process`` uses nothing of the context but that bound forward sa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from streams_runtime.kstream.internals.functions import value_only
 from streams_runtime.kstream.internals.internal_processor import (
@@ -32,6 +32,13 @@ class _Forwarding(InternalProcessor):
         self.context = context
         # one forward per record: the child called here (see node_forwarders)
         self.forward, self.child, self.child_failed = node_forwarders(context)
+
+
+class _Mapping(_Forwarding):
+    """A processor of the user's ``mapper(key, value)``."""
+
+    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
+        self.mapper = mapper
 
 
 class PassThrough(_Forwarding):
@@ -54,11 +61,8 @@ class KStreamFilter(_Forwarding):
                 self.child_failed(exc, record)
 
 
-class KStreamMap(_Forwarding):
+class KStreamMap(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         result = self.mapper(record.key, record.value)
@@ -72,11 +76,11 @@ class KStreamMap(_Forwarding):
             self.child_failed(exc, out)
 
 
-class KStreamMapValues(_Forwarding):
+class KStreamMapValues(_Mapping):
     context_free = True
 
     def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
+        super().__init__(mapper)
         self.value_mapper = value_only(mapper)  # a value-only user function, called directly
 
     def process(self, record: Record) -> None:
@@ -109,11 +113,8 @@ class KStreamSelectKey(_Forwarding):
             self.child_failed(exc, out)
 
 
-class KStreamFlatMap(_Forwarding):
+class KStreamFlatMap(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         pairs = self.mapper(record.key, record.value)
@@ -128,11 +129,8 @@ class KStreamFlatMap(_Forwarding):
                 self.child_failed(exc, out)
 
 
-class KStreamFlatMapValues(_Forwarding):
+class KStreamFlatMapValues(_Mapping):
     context_free = True
-
-    def __init__(self, mapper: Callable[[Any, Any], Any]) -> None:
-        self.mapper = mapper
 
     def process(self, record: Record) -> None:
         values = self.mapper(record.key, record.value)
@@ -187,10 +185,17 @@ class KStreamBranch(_Forwarding):
             self.forward(record, self.child_names[-1])
 
 
+class FixedKeyProcessing(Protocol):
+    """The user's processor of ``process_values``: a FixedKeyProcessor, or any object with its
+    ``process`` (``init`` and ``close`` are optional)."""
+
+    def process(self, record: FixedKeyRecord) -> None: ...
+
+
 class FixedKeyProcessorAdapter(InternalProcessor):
     """Runs a user processor for ``process_values``: it gets FixedKeyRecords (key unchangeable)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: FixedKeyProcessing) -> None:
         self.inner = inner
 
     def init(self, processor_context: ProcessorContext) -> None:

@@ -22,15 +22,16 @@ number the last 8.) Record headers are not kept in the buffer.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from dataclasses import dataclass
 
-from streams_runtime.errors import TopologyError
+from streams_runtime.errors import StreamsError, TopologyError
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
 )
 from streams_runtime.processor.api import Processor, Record
+from streams_runtime.serdes import Serde
 
 _U64 = struct.Struct(">Q")
 _LEN = struct.Struct(">i")
@@ -49,25 +50,24 @@ def check_versioned_store(store_builder: object, grace_ms: int) -> None:
         raise TopologyError(RETENTION_TOO_SHORT)
 
 
+@dataclass(eq=False, repr=False)
 class KStreamKTableJoinWithGrace(InternalProcessor):
-    """Buffers stream records, then hands them to the plain join processor ``join``."""
+    """Buffers stream records, then hands them to the plain join processor ``join``; the serdes
+    (of the buffer) default to the app's."""
 
-    def __init__(
-        self, join: Processor, buffer_name: str, grace_ms: int, key_serde: Any, value_serde: Any
-    ) -> None:
-        self.join = join
-        self.buffer_name = buffer_name
-        self.grace_ms = grace_ms
-        self.key_serde = key_serde
-        self.value_serde = value_serde
+    join: Processor
+    buffer_name: str
+    grace_ms: int
+    key_serde: Serde | None
+    value_serde: Serde | None
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
         self.join.init(context)
         configs = context.app_configs
-        self.key_serde = self.key_serde or configs.default_serde("key")
-        self.value_serde = self.value_serde or configs.default_serde("value")
+        self.keys: Serde = self.key_serde or configs.default_serde("key")
+        self.values: Serde = self.value_serde or configs.default_serde("value")
         self.store = context.get_state_store(self.buffer_name)
         raw = self.store.get(_STREAM_TIME)
         self.stream_time = struct.unpack(">q", raw)[0] if raw else -(2**63)
@@ -92,8 +92,10 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
             self.join.process(record)
             return
         topic = self.buffer_name
-        key = self.key_serde.serialize(topic, record.key)
-        value = self.value_serde.serialize(topic, record.value)
+        key = self.keys.serialize(topic, record.key)
+        value = self.values.serialize(topic, record.value)
+        if key is None or value is None:
+            raise StreamsError(f"a serde of {topic} serialized a non-null key or value to null")
         store_key = _U64.pack(record.timestamp + _OFFSET) + key + _U64.pack(self.seq)
         self.store.put(store_key, _LEN.pack(len(key)) + key + value)
         self.seq += 1
@@ -113,8 +115,8 @@ class KStreamKTableJoinWithGrace(InternalProcessor):
         for store_key, timestamp, data in ready:
             self.store.delete(store_key)
             (length,) = _LEN.unpack_from(data, 0)
-            key = self.key_serde.deserialize(topic, data[4 : 4 + length])
-            value = self.value_serde.deserialize(topic, data[4 + length :])
+            key = self.keys.deserialize(topic, data[4 : 4 + length])
+            value = self.values.deserialize(topic, data[4 + length :])
             self.join.process(Record(key, value, timestamp))
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ writes its changelog at commit, so a restarted task resumes with the same pendin
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import StreamsError, TopologyError
@@ -27,16 +28,19 @@ from streams_runtime.kstream.internals.graph import GraphNode, walk_upstream
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
+    RecordContext,
     current_node_name,
     internal_context,
 )
 from streams_runtime.kstream.internals.stateful_nodes import StatefulProcessorNode
 from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier, value_getter_supplier
-from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
+from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
+from streams_runtime.kstream.internals.window_aggregate import AggregationWindows, WindowAggregateSupplier
 from streams_runtime.kstream.suppressed import SHUT_DOWN, Suppressed
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.state.internals.time_ordered_buffer import (
+    Eviction,
     InMemoryTimeOrderedKeyValueBuffer,
     TimeOrderedKeyValueBufferBuilder,
 )
@@ -49,16 +53,16 @@ SUPPRESS_NAME = "KTABLE-SUPPRESS-"
 NO_TIMESTAMP = -1
 
 
+@dataclass(eq=False, repr=False)
 class KTableSuppressSupplier:
     """A KTable supplier: suppression is transparent to old values (they pass through)."""
 
-    def __init__(self, suppressed: Suppressed, wait_ms: int, store_name: str, parent: Any) -> None:
-        self.suppressed = suppressed
-        self.wait_ms = wait_ms
-        self.store_name = store_name
-        self.parent = parent
-        self.queryable_name = None
-        self.send_old_values = False
+    suppressed: Suppressed
+    wait_ms: int
+    store_name: str
+    parent: TableUpdatesSupplier
+    queryable_name: None = field(default=None, init=False)
+    send_old_values: bool = field(default=False, init=False)
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         self.send_old_values = self.parent.enable_sending_old_values(force_materialization)
@@ -141,28 +145,28 @@ class KTableSuppressProcessor(InternalProcessor):
                 )
             buffer.evict_while(self._over_capacity, self._emit)
 
-    def _emit(self, eviction: Any) -> None:
+    def _emit(self, eviction: Eviction) -> None:
         if eviction.new_value is None and self.final_results:
             return
         context = self.context
         rc = eviction.record_context
+        headers = tuple(rc.headers)
         previous = context.record_context()
-        context.set_record_context(rc)
+        context.set_record_context(RecordContext(rc.topic, rc.partition, rc.offset, rc.timestamp, headers))
         try:
             old = eviction.old_value if self.send_old_values else None
-            context.forward(
-                Record(eviction.key, Change(eviction.new_value, old), rc.timestamp, tuple(rc.headers))
-            )
+            context.forward(Record(eviction.key, Change(eviction.new_value, old), rc.timestamp, headers))
             self.emitted.record()
         finally:
             context.set_record_context(previous)
 
 
-def _windows_upstream(node: GraphNode) -> Any:
+def _windows_upstream(node: GraphNode) -> AggregationWindows | None:
     for current in walk_upstream(node, lambda n: False):
         supplier = getattr(current, "supplier", None)
         if isinstance(supplier, WindowAggregateSupplier):
-            return getattr(supplier, "windows", None)
+            windows: AggregationWindows | None = supplier.windows
+            return windows
     return None
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals.change import Change
@@ -30,7 +31,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     internal_context,
     skip_null,
 )
-from streams_runtime.kstream.internals.table_processors import TupleForwarder
+from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier, TupleForwarder
 from streams_runtime.processor.api import Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.state.interfaces import TimestampedKeyValueStore
@@ -58,12 +59,18 @@ class StoreValueGetter:
         return self.store.get(key)
 
 
+class ValueGetter(Protocol):
+    """A table's value getter, made per task by a :class:`ValueGetterSupplier`."""
+
+    def init(self, context: ProcessorContext) -> None: ...
+
+    def get(self, key: object, as_of: int | None = None) -> ValueAndTimestamp | None: ...
+
+
+@dataclass(eq=False, repr=False)
 class _DerivedGetter:
-    def __init__(
-        self, parent: Any, compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]
-    ) -> None:
-        self.parent = parent
-        self.compute = compute
+    parent: ValueGetter
+    compute: Callable[[Any, ValueAndTimestamp], ValueAndTimestamp | None]
 
     def init(self, context: ProcessorContext) -> None:
         self.parent.init(context)
@@ -88,7 +95,7 @@ class ValueGetterSupplier:
         return self._make()
 
 
-def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
+def value_getter_supplier(table_supplier: object) -> ValueGetterSupplier:
     """The value getter of the KTable produced by ``table_supplier`` (see the module docstring)."""
     own: Callable[[], ValueGetterSupplier] | None = getattr(table_supplier, "value_getter_supplier", None)
     if callable(own):
@@ -100,8 +107,8 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
     queryable = getattr(table_supplier, "queryable_name", None)
     if queryable is not None:
         return ValueGetterSupplier(lambda: StoreValueGetter(queryable), [queryable])
-    parent = value_getter_supplier(table_supplier.parent)
     if isinstance(table_supplier, tp.KTableFilterSupplier):
+        parent = value_getter_supplier(table_supplier.parent)
         predicate, negate = table_supplier.predicate, table_supplier.filter_not
 
         def keep(key: object, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
@@ -109,6 +116,7 @@ def value_getter_supplier(table_supplier: Any) -> ValueGetterSupplier:
 
         return ValueGetterSupplier(lambda: _DerivedGetter(parent.get(), keep), parent.store_names)
     if isinstance(table_supplier, tp.KTableMapValuesSupplier):
+        parent = value_getter_supplier(table_supplier.parent)
         mapper = table_supplier.mapper
 
         def mapped(key: object, vat: ValueAndTimestamp) -> ValueAndTimestamp | None:
@@ -170,24 +178,18 @@ class KStreamKTableJoin(_LookupJoin):
 
 
 # ---------------------------------------------------------------------------- table-table
+@dataclass(eq=False, repr=False)
 class KTableKTableJoinSupplier:
     """One side of a table-table join; ``kind`` is the processing rule of this side:
     ``inner``, ``left`` (this side is the left of a left join), ``right`` (the right side of a
-    left join) or ``outer``."""
+    left join) or ``outer``; ``parent`` is this side's table's supplier."""
 
-    def __init__(
-        self,
-        kind: str,
-        this_parent: Any,
-        other_getter: ValueGetterSupplier,
-        joiner: Callable[[Any, Any, Any], Any],
-    ) -> None:
-        self.kind = kind
-        self.parent = this_parent
-        self.other_getter = other_getter
-        self.joiner = joiner
-        self.send_old_values = False
-        self.queryable_name = None
+    kind: str
+    parent: TableUpdatesSupplier
+    other_getter: ValueGetterSupplier
+    joiner: Callable[[Any, Any, Any], Any]
+    send_old_values: bool = field(default=False, init=False)
+    queryable_name: None = field(default=None, init=False)
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         self.parent.enable_sending_old_values(True)
@@ -266,28 +268,25 @@ def joined_value_getter(
     return ValueGetterSupplier(_JoinedGetter, list(dict.fromkeys(left.store_names + right.store_names)))
 
 
+@dataclass(eq=False, repr=False)
 class KTableKTableJoinMergerSupplier:
-    """Merges both join sides into one KTable; materializes it when ``store_name`` is set."""
+    """Merges both join sides into one KTable; materializes it when ``store_name`` is set;
+    ``getter`` is the join's value getter when it is not."""
 
-    def __init__(
-        self,
-        left: KTableKTableJoinSupplier,
-        right: KTableKTableJoinSupplier,
-        store_name: str | None,
-        getter: ValueGetterSupplier,
-    ) -> None:
-        self.left = left
-        self.right = right
-        self.queryable_name = store_name
-        self.store_name = store_name
-        self.send_old_values = False
-        self._getter = getter
+    left: KTableKTableJoinSupplier
+    right: KTableKTableJoinSupplier
+    store_name: str | None
+    getter: ValueGetterSupplier
+    send_old_values: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.queryable_name = self.store_name
 
     def value_getter_supplier(self) -> ValueGetterSupplier:
         if self.queryable_name is not None:
             name = self.queryable_name
             return ValueGetterSupplier(lambda: StoreValueGetter(name), [name])
-        return self._getter
+        return self.getter
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         if self.queryable_name is None:
@@ -300,11 +299,11 @@ class KTableKTableJoinMergerSupplier:
         return KTableKTableJoinMerger(self.queryable_name, self.send_old_values)
 
 
+@dataclass(eq=False, repr=False)
 class KTableKTableJoinMerger(InternalProcessor):
-    def __init__(self, store_name: str | None, send_old_values: bool) -> None:
-        self.store_name = store_name
-        self.send_old_values = send_old_values
-        self.store = None
+    store_name: str | None
+    send_old_values: bool
+    store: TimestampedKeyValueStore[Any] | None = field(default=None, init=False)
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)

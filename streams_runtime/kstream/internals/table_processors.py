@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from streams_runtime.errors import StreamsError
 from streams_runtime.kstream.internals.change import Change
@@ -89,6 +89,7 @@ class TupleForwarder(FlushForwarder):
             self.forward(record.with_value(Change(record.value.new_value, None, record.value.is_latest)))
 
 
+@runtime_checkable
 class TableUpdatesSupplier(Protocol):
     """What a KTable holds of the processor supplier producing its updates (this module's
     suppliers, and the aggregations' and cogroups' ones): asked to send old values too."""
@@ -96,10 +97,18 @@ class TableUpdatesSupplier(Protocol):
     def enable_sending_old_values(self, force_materialization: bool) -> bool: ...
 
 
+def parent_sends_old_values(parent: object, force_materialization: bool) -> bool:
+    """Asks the upstream table's supplier ``parent`` (None upstream of a source) to send old values
+    too; whether it does."""
+    return isinstance(parent, TableUpdatesSupplier) and parent.enable_sending_old_values(
+        force_materialization
+    )
+
+
 class KTableProcessorSupplier:
     """Base of KTable suppliers: a parent link for old-value propagation and a store name."""
 
-    def __init__(self, parent: Any, queryable_name: str | None) -> None:
+    def __init__(self, parent: object, queryable_name: str | None) -> None:
         self.parent = parent  # the upstream KTable's supplier (or None)
         self.queryable_name = queryable_name
         self.send_old_values = False
@@ -108,7 +117,7 @@ class KTableProcessorSupplier:
         if self.queryable_name is not None:
             self.send_old_values = True
             return True
-        if self.parent is not None and self.parent.enable_sending_old_values(force_materialization):
+        if parent_sends_old_values(self.parent, force_materialization):
             self.send_old_values = True
         return self.send_old_values
 
@@ -227,13 +236,17 @@ class KTableSourceProcessor(_MaterializingProcessor):
 # ---------------------------------------------------------------------------- filter / map_values
 class KTableFilterSupplier(KTableProcessorSupplier):
     def __init__(
-        self, parent: Any, predicate: Callable[[Any, Any], bool], filter_not: bool, queryable_name: str | None
+        self,
+        parent: object,
+        predicate: Callable[[Any, Any], bool],
+        filter_not: bool,
+        queryable_name: str | None,
     ) -> None:
         super().__init__(parent, queryable_name)
         self.predicate = predicate
         self.filter_not = filter_not
         # If upstream is already materialized, send old values to avoid needless tombstones.
-        self.send_old_values = parent.enable_sending_old_values(False) if parent is not None else False
+        self.send_old_values = parent_sends_old_values(parent, False)
 
     def __call__(self) -> Processor:
         return KTableFilterProcessor(self)

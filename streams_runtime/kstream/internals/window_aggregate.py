@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
+from streams_runtime.kstream.internals.aggregate_processors import AggregateSupplier
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
@@ -57,6 +58,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     internal_context,
 )
 from streams_runtime.kstream.internals.table_processors import FlushForwarder
+from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.processor.api import Headers, Processor, Record
 from streams_runtime.state import ValueAndTimestamp
 from streams_runtime.windowed import SessionWindow, Windowed
@@ -65,24 +67,18 @@ log = logging.getLogger("streams_runtime.kstream")
 
 NO_TIMESTAMP = -1
 
+#: the windows of a windowed aggregation (``windowed_by``)
+AggregationWindows = TimeWindows | SlidingWindows | SessionWindows
+W = TypeVar("W", bound=AggregationWindows)
 
-class WindowAggregateSupplier:
+
+class WindowAggregateSupplier(AggregateSupplier):
     """Topology-level flags of a windowed aggregation (a KTable supplier: always materialized)."""
 
     def __init__(self, store_name: str, factory: Callable[[WindowAggregateSupplier], Processor]) -> None:
-        self.store_name = store_name
-        self.queryable_name = store_name
-        self.send_old_values = False
-        self._factory = factory
+        super().__init__(store_name, factory)
         self.windows: Any = None  # set by the DSL; suppress reads its grace
         self.emit_on_window_close = False  # set by the DSL from its EmitStrategy
-
-    def enable_sending_old_values(self, force_materialization: bool) -> bool:
-        self.send_old_values = True
-        return True
-
-    def __call__(self) -> Processor:
-        return self._factory(self)
 
 
 class UpdateForwarder(Protocol):
@@ -117,7 +113,7 @@ def no_merger(key: object, aggregate1: object, aggregate2: object) -> NoReturn:
     raise AssertionError("only session windows merge")
 
 
-class _WindowProcessor(InternalProcessor):
+class _WindowProcessor(InternalProcessor, Generic[W]):
     """Shared init, stream-time tracking and dropping of the windowed processors."""
 
     session = False
@@ -125,12 +121,12 @@ class _WindowProcessor(InternalProcessor):
     def __init__(
         self,
         supplier: WindowAggregateSupplier,
-        windows: Any,
+        windows: W,
         initializer: Callable[[], Any],
         aggregator: Callable[[Any, Any, Any], Any],
         merger: Callable[[Any, Any, Any], Any] = no_merger,
     ) -> None:
-        self.windows = windows
+        self.windows: W = windows
         self.initializer = initializer
         self.aggregator = aggregator
         self.merger = merger  # session windows: the aggregates of two sessions that merge
@@ -198,7 +194,7 @@ class _WindowProcessor(InternalProcessor):
         self.dropped.record()
 
 
-class KStreamWindowAggregate(_WindowProcessor):
+class KStreamWindowAggregate(_WindowProcessor[TimeWindows]):
     """Tumbling and hopping windows (``TimeWindows``); reduce is an aggregate with a None start."""
 
     def process(self, record: Record) -> None:
@@ -249,7 +245,7 @@ class _UpdatesHeldBack:
         return None
 
 
-class KStreamSessionWindowAggregate(_WindowProcessor):
+class KStreamSessionWindowAggregate(_WindowProcessor[SessionWindows]):
     """Session windows with merging (``SessionWindows``)."""
 
     session = True

@@ -7,7 +7,15 @@ joins ``a``).
 
 import pytest
 
-from streams_runtime import Materialized, Serdes, Stores, StreamsBuilder, TopologyTestDriver
+from streams_runtime import (
+    Materialized,
+    Serde,
+    Serdes,
+    Stores,
+    StreamsBuilder,
+    StreamsError,
+    TopologyTestDriver,
+)
 
 from .test_table_table_join_versioned import BASE, INPUT, KEY, LEFT, OUTPUT, RIGHT, _s
 
@@ -74,3 +82,35 @@ def test_stream_table_join_with_grace(make_config, join, expected):
             topics[topic].pipe_input(KEY, value, BASE + ts)
             got = [(r.key, r.value, r.timestamp) for r in output.read_records_to_list()]
             assert got == [(KEY, v, BASE + t) for v, t in (want or [])], f"step {step}: {topic} {value}@{ts}"
+
+
+class _NullBytesSerde(Serde):
+    """Breaks the serde contract: a non-null value serializes to null."""
+
+    def __init__(self) -> None:
+        super().__init__("NullBytes")
+
+    def _serialize(self, topic, data):
+        return None
+
+    def _deserialize(self, topic, data):
+        return data
+
+
+def test_a_grace_buffer_whose_serde_makes_null_bytes_fails_naming_its_topic(make_config):
+    """The buffer keeps serialized keys and values: a serde that turns a value into null bytes
+    cannot be buffered, and the error names the buffer."""
+    from streams_runtime import Joined
+
+    builder = StreamsBuilder()
+    stream = builder.stream(LEFT)
+    table = builder.table(
+        RIGHT,
+        materialized=Materialized.as_(Stores.persistent_versioned_key_value_store("table-store", 5 * 60_000)),
+    )
+    joined = Joined.with_(Serdes.Long(), _NullBytesSerde(), Serdes.String(), "Grace").with_grace_period(2)
+    stream.join(table, lambda a, b: f"{a}-{b}", joined).to(OUTPUT)
+    with TopologyTestDriver(builder.build(), make_config(Serdes.Long(), Serdes.String())) as driver:
+        left = driver.create_input_topic(LEFT, Serdes.Long(), Serdes.String())
+        with pytest.raises(StreamsError, match="Grace-Buffer serialized a non-null key or value to null"):
+            left.pipe_input(KEY, "A", BASE)
