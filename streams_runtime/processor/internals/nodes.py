@@ -144,7 +144,7 @@ class SinkNode(ProcessorNode):
         # the serdes are resolved by now (the task sets them just before binding)
         self._key_to_bytes = self.key_serde.serialize
         self._value_to_bytes = self.value_serde.serialize
-        # C functions for the serdes that have them (Json, String): no Python call per field
+        # C functions for the serdes that have them (Json, String, Bytes): no Python call per field
         self._key_encode = bytes_encoder(self.key_serde)
         self._value_encode = bytes_encoder(self.value_serde)
 
@@ -161,30 +161,23 @@ class SinkNode(ProcessorNode):
             raise StreamsError(
                 f"sink {self.name}: invalid (negative) timestamp {record.timestamp} for topic {topic}"
             )
-        # the serdes directly (the hot path of every output record); after a failure the bound
-        # ``serialize`` runs again to raise its error (it names topic, side and serde)
+        # the serdes' C encoders when both sides have one and neither is null (the hot path of
+        # every output record), else the serdes; after a failure the bound ``serialize`` runs
+        # again to raise its error (it names topic, side and serde)
+        key, value = record.key, record.value
+        key_encode, value_encode = self._key_encode, self._value_encode
         try:
-            key = record.key
-            encode = self._key_encode
-            if encode is None or key is None:
-                key = self._key_to_bytes(topic, key)
+            if key_encode is None or value_encode is None or key is None or value is None:
+                key, value = self._key_to_bytes(topic, key), self._value_to_bytes(topic, value)
             else:
-                key = encode(key)
-            value = record.value
-            encode = self._value_encode
-            if encode is None or value is None:
-                value = self._value_to_bytes(topic, value)
-            else:
-                value = encode(value)
+                key, value = key_encode(key), value_encode(value)
         except Exception:
             serialize = self._serialize
             key = serialize(self.key_serde, topic, "key", record.key)
             value = serialize(self.value_serde, topic, "value", record.value)
-        if self.partitioner is None:
-            self._collector.send(topic, key, value, record.headers, record.timestamp, None)
-        else:
-            partition = self.partitioner(topic, record.key, record.value)
-            self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
+        partitioner = self.partitioner
+        partition = None if partitioner is None else partitioner(topic, record.key, record.value)
+        self._collector.send(topic, key, value, record.headers, record.timestamp, partition)
 
 
 @dataclass
