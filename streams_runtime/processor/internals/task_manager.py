@@ -222,16 +222,17 @@ class TaskManager:
                 if task.id in registry.active_tasks:  # not closed dirty by a fenced commit
                     self._close_task(task.id, clean)
         self._producers.prepare(t for t in assigned if t not in registry.active_tasks)
-        for task_id in sorted(assigned):
-            if task_id not in registry.active_tasks:
-                self._create_task(task_id)
+        stateless = [self._create_task(t) for t in sorted(assigned) if t not in registry.active_tasks]
+        self._start_running([task for task in stateless if task is not None])
         for task_id in sorted(assigned_standby):
             if task_id not in registry.all_task_ids():
                 self._create_standby(task_id)
 
-    def _create_task(self, task_id: TaskId) -> None:
+    def _create_task(self, task_id: TaskId) -> StreamTask | None:
         """Create a task (see :mod:`.task_creators`); one whose directory lock is still held (its
-        previous owner is closing it) stays pending and is retried every restore step."""
+        previous owner is closing it) stays pending and is retried every restore step. Returns a
+        created stateless task, which the caller starts running (:meth:`_start_running`, one
+        offsets request for all it created); a stateful one restores first."""
         registry = self._registry
         task = self._active_creator.create(
             task_id, self._subtopologies[task_id.subtopology], self.partitions_of(task_id)
@@ -243,49 +244,60 @@ class TaskManager:
                     f"task {task_id}: state directory {self._state_directory.task_dir(task_id)} is "
                     f"still locked by another thread or process after {LOCK_WAIT_MS} ms"
                 )
-            return
+            return None
         registry.add_active(task)
         if task.state_manager is not None:
             self._changelogs.register(task.state_manager)
-        else:
-            self._start_running(task)
+            return None
+        return task
 
-    def _start_running(self, task: StreamTask) -> None:
-        """RESTORING -> RUNNING: assign the task's input partitions at their committed offsets.
+    def _start_running(self, tasks: list[StreamTask]) -> None:
+        """RESTORING -> RUNNING: assign the tasks' input partitions at their committed offsets,
+        asked of the broker in one request for all of them (one per task took 6.5 ms each: 0.6 s
+        for 96 tasks).
 
         A broker that does not answer for the offsets (unreachable, overloaded, its group
-        coordinator moving) leaves the task RESTORING, asked again every restore step, as Kafka
+        coordinator moving) leaves the tasks RESTORING, asked again every restore step, as Kafka
         Streams retries a task's initialization within ``task.timeout.ms``: only past
-        ``task_timeout_ms`` since the first failure does the error reach the thread. (It used to
-        reach it after one 30 s attempt, which a stalled broker outlasted: the thread died.)"""
-        partitions = [TopicPartition(t, p) for t, p in task.input_partitions]
+        ``task_timeout_ms`` since a task's first failure does the error reach the thread. (It used
+        to reach it after one 30 s attempt, which a stalled broker outlasted: the thread died.)"""
+        if not tasks:
+            return
+        partitions = [TopicPartition(t, p) for task in tasks for t, p in task.input_partitions]
         try:
             offsets = committed_offsets_of(self._consumer, partitions, COMMITTED_ATTEMPT_S)
         except KafkaException as exc:
             if not is_transient_offsets_error(exc):
                 raise
             now = self._wall_clock()
-            first = self._awaiting_offsets.setdefault(task.id, now)
-            if now - first >= self._task_timeout_ms:
-                raise StreamsError(
-                    f"task {task.id}: the broker did not answer for the committed offsets of "
-                    f"{sorted(task.input_partitions)} within task_timeout_ms ({self._task_timeout_ms} "
-                    f"ms): {exc}"
-                ) from exc
-            if first == now:
-                log.warning(
-                    "task %s: no committed offsets from the broker yet (%s); asked again for up to "
-                    "task_timeout_ms (%d ms)",
-                    task.id,
-                    exc,
-                    self._task_timeout_ms,
-                )
+            for task in tasks:
+                self._offsets_not_answered(task, now, exc)
             return
-        self._awaiting_offsets.pop(task.id, None)
-        task.complete_restoration()
-        self._registry.add_input_partitions(task)
-        task.assigned_offsets = {(tp.topic, tp.partition): tp.offset for tp in offsets if tp.offset >= 0}
+        by_partition = {(tp.topic, tp.partition): tp for tp in offsets}
+        for task in tasks:
+            self._awaiting_offsets.pop(task.id, None)
+            task.complete_restoration()
+            self._registry.add_input_partitions(task)
+            mine = [by_partition[key] for key in task.input_partitions]
+            task.assigned_offsets = {(tp.topic, tp.partition): tp.offset for tp in mine if tp.offset >= 0}
         self._consumer.incremental_assign(offsets)
+
+    def _offsets_not_answered(self, task: StreamTask, now: int, exc: KafkaException) -> None:
+        first = self._awaiting_offsets.setdefault(task.id, now)
+        if now - first >= self._task_timeout_ms:
+            raise StreamsError(
+                f"task {task.id}: the broker did not answer for the committed offsets of "
+                f"{sorted(task.input_partitions)} within task_timeout_ms ({self._task_timeout_ms} "
+                f"ms): {exc}"
+            ) from exc
+        if first == now:
+            log.warning(
+                "task %s: no committed offsets from the broker yet (%s); asked again for up to "
+                "task_timeout_ms (%d ms)",
+                task.id,
+                exc,
+                self._task_timeout_ms,
+            )
 
     def _close_task(self, task_id: TaskId, clean: bool) -> None:
         """Suspend the task (its input leaves the consumer) and close it. A clean close outside
@@ -418,8 +430,7 @@ class TaskManager:
         metadata changed)."""
         registry = self._registry
         waiting = len(registry.pending_active)
-        for task_id in list(registry.pending_active):
-            self._create_task(task_id)
+        starting = [self._create_task(task_id) for task_id in list(registry.pending_active)]
         created = len(registry.pending_active) < waiting
         for task_id in sorted(registry.pending_standby):
             if task_id not in registry.active_tasks:
@@ -431,14 +442,17 @@ class TaskManager:
             if task is None or task.state is not State.RESTORING:
                 self._awaiting_offsets.pop(task_id, None)
             else:
-                self._start_running(task)
+                starting.append(task)
+        asked = {task.id for task in starting if task is not None}  # asked for their offsets below
+        self._start_running([task for task in starting if task is not None])
         if registry.has_restoring() or registry.standby_tasks:  # standbys replay after active restoration
+            restored = []
             for task_id in self._changelogs.restore(timeout_s=timeout_s):
                 task = registry.active_tasks.get(task_id)
-                awaiting = task_id in self._awaiting_offsets  # asked again above
-                if task is not None and task.state is State.RESTORING and not awaiting:
+                if task is not None and task.state is State.RESTORING and task_id not in asked:
                     self._rebuilder.on_restored(task)
-                    self._start_running(task)
+                    restored.append(task)
+            self._start_running(restored)
         return created
 
     # ------------------------------------------------------------------ state rebuild

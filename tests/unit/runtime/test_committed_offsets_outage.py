@@ -21,7 +21,13 @@ from streams_runtime.processor.internals import task_manager
 from streams_runtime.testing.in_memory_clients import InMemoryConsumer
 from streams_runtime.testing.in_memory_cluster import kafka_error
 from tests.conditions import wait_until
-from tests.unit.runtime.stream_thread_harness import OUTPUT, counting_topology, start_thread
+from tests.unit.runtime.stream_thread_harness import (
+    INPUT,
+    OUTPUT,
+    counting_topology,
+    start_thread,
+    upper_topology,
+)
 
 
 @pytest.fixture
@@ -67,5 +73,32 @@ def test_the_error_reaches_the_thread_once_task_timeout_ms_passed(tmp_path, brok
         [error] = harness.errors
         assert "task_timeout_ms (1500 ms)" in str(error) and "committed offsets" in str(error)
         assert harness.cluster.records(OUTPUT) == []
+    finally:
+        harness.stop()
+
+
+@pytest.mark.parametrize(
+    ("topology", "kind"), [(upper_topology, "stateless"), (counting_topology, "restored")]
+)
+def test_the_tasks_of_an_assignment_ask_for_their_offsets_in_one_request(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, topology: Any, kind: str
+) -> None:
+    requests: list[list[tuple[str, int]]] = []
+    answer = InMemoryConsumer.committed
+
+    def committed(self: InMemoryConsumer, partitions: list[Any], timeout: float = -1) -> list[Any]:
+        requests.append(sorted((tp.topic, tp.partition) for tp in partitions))
+        return answer(self, partitions, timeout)
+
+    monkeypatch.setattr(InMemoryConsumer, "committed", committed)
+    harness = start_thread(tmp_path, topology())
+    try:
+        harness.wait_tasks({"0_0", "0_1", "0_2"}, timeout=20)
+        task_requests = [r for r in requests if r and all(topic == INPUT for topic, _ in r)]
+        # three tasks: one request for the three partitions (restored tasks may finish restoring
+        # in different steps, each step asks once for the ones it finished)
+        assert sorted(p for r in task_requests for _, p in r) == [0, 1, 2], task_requests
+        if kind == "stateless":
+            assert len(task_requests) == 1, task_requests
     finally:
         harness.stop()
