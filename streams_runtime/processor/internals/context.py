@@ -137,7 +137,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         application_id: str,
         task_id: TaskId,
         config: StreamsConfig,
-        state_dir: pathlib.Path,
+        state_dir: pathlib.Path | None,
         metrics: StreamsMetrics,
         cache: ThreadCache | None,
         collector: RecordSender | None,

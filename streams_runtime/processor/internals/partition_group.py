@@ -145,7 +145,7 @@ class RecordQueue:
     def __len__(self) -> int:
         return len(self.raw) + (self.head is not None)
 
-    def add(self, record: Any) -> None:
+    def add(self, record: RawRecord) -> None:
         """Buffer one raw record (a client message, or a :class:`RawRecord`)."""
         self.raw.append(record)
         if self.head is None:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import SourcePartitioningError
 from streams_runtime.kafka.partitioner import partition_for
-from streams_runtime.processor.internals.metrics import TASK_GROUP, StreamsMetrics
+from streams_runtime.processor.internals.metrics import TASK_GROUP, Sensor, StreamsMetrics
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder, SinkFactory
 from streams_runtime.processor.task_id import TaskId
 
@@ -93,7 +93,7 @@ class _Partition:
 
     __slots__ = ("partitions", "full_left", "seen", "sensor", "warned")
 
-    def __init__(self, partitions: int, full_checks: int, sensor: Any) -> None:
+    def __init__(self, partitions: int, full_checks: int, sensor: Sensor) -> None:
         self.partitions = partitions  # the topic's partition count
         self.full_left = full_checks  # records still checked one by one
         self.seen = 0  # records seen after those (the sample's position)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.kafka.client_supplier import ConsumerClient, KafkaClientSupplier
+from streams_runtime.processor.internals.context import TaskRecordCollector
 from streams_runtime.processor.internals.default_client_supplier import DEFAULT_CLIENT_SUPPLIER
 from streams_runtime.processor.internals.record_collector import ProducerSettings, RecordCollector
 from streams_runtime.processor.internals.shared_record_collectors import SharedRecordCollectors
@@ -24,11 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["ProducerSide", "TaskCollector", "create_record_collector"]
 
 
-class TaskCollector(Protocol):
+class TaskCollector(TaskRecordCollector, Protocol):
     """One active task's record collector (what its task and state manager read of it)."""
-
-    @property
-    def eos_enabled(self) -> bool: ...
 
     @property
     def in_transaction(self) -> bool: ...

@@ -103,7 +103,7 @@ class StreamTask(Task):
         metrics: StreamsMetrics,
         cache: ThreadCache | None,
         wall_clock: Callable[[], int],
-        state_dir: pathlib.Path,
+        state_dir: pathlib.Path | None,
         global_stores: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(task_id)

@@ -27,9 +27,11 @@ from streams_runtime.processor.internals.topology_info import SubtopologyInfo
 from streams_runtime.processor.task_id import TaskId
 
 if TYPE_CHECKING:  # types only
+    from pathlib import Path
+
     from streams_runtime.config import StreamsConfig
     from streams_runtime.processor.internals.metrics import StreamsMetrics
-    from streams_runtime.processor.internals.producer_side import ProducerSide
+    from streams_runtime.processor.internals.producer_side import ProducerSide, TaskCollector
     from streams_runtime.processor.internals.state_directory import StateDirectory
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
     from streams_runtime.state.internals.record_cache import ThreadCache
@@ -88,7 +90,7 @@ class ActiveTaskCreator:
     ) -> StreamTask | None:
         """The RESTORING task, or None while its directory lock is held elsewhere (step 1)."""
         sd = self._state_directory
-        task_dir = None
+        task_dir: Path | None = None
         eos = bool(self._producers.eos_enabled)
         if info.stores:
             if not sd.lock(task_id):  # Step 1
@@ -108,7 +110,7 @@ class ActiveTaskCreator:
         return task
 
     def _initialize(
-        self, task_id: TaskId, info: SubtopologyInfo, collector: Any, task_dir: Any
+        self, task_id: TaskId, info: SubtopologyInfo, collector: TaskCollector, task_dir: Path | None
     ) -> StreamTask:
         """Build and initialize a task (its stores open); a store that fails to open is closed
         with the others before the error leaves."""
