@@ -52,6 +52,7 @@ from bench import hand_loops  # noqa: E402
 from streams_runtime.brokers import bootstrap_or_embedded  # noqa: E402
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_topics  # noqa: E402
 from streams_runtime.kafka.offsets import is_partition_eof  # noqa: E402
+from streams_runtime.kafka.partitioner import partition_for  # noqa: E402
 from streams_runtime.kafka.profile import client_config  # noqa: E402
 
 TARGETS = {"stateless": 0.5, "stateful": 0.4}
@@ -91,11 +92,12 @@ def produce_input(servers: str, topic: str, records: int, partitions: int, keys:
         if hand_loops.keep(json.loads(value)):
             kept += 1
         counts[user] += 1
-        partition = k % partitions
+        key = user.encode()
+        partition = partition_for(key, partitions)  # where a Java producer puts it (Kafka Streams assumes it)
         ends[partition] += 1
         while True:
             try:
-                producer.produce(topic, value=value, key=user.encode(), partition=partition)
+                producer.produce(topic, value=value, key=key, partition=partition)
                 break
             except BufferError:
                 producer.poll(0.05)
