@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
-from streams_runtime.kstream.internals.dsl_types import GroupedInternals
+from streams_runtime.kstream.internals.dsl_types import DslObject, GroupedInternals
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
 from streams_runtime.kstream.internals.repartition import (
@@ -36,8 +37,6 @@ from streams_runtime.serdes import Serdes
 
 if TYPE_CHECKING:
     from streams_runtime.kstream.internals.build_context import MaterializedInternal
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-    from streams_runtime.serdes import Serde
 
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
 KSTREAM_REDUCE_NAME = "KSTREAM-REDUCE-"
@@ -49,26 +48,14 @@ def _count_init() -> int:
     return 0
 
 
-class _Grouped:
+@dataclass(eq=False, repr=False)
+class _Grouped(DslObject):
     """What a grouped stream or table holds: its node, serdes and grouping name, and whether an
     aggregation repartitions first (always, for a table)."""
 
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        grouped_name: str | None,
-        repartition_required: bool = True,
-    ) -> None:
-        self._internal = internal
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._grouped_name = grouped_name
-        self._repartition_required = repartition_required
-        self._repartition_node: RepartitionNode | None = None
+    _grouped_name: str | None
+    _repartition_required: bool = True
+    _repartition_node: RepartitionNode | None = field(default=None, init=False)
 
     @property
     def internals(self) -> GroupedInternals:

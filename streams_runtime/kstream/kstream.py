@@ -18,8 +18,7 @@ from typing import Any
 from streams_runtime.kstream.branched import BranchedKStream
 from streams_runtime.kstream.grouped import KGroupedStream
 from streams_runtime.kstream.internals import stream_processors as sp
-from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-from streams_runtime.kstream.internals.dsl_types import DslInternals
+from streams_runtime.kstream.internals.dsl_types import DslStream
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSinkNode
 from streams_runtime.kstream.internals.join_builders import (
@@ -53,31 +52,8 @@ TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
 PRINTING_NAME = "KSTREAM-PRINTER-"
 
 
-class KStream:
+class KStream(DslStream):
     """See the module docstring."""
-
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        repartition_required: bool,
-    ) -> None:
-        self._internal = internal
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.repartition_required = repartition_required
-
-    @property
-    def internals(self) -> DslInternals:
-        """For the DSL's builders (not user code): the builder and the graph node of this stream."""
-        return DslInternals(self._internal, self._node)
-
-    @property
-    def name(self) -> str:
-        return self._node.output_name
 
     def _add(
         self, node: GraphNode, key_serde: Serde | None, value_serde: Serde | None, repartition: bool
