@@ -64,49 +64,59 @@ class KStream(DslStream):
     def _processor(self, prefix: str, name: str | None, supplier: Callable[[], Any]) -> ProcessorGraphNode:
         return ProcessorGraphNode(self._internal.name_or_generate(name, prefix), supplier)
 
+    def _key_keeping(
+        self, prefix: str, name: str | None, supplier: Callable[[], Any], value_serde: Serde | None
+    ) -> KStream:
+        """A stateless operation that keeps the key: the key serde and repartition flag carry over."""
+        node = self._processor(prefix, name, supplier)
+        return self._add(node, self.key_serde, value_serde, self.repartition_required)
+
+    def _key_changing(
+        self, prefix: str, name: str | None, supplier: Callable[[], Any], value_serde: Serde | None = None
+    ) -> KStream:
+        """A stateless operation that may change the key: the next stateful one repartitions."""
+        node = self._processor(prefix, name, supplier)
+        node.key_changing = True
+        return self._add(node, None, value_serde, True)
+
     # ------------------------------------------------------------------ stateless
     def filter(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
         check_callable(predicate, "predicate")
-        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, False))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(
+            FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, False), self.value_serde
+        )
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
         check_callable(predicate, "predicate")
-        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, True))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(
+            FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, True), self.value_serde
+        )
 
     def select_key(self, selector: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(selector, "key selector")
-        node = self._processor(KEY_SELECT_NAME, name, lambda: sp.KStreamSelectKey(selector))
-        node.key_changing = True
-        return self._add(node, None, self.value_serde, True)
+        return self._key_changing(
+            KEY_SELECT_NAME, name, lambda: sp.KStreamSelectKey(selector), self.value_serde
+        )
 
     def map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(mapper, "mapper")
-        node = self._processor(MAP_NAME, name, lambda: sp.KStreamMap(mapper))
-        node.key_changing = True
-        return self._add(node, None, None, True)
+        return self._key_changing(MAP_NAME, name, lambda: sp.KStreamMap(mapper))
 
     def map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
         fn = with_key(mapper)
-        node = self._processor(MAPVALUES_NAME, name, lambda: sp.KStreamMapValues(fn))
-        return self._add(node, self.key_serde, None, self.repartition_required)
+        return self._key_keeping(MAPVALUES_NAME, name, lambda: sp.KStreamMapValues(fn), None)
 
     def flat_map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(mapper, "mapper")
-        node = self._processor(FLATMAP_NAME, name, lambda: sp.KStreamFlatMap(mapper))
-        node.key_changing = True
-        return self._add(node, None, None, True)
+        return self._key_changing(FLATMAP_NAME, name, lambda: sp.KStreamFlatMap(mapper))
 
     def flat_map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
         fn = with_key(mapper)
-        node = self._processor(FLATMAPVALUES_NAME, name, lambda: sp.KStreamFlatMapValues(fn))
-        return self._add(node, self.key_serde, None, self.repartition_required)
+        return self._key_keeping(FLATMAPVALUES_NAME, name, lambda: sp.KStreamFlatMapValues(fn), None)
 
     def peek(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> KStream:
         check_callable(action, "action")
-        node = self._processor(PEEK_NAME, name, lambda: sp.KStreamPeek(action, True))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(PEEK_NAME, name, lambda: sp.KStreamPeek(action, True), self.value_serde)
 
     def foreach(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> None:
         check_callable(action, "action")
