@@ -69,13 +69,13 @@ class _WindowStoreFactory:
             return self._build_sliding(in_memory)
         session = isinstance(windows, SessionWindows)
         minimum = (windows.inactivity_gap_ms if session else windows.size_ms) + windows.grace_ms
-        retention = m.retention_ms if m.retention_ms is not None else minimum
-        if retention < minimum:
-            raise TopologyError(
-                f"the retention period of the {'session' if session else 'window'} store {name} "
-                f"must be no smaller than its window size plus the grace period; "
-                f"got size+grace=[{minimum}], retention=[{retention}]"
-            )
+        retention = _retention(
+            m,
+            minimum,
+            f"{'session' if session else 'window'} store {name}",
+            "its window size plus the grace period",
+            f"size+grace=[{minimum}]",
+        )
         supplier = m.store_supplier
         builder: SessionStoreBuilder | WindowStoreBuilder
         if session:
@@ -118,17 +118,29 @@ class _WindowStoreFactory:
         supplier = m.store_supplier
         if supplier is None:
             minimum = 2 * diff + windows.grace_ms
-            retention = m.retention_ms if m.retention_ms is not None else minimum
-            if retention < minimum:
-                raise TopologyError(
-                    f"the retention period of the window store {name} must be no smaller "
-                    f"than 2 * time difference plus the grace period; got time difference="
-                    f"[{diff}], grace=[{windows.grace_ms}], retention=[{retention}]"
-                )
+            retention = _retention(
+                m,
+                minimum,
+                f"window store {name}",
+                "2 * time difference plus the grace period",
+                f"time difference=[{diff}], grace=[{windows.grace_ms}]",
+            )
             make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
             supplier = make(name, retention, diff, False)
         builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
         return self._switches(builder)
+
+
+def _retention(m: Materialized, minimum: int, store: str, rule: str, given: str) -> int:
+    """The store's retention: ``Materialized.retention_ms`` if set (at least ``minimum``), else
+    ``minimum``."""
+    retention = m.retention_ms if m.retention_ms is not None else minimum
+    if retention < minimum:
+        raise TopologyError(
+            f"the retention period of the {store} must be no smaller than {rule}; "
+            f"got {given}, retention=[{retention}]"
+        )
+    return retention
 
 
 class _WindowedKStream:
