@@ -49,6 +49,14 @@ def _fmix(k: int) -> int:
     return k
 
 
+def _mix_k1(k1: int) -> int:
+    return (_rotl((k1 * _C1) & _MASK, 31) * _C2) & _MASK
+
+
+def _mix_k2(k2: int) -> int:
+    return (_rotl((k2 * _C2) & _MASK, 33) * _C1) & _MASK
+
+
 def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     """MurmurHash3 x64 128-bit of ``data`` as two unsigned 64-bit halves."""
     length = len(data)
@@ -56,17 +64,11 @@ def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     blocks = length // 16
     for i in range(blocks):
         k1, k2 = struct.unpack_from("<QQ", data, i * 16)
-        k1 = (k1 * _C1) & _MASK
-        k1 = _rotl(k1, 31)
-        k1 = (k1 * _C2) & _MASK
-        h1 ^= k1
+        h1 ^= _mix_k1(k1)
         h1 = _rotl(h1, 27)
         h1 = (h1 + h2) & _MASK
         h1 = (h1 * 5 + 0x52DCE729) & _MASK
-        k2 = (k2 * _C2) & _MASK
-        k2 = _rotl(k2, 33)
-        k2 = (k2 * _C1) & _MASK
-        h2 ^= k2
+        h2 ^= _mix_k2(k2)
         h2 = _rotl(h2, 31)
         h2 = (h2 + h1) & _MASK
         h2 = (h2 * 5 + 0x38495AB5) & _MASK
@@ -75,17 +77,11 @@ def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     for i in range(len(tail) - 1, 7, -1):
         k2 ^= tail[i] << ((i - 8) * 8)
     if len(tail) > 8:
-        k2 = (k2 * _C2) & _MASK
-        k2 = _rotl(k2, 33)
-        k2 = (k2 * _C1) & _MASK
-        h2 ^= k2
+        h2 ^= _mix_k2(k2)
     for i in range(min(len(tail), 8) - 1, -1, -1):
         k1 ^= tail[i] << (i * 8)
     if tail:
-        k1 = (k1 * _C1) & _MASK
-        k1 = _rotl(k1, 31)
-        k1 = (k1 * _C2) & _MASK
-        h1 ^= k1
+        h1 ^= _mix_k1(k1)
     h1 ^= length
     h2 ^= length
     h1 = (h1 + h2) & _MASK
