@@ -59,6 +59,8 @@ TOPIC_SUFFIX = "-topic"
 class _InternalTopicSinkNode(StreamSinkNode):
     """A sink to an internal (repartition-like) topic the runtime creates."""
 
+    topic: str  # always a topic name (never a topic chooser)
+
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(InternalTopicConfig(self.topic, "repartition"))
         super().write(builder, ctx)
