@@ -17,7 +17,7 @@ Streams (see ``internals/cogroup.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals import window_aggregate as wa
@@ -30,7 +30,11 @@ from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, Time
 from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.dsl_types import DslGrouped
     from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
+    from streams_runtime.kstream.options import Materialized
+    from streams_runtime.processor.api import Processor
+    from streams_runtime.serdes import Serde
 
 __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedCogroupedKStream"]
 
@@ -38,11 +42,11 @@ __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedC
 class CogroupedKStream:
     """See the module docstring."""
 
-    def __init__(self, grouped: Any) -> None:
+    def __init__(self, grouped: DslGrouped) -> None:
         self._internal = grouped.internals.builder
         #: KGroupedStream, the class of the stream that started this cogroup (it imports this module)
         self._grouped_type = type(grouped)
-        self._patterns: list[tuple[Any, Callable[..., Any]]] = []
+        self._patterns: list[tuple[DslGrouped, Callable[..., Any]]] = []
         self._builder = CogroupAggregateBuilder(self._internal)
 
     def cogroup(self, grouped: object, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
@@ -57,11 +61,15 @@ class CogroupedKStream:
         self._patterns.append((grouped, aggregator))
         return self
 
-    def _key_serde(self) -> Any:
+    def _key_serde(self) -> Serde | None:
         return self._patterns[0][0].key_serde
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
+        self,
+        initializer: Callable[[], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
     ) -> KTable:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
@@ -88,14 +96,21 @@ class CogroupedKStream:
         raise TypeError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, got {windows!r}")
 
 
-class _WindowedCogroup:
-    def __init__(self, cogrouped: CogroupedKStream, windows: Any) -> None:
+W = TypeVar("W", bound=TimeWindows | SlidingWindows | SessionWindows)
+
+
+class _WindowedCogroup(Generic[W]):
+    def __init__(self, cogrouped: CogroupedKStream, windows: W) -> None:
         self._cogrouped = cogrouped
         self._internal = cogrouped._internal  # noqa: SLF001  (this module's own class)
         self.windows = windows
 
     def _build(
-        self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
+        self,
+        materialized: Materialized | None,
+        name: str | None,
+        make_processor: Callable[[WindowAggregateSupplier, Callable[..., Any]], Processor],
+        key_serde_of: Callable[[Serde], Serde],
     ) -> KTable:
         internal, windows = self._internal, self.windows
         mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
@@ -118,11 +133,15 @@ class _WindowedCogroup:
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
 
-class TimeWindowedCogroupedKStream(_WindowedCogroup):
+class TimeWindowedCogroupedKStream(_WindowedCogroup[TimeWindows | SlidingWindows]):
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
-        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
+        self,
+        initializer: Callable[[], Any],
+        materialized: Materialized | None = None,
+        *,
+        name: str | None = None,
     ) -> KTable:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
@@ -130,12 +149,12 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
         if isinstance(windows, SlidingWindows):
             size = windows.time_difference_ms
 
-            def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+            def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
                 return KStreamSlidingWindowAggregate(s, windows, initializer, aggregator)
         else:
             size = windows.size_ms
 
-            def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+            def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
                 return wa.KStreamWindowAggregate(s, windows, initializer, aggregator)
 
         return self._build(
@@ -143,14 +162,14 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
         )
 
 
-class SessionWindowedCogroupedKStream(_WindowedCogroup):
+class SessionWindowedCogroupedKStream(_WindowedCogroup[SessionWindows]):
     """A cogroup windowed by SessionWindows."""
 
     def aggregate(
         self,
         initializer: Callable[[], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: object = None,
+        materialized: Materialized | None = None,
         *,
         name: str | None = None,
     ) -> KTable:
@@ -159,7 +178,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         check_callable(merger, "session merger")
         windows = self.windows
 
-        def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+        def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
             return wa.KStreamSessionWindowAggregate(s, windows, initializer, aggregator, merger)
 
         return self._build(materialized, name, make, WindowedSerdes.session_windowed)

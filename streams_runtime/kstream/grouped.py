@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
-from streams_runtime.kstream.internals.dsl_types import DslObject, GroupedInternals
+from streams_runtime.kstream.internals.dsl_types import DslGrouped, GroupedInternals
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
 from streams_runtime.kstream.internals.repartition import (
@@ -49,19 +48,8 @@ def _count_init() -> int:
     return 0
 
 
-@dataclass(eq=False, repr=False)
-class _Grouped(DslObject):
-    """What a grouped stream or table holds: its node, serdes and grouping name, and whether an
-    aggregation repartitions first (always, for a table)."""
-
-    _grouped_name: str | None
-    _repartition_required: bool = True
-    _repartition_node: RepartitionNode | None = field(default=None, init=False)
-
-    @property
-    def internals(self) -> GroupedInternals:
-        """For the DSL's builders (not user code): builder, graph node and grouping."""
-        return GroupedInternals(self._internal, self._node, self._grouped_name, self._repartition_required)
+class _Grouped(DslGrouped):
+    """The aggregations' common steps of a grouped stream and a grouped table."""
 
     def _materialize(
         self, materialized: Materialized | None, prefix: str, value_serde: Serde | None

@@ -11,12 +11,12 @@ typed ``(stream: S) -> S`` returns a stream of its input's class.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-    from streams_runtime.kstream.internals.graph import GraphNode
+    from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
     from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
     from streams_runtime.serdes import Serde
 
@@ -89,6 +89,21 @@ class DslTable(DslObject):
 
     def enable_sending_old_values(self, force_materialization: bool) -> bool:
         return self._supplier.enable_sending_old_values(force_materialization)
+
+
+@dataclass(eq=False, repr=False)
+class DslGrouped(DslObject):
+    """A grouped stream or table as the builders see it: its grouping name, and whether an
+    aggregation repartitions first (always, for a table)."""
+
+    _grouped_name: str | None
+    _repartition_required: bool = True
+    _repartition_node: RepartitionNode | None = field(default=None, init=False)
+
+    @property
+    def internals(self) -> GroupedInternals:
+        """For the DSL's builders (not user code): builder, graph node and grouping."""
+        return GroupedInternals(self._internal, self._node, self._grouped_name, self._repartition_required)
 
 
 class DslGlobalTable(Protocol):
