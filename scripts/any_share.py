@@ -102,6 +102,12 @@ BOUNDARIES: dict[str, str] = {
     # configuration values: what the user gives (a number, a string, a class or a callable)
     "streams_runtime.config:* default": "a configuration key's default: any value its validator accepts",
     "streams_runtime.config:* overrides": "configuration overrides as the user gives them",
+    "streams_runtime.kstream.ktable:KTable.to_stream return": (
+        "a KStream, made with the class the StreamsBuilder hands in: a layer above KTable (import layers)"
+    ),
+    "streams_runtime.kstream.ktable:KTable.group_by return": (
+        "a KGroupedTable, made with the class the StreamsBuilder hands in: a layer above KTable (import layers)"
+    ),
 }
 
 

@@ -152,7 +152,7 @@ class KStream(DslStream):
         check_callable(supplier, "processor supplier")
         node_name = name if name is not None else self._internal.new_processor_name(PROCESSVALUES_NAME)
 
-        def make() -> Any:
+        def make() -> sp.FixedKeyProcessorAdapter:
             return sp.FixedKeyProcessorAdapter(supplier())
 
         if callable(getattr(supplier, "stores", None)) and not isinstance(supplier, type):
@@ -225,12 +225,12 @@ class KStream(DslStream):
         return KGroupedStream(self._internal, node, g.key_serde, value_serde, g.name, True)
 
     # ------------------------------------------------------------------ joins (see internals/join_builders)
-    def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+    def join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
         """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
         ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""
         return dispatch_stream_join(self, other, args, kwargs, "inner")
 
-    def left_join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+    def left_join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
         return dispatch_stream_join(self, other, args, kwargs, "left")
 

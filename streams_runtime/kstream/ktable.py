@@ -144,7 +144,7 @@ class KTable(DslTable):
         self,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Materialized | None = None,
+        materialized: Materialized | Callable[..., Any] | None = None,
         *args: object,
         name: str | None = None,
         **kwargs: object,
@@ -161,7 +161,7 @@ class KTable(DslTable):
         self,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Materialized | None = None,
+        materialized: Materialized | Callable[..., Any] | None = None,
         *args: object,
         name: str | None = None,
         **kwargs: object,
@@ -185,14 +185,16 @@ class KTable(DslTable):
         kind: str,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Any,
+        materialized: Materialized | Callable[..., Any] | None,
         args: tuple[Any, ...],
         name: str | None,
         kwargs: dict[str, Any],
     ) -> KTable:
         """A table-table join of ``kind`` (inner, left or outer), or an inner or left foreign-key
         join when the third argument is the joiner (``materialized`` holds the extractor's joiner)."""
-        if kind != "outer" and _foreign_key_call(materialized):
+        if callable(materialized):  # join(other, extractor, joiner, ...): a foreign-key join
+            if kind == "outer":
+                raise TypeError("outer_join has no foreign-key form (join and left_join have)")
             if name is not None:
                 kwargs = {**kwargs, "name": name}
             return foreign_key_join(self, other, joiner, materialized, kind == "left", args, kwargs)
@@ -229,12 +231,6 @@ class KTable(DslTable):
 
     def __repr__(self) -> str:
         return f"KTable({self.name})"
-
-
-# ------------------------------------------------------------------ foreign-key joins (KIP-213)
-def _foreign_key_call(third: object) -> bool:
-    """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
-    return callable(third) and not isinstance(third, Materialized)
 
 
 class GlobalKTable:

@@ -32,12 +32,13 @@ from streams_runtime.processor.topology import Topology
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.state.interfaces import StoreBuilder
 
 
 class _StateStoreNode(GraphNode):
     """``StreamsBuilder.add_state_store``: a store processors connect to by name."""
 
-    def __init__(self, store_builder: Any) -> None:
+    def __init__(self, store_builder: StoreBuilder) -> None:
         super().__init__(store_builder.name)
         self.store_builder = store_builder
 
@@ -48,7 +49,7 @@ class _StateStoreNode(GraphNode):
 class _GlobalStoreNode(GraphNode):
     def __init__(
         self,
-        store_builder: Any,
+        store_builder: StoreBuilder,
         source_name: str,
         topic: str,
         consumed: Consumed,
@@ -183,14 +184,14 @@ class StreamsBuilder:
         return GlobalKTable(mat.store_name, mat.queryable_store_name)
 
     # ------------------------------------------------------------------ stores
-    def add_state_store(self, store_builder: object) -> StreamsBuilder:
+    def add_state_store(self, store_builder: StoreBuilder) -> StreamsBuilder:
         """Add a store that ``process(..., "store-name")`` operations connect to."""
         self._internal.add_graph_node(self._internal.root, _StateStoreNode(store_builder))
         return self
 
     def add_global_store(
         self,
-        store_builder: object,
+        store_builder: StoreBuilder,
         topic: str,
         state_update_supplier: Callable[[], Any],
         consumed: Consumed | None = None,
