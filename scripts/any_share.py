@@ -106,7 +106,7 @@ BOUNDARIES: dict[str, str] = {
         "a KStream, made with the class the StreamsBuilder hands in: a layer above KTable (import layers)"
     ),
     "streams_runtime.kstream.ktable:KTable.group_by return": (
-        "a KGroupedTable, made with the class the StreamsBuilder hands in: a layer above KTable (import layers)"
+        "a KGroupedTable, made with the class the StreamsBuilder gives: a layer above KTable (import layers)"
     ),
 }
 
