@@ -25,6 +25,7 @@ from streams_runtime.kstream.internals.cogroup import AGGREGATE_NAME, CogroupAgg
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.ktable import KTable
+from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
@@ -32,11 +33,17 @@ from streams_runtime.windowed import WindowedSerdes
 if TYPE_CHECKING:
     from streams_runtime.kstream.internals.dsl_types import DslGrouped
     from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
-    from streams_runtime.kstream.options import Materialized
     from streams_runtime.processor.api import Processor
     from streams_runtime.serdes import Serde
 
 __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedCogroupedKStream"]
+
+
+def _materialized(materialized: object) -> Materialized | None:
+    """The ``materialized`` argument of ``aggregate``: a Materialized or None."""
+    if materialized is None or isinstance(materialized, Materialized):
+        return materialized
+    raise TypeError(f"aggregate takes a Materialized, got {materialized!r}")
 
 
 class CogroupedKStream:
@@ -65,16 +72,12 @@ class CogroupedKStream:
         return self._patterns[0][0].key_serde
 
     def aggregate(
-        self,
-        initializer: Callable[[], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
     ) -> KTable:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
         internal = self._internal
-        mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._key_serde())
+        mat = internal.materialize(_materialized(materialized), AGGREGATE_NAME, key_serde=self._key_serde())
         node, supplier = self._builder.build(
             self._patterns,
             name,
@@ -107,13 +110,17 @@ class _WindowedCogroup(Generic[W]):
 
     def _build(
         self,
-        materialized: Materialized | None,
+        materialized: object,
         name: str | None,
         make_processor: Callable[[WindowAggregateSupplier, Callable[..., Any]], Processor],
         key_serde_of: Callable[[Serde], Serde],
     ) -> KTable:
         internal, windows = self._internal, self.windows
-        mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
+        mat = internal.materialize(
+            _materialized(materialized),
+            AGGREGATE_NAME,
+            key_serde=self._cogrouped._key_serde(),  # noqa: SLF001
+        )
         store_factory = _WindowStoreFactory(mat, windows)
 
         def make_supplier(aggregator: Callable[..., Any]) -> WindowAggregateSupplier:
@@ -137,11 +144,7 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup[TimeWindows | SlidingWindows
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
-        self,
-        initializer: Callable[[], Any],
-        materialized: Materialized | None = None,
-        *,
-        name: str | None = None,
+        self, initializer: Callable[[], Any], materialized: object = None, *, name: str | None = None
     ) -> KTable:
         """The windowed KTable (keys ``Windowed(key, TimeWindow)``)."""
         check_callable(initializer, "initializer")
@@ -169,7 +172,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup[SessionWindows]):
         self,
         initializer: Callable[[], Any],
         merger: Callable[[Any, Any, Any], Any],
-        materialized: Materialized | None = None,
+        materialized: object = None,
         *,
         name: str | None = None,
     ) -> KTable:
