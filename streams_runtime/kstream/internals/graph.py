@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
     from streams_runtime.kstream.options import Consumed, Partitioner, Produced
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StoreBuilder
 
 
 class GraphNode:
@@ -99,6 +100,29 @@ def _add_source(
     )
 
 
+def write_global_store(
+    builder: InternalTopologyBuilder,
+    store_builder: StoreBuilder,
+    source_name: str,
+    topic: str,
+    processor_name: str,
+    supplier: Callable[[], object],
+    consumed: Consumed,
+) -> None:
+    """A global store (never logged: its topic is its changelog) read from ``topic`` as ``consumed``
+    says, and the processor that updates it."""
+    builder.add_global_store(
+        store_builder.with_logging_disabled(),
+        source_name,
+        topic,
+        processor_name,
+        supplier,
+        key_serde=consumed.key_serde,
+        value_serde=consumed.value_serde,
+        timestamp_extractor=consumed.timestamp_extractor,
+    )
+
+
 @dataclass(eq=False, repr=False)
 class TableSourceNode(GraphNode):
     """``name`` is the KTable source processor; ``source_name`` the source node before it."""
@@ -118,16 +142,7 @@ class TableSourceNode(GraphNode):
         c = self.consumed
         store = ctx.store_builder(self.materialized)
         if self.is_global:
-            builder.add_global_store(
-                store.with_logging_disabled(),
-                self.source_name,
-                self.topic,
-                self.name,
-                self.supplier,
-                key_serde=c.key_serde,
-                value_serde=c.value_serde,
-                timestamp_extractor=c.timestamp_extractor,
-            )
+            write_global_store(builder, store, self.source_name, self.topic, self.name, self.supplier, c)
             return
         _add_source(builder, self.source_name, [self.topic], c)
         builder.add_processor(self.name, self.supplier, [self.source_name])
