@@ -114,6 +114,12 @@ BOUNDARIES: dict[str, str] = {
     "streams_runtime.testing.topics:TestOutputTopic.read_value return": "a record's value: the user's object",
     "streams_runtime.worker:import_attr return": "what module:attr names: the user's app or runtime class",
     "streams_runtime.demo.airflow_standalone:*.request return": "Airflow's REST API answer: decoded JSON",
+    "streams_runtime.kstream.ktable:KTable.to_stream return": (
+        "a KStream, made with the class the StreamsBuilder hands in: a layer above KTable (import layers)"
+    ),
+    "streams_runtime.kstream.ktable:KTable.group_by return": (
+        "a KGroupedTable, made with the class the StreamsBuilder gives: a layer above KTable (import layers)"
+    ),
 }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.kstream.internals import stream_processors as sp
+from streams_runtime.kstream.internals.dsl_types import DslStream
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import ProcessorGraphNode
 from streams_runtime.kstream.options import Branched
@@ -21,16 +22,17 @@ class BranchedKStream:
     """What ``KStream.split()`` returns: add branches, then ``default_branch()`` or
     ``no_default_branch()`` (see the module docstring)."""
 
-    def __init__(self, source: Any, splitter_name: str) -> None:
+    def __init__(self, source: DslStream, splitter_name: str) -> None:
         self._source = source
-        self._internal = source._internal  # noqa: SLF001 - DSL classes share the builder
+        internals = source.internals
+        self._internal = internals.builder
         self._name = splitter_name
         self._predicates: list[Callable[[Any, Any], bool]] = []
         self._child_names: list[str] = []
         self._outputs: dict[str, Any] = {}
         predicates, child_names = self._predicates, self._child_names
         self._splitter = ProcessorGraphNode(splitter_name, lambda: sp.KStreamBranch(predicates, child_names))
-        self._internal.add_graph_node(source._node, self._splitter)  # noqa: SLF001
+        self._internal.add_graph_node(internals.node, self._splitter)
         self._closed = False
 
     def branch(

@@ -17,7 +17,7 @@ Streams (see ``internals/cogroup.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals import window_aggregate as wa
@@ -25,24 +25,35 @@ from streams_runtime.kstream.internals.cogroup import AGGREGATE_NAME, CogroupAgg
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.sliding_window_aggregate import KStreamSlidingWindowAggregate
 from streams_runtime.kstream.ktable import KTable
+from streams_runtime.kstream.options import Materialized
 from streams_runtime.kstream.windowed_streams import _WindowStoreFactory
 from streams_runtime.kstream.windows import SessionWindows, SlidingWindows, TimeWindows
 from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.dsl_types import DslGrouped
     from streams_runtime.kstream.internals.window_aggregate import WindowAggregateSupplier
+    from streams_runtime.processor.api import Processor
+    from streams_runtime.serdes import Serde
 
 __all__ = ["CogroupedKStream", "SessionWindowedCogroupedKStream", "TimeWindowedCogroupedKStream"]
+
+
+def _materialized(materialized: object) -> Materialized | None:
+    """The ``materialized`` argument of ``aggregate``: a Materialized or None."""
+    if materialized is None or isinstance(materialized, Materialized):
+        return materialized
+    raise TypeError(f"aggregate takes a Materialized, got {materialized!r}")
 
 
 class CogroupedKStream:
     """See the module docstring."""
 
-    def __init__(self, grouped: Any) -> None:
+    def __init__(self, grouped: DslGrouped) -> None:
         self._internal = grouped.internals.builder
         #: KGroupedStream, the class of the stream that started this cogroup (it imports this module)
         self._grouped_type = type(grouped)
-        self._patterns: list[tuple[Any, Callable[..., Any]]] = []
+        self._patterns: list[tuple[DslGrouped, Callable[..., Any]]] = []
         self._builder = CogroupAggregateBuilder(self._internal)
 
     def cogroup(self, grouped: object, aggregator: Callable[[Any, Any, Any], Any]) -> CogroupedKStream:
@@ -57,7 +68,7 @@ class CogroupedKStream:
         self._patterns.append((grouped, aggregator))
         return self
 
-    def _key_serde(self) -> Any:
+    def _key_serde(self) -> Serde | None:
         return self._patterns[0][0].key_serde
 
     def aggregate(
@@ -66,7 +77,7 @@ class CogroupedKStream:
         """The aggregated KTable; ``initializer()`` starts each key's aggregate."""
         check_callable(initializer, "initializer")
         internal = self._internal
-        mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._key_serde())
+        mat = internal.materialize(_materialized(materialized), AGGREGATE_NAME, key_serde=self._key_serde())
         node, supplier = self._builder.build(
             self._patterns,
             name,
@@ -88,17 +99,28 @@ class CogroupedKStream:
         raise TypeError(f"windowed_by takes TimeWindows, SlidingWindows or SessionWindows, got {windows!r}")
 
 
-class _WindowedCogroup:
-    def __init__(self, cogrouped: CogroupedKStream, windows: Any) -> None:
+W = TypeVar("W", bound=TimeWindows | SlidingWindows | SessionWindows)
+
+
+class _WindowedCogroup(Generic[W]):
+    def __init__(self, cogrouped: CogroupedKStream, windows: W) -> None:
         self._cogrouped = cogrouped
         self._internal = cogrouped._internal  # noqa: SLF001  (this module's own class)
         self.windows = windows
 
     def _build(
-        self, materialized: Any, name: str | None, make_processor: Callable[..., Any], key_serde_of: Any
+        self,
+        materialized: object,
+        name: str | None,
+        make_processor: Callable[[WindowAggregateSupplier, Callable[..., Any]], Processor],
+        key_serde_of: Callable[[Serde], Serde],
     ) -> KTable:
         internal, windows = self._internal, self.windows
-        mat = internal.materialize(materialized, AGGREGATE_NAME, key_serde=self._cogrouped._key_serde())  # noqa: SLF001
+        mat = internal.materialize(
+            _materialized(materialized),
+            AGGREGATE_NAME,
+            key_serde=self._cogrouped._key_serde(),  # noqa: SLF001
+        )
         store_factory = _WindowStoreFactory(mat, windows)
 
         def make_supplier(aggregator: Callable[..., Any]) -> WindowAggregateSupplier:
@@ -118,7 +140,7 @@ class _WindowedCogroup:
         return KTable(internal, node, key_serde, mat.value_serde, supplier, mat.queryable_store_name)
 
 
-class TimeWindowedCogroupedKStream(_WindowedCogroup):
+class TimeWindowedCogroupedKStream(_WindowedCogroup[TimeWindows | SlidingWindows]):
     """A cogroup windowed by TimeWindows (tumbling, hopping) or SlidingWindows."""
 
     def aggregate(
@@ -130,12 +152,12 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
         if isinstance(windows, SlidingWindows):
             size = windows.time_difference_ms
 
-            def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+            def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
                 return KStreamSlidingWindowAggregate(s, windows, initializer, aggregator)
         else:
             size = windows.size_ms
 
-            def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+            def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
                 return wa.KStreamWindowAggregate(s, windows, initializer, aggregator)
 
         return self._build(
@@ -143,7 +165,7 @@ class TimeWindowedCogroupedKStream(_WindowedCogroup):
         )
 
 
-class SessionWindowedCogroupedKStream(_WindowedCogroup):
+class SessionWindowedCogroupedKStream(_WindowedCogroup[SessionWindows]):
     """A cogroup windowed by SessionWindows."""
 
     def aggregate(
@@ -159,7 +181,7 @@ class SessionWindowedCogroupedKStream(_WindowedCogroup):
         check_callable(merger, "session merger")
         windows = self.windows
 
-        def make(s: Any, aggregator: Callable[..., Any]) -> Any:
+        def make(s: WindowAggregateSupplier, aggregator: Callable[..., Any]) -> Processor:
             return wa.KStreamSessionWindowAggregate(s, windows, initializer, aggregator, merger)
 
         return self._build(materialized, name, make, WindowedSerdes.session_windowed)

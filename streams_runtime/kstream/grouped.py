@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from streams_runtime.kstream.cogrouped import CogroupedKStream
 from streams_runtime.kstream.internals import aggregate_processors as ap
 from streams_runtime.kstream.internals.change import ChangeSerde
-from streams_runtime.kstream.internals.dsl_types import GroupedInternals
+from streams_runtime.kstream.internals.dsl_types import DslGrouped, GroupedInternals
 from streams_runtime.kstream.internals.functions import check_callable
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, RepartitionNode
 from streams_runtime.kstream.internals.repartition import (
@@ -36,7 +36,6 @@ from streams_runtime.serdes import Serdes
 
 if TYPE_CHECKING:
     from streams_runtime.kstream.internals.build_context import MaterializedInternal
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
     from streams_runtime.serdes import Serde
 
 KSTREAM_AGGREGATE_NAME = "KSTREAM-AGGREGATE-"
@@ -49,31 +48,16 @@ def _count_init() -> int:
     return 0
 
 
-class _Grouped:
-    """What a grouped stream or table holds: its node, serdes and grouping name, and whether an
-    aggregation repartitions first (always, for a table)."""
+class _Grouped(DslGrouped):
+    """The aggregations' common steps of a grouped stream and a grouped table."""
 
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        grouped_name: str | None,
-        repartition_required: bool = True,
-    ) -> None:
-        self._internal = internal
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._grouped_name = grouped_name
-        self._repartition_required = repartition_required
-        self._repartition_node: RepartitionNode | None = None
-
-    @property
-    def internals(self) -> GroupedInternals:
-        """For the DSL's builders (not user code): builder, graph node and grouping."""
-        return GroupedInternals(self._internal, self._node, self._grouped_name, self._repartition_required)
+    def _materialize(
+        self, materialized: Materialized | None, prefix: str, value_serde: Serde | None
+    ) -> MaterializedInternal:
+        """The aggregation's store: ``materialized`` resolved, keyed by this grouping's key serde."""
+        return self._internal.materialize(
+            materialized, prefix, key_serde=self.key_serde, value_serde=value_serde
+        )
 
     def _aggregation(
         self,
@@ -113,20 +97,21 @@ class KGroupedStream(_Grouped):
         return self._repartition_node
 
     def _build(
-        self, func_name: str, mat: MaterializedInternal, factory: Callable[[ap.AggregateSupplier], Any]
+        self,
+        name: str | None,
+        func_prefix: str,
+        mat: MaterializedInternal,
+        factory: Callable[[ap.AggregateSupplier], Any],
     ) -> KTable:
-        return self._aggregation(self._repartitioned_parent(mat.store_name), func_name, mat, factory)
+        func = self._internal.name_or_generate(name, func_prefix)
+        return self._aggregation(self._repartitioned_parent(mat.store_name), func, mat, factory)
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
         """Count records per key (null keys/values skipped); Long values."""
-        internal = self._internal
         if materialized is not None and materialized.store_name is None:
-            internal.new_store_name(KSTREAM_AGGREGATE_NAME)  # Kafka Streams burns one here
-        mat = internal.materialize(
-            materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
-        )
-        func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
-        return self._build(func, mat, ap.KStreamCount)
+            self._internal.new_store_name(KSTREAM_AGGREGATE_NAME)  # Kafka Streams burns one here
+        mat = self._materialize(materialized, KSTREAM_AGGREGATE_NAME, Serdes.Long())
+        return self._build(name, KSTREAM_AGGREGATE_NAME, mat, ap.KStreamCount)
 
     def reduce(
         self,
@@ -137,12 +122,8 @@ class KGroupedStream(_Grouped):
     ) -> KTable:
         """Combine values per key: ``reducer(aggregate, value)``; the first value is the start."""
         check_callable(reducer, "reducer")
-        internal = self._internal
-        mat = internal.materialize(
-            materialized, KSTREAM_REDUCE_NAME, key_serde=self.key_serde, value_serde=self.value_serde
-        )
-        func = internal.name_or_generate(name, KSTREAM_REDUCE_NAME)
-        return self._build(func, mat, lambda s: ap.KStreamReduce(s, reducer))
+        mat = self._materialize(materialized, KSTREAM_REDUCE_NAME, self.value_serde)
+        return self._build(name, KSTREAM_REDUCE_NAME, mat, lambda s: ap.KStreamReduce(s, reducer))
 
     def aggregate(
         self,
@@ -155,10 +136,10 @@ class KGroupedStream(_Grouped):
         """``aggregator(key, value, aggregate)`` starting from ``initializer()`` per key."""
         check_callable(initializer, "initializer")
         check_callable(aggregator, "aggregator")
-        internal = self._internal
-        mat = internal.materialize(materialized, KSTREAM_AGGREGATE_NAME, key_serde=self.key_serde)
-        func = internal.name_or_generate(name, KSTREAM_AGGREGATE_NAME)
-        return self._build(func, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator))
+        mat = self._materialize(materialized, KSTREAM_AGGREGATE_NAME, None)
+        return self._build(
+            name, KSTREAM_AGGREGATE_NAME, mat, lambda s: ap.KStreamAggregate(s, initializer, aggregator)
+        )
 
     def windowed_by(self, windows: object) -> Any:
         """A windowed view (TimeWindows, SlidingWindows or SessionWindows); see windowed_streams."""
@@ -197,9 +178,7 @@ class KGroupedTable(_Grouped):
         return self._aggregation(self._repartition_node, func, mat, factory)
 
     def count(self, materialized: Materialized | None = None, *, name: str | None = None) -> KTable:
-        mat = self._internal.materialize(
-            materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=Serdes.Long()
-        )
+        mat = self._materialize(materialized, KTABLE_AGGREGATE_NAME, Serdes.Long())
         return self._build(
             name,
             KTABLE_AGGREGATE_NAME,
@@ -220,9 +199,7 @@ class KGroupedTable(_Grouped):
         """``adder(aggregate, new_value)``; ``subtractor(aggregate, old_value)`` runs first."""
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
-        mat = self._internal.materialize(
-            materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde, value_serde=self.value_serde
-        )
+        mat = self._materialize(materialized, KTABLE_AGGREGATE_NAME, self.value_serde)
         return self._build(name, KTABLE_REDUCE_NAME, mat, lambda s: ap.KTableReduce(s, adder, subtractor))
 
     def aggregate(
@@ -238,7 +215,7 @@ class KGroupedTable(_Grouped):
         check_callable(initializer, "initializer")
         check_callable(adder, "adder")
         check_callable(subtractor, "subtractor")
-        mat = self._internal.materialize(materialized, KTABLE_AGGREGATE_NAME, key_serde=self.key_serde)
+        mat = self._materialize(materialized, KTABLE_AGGREGATE_NAME, None)
         return self._build(
             name, KTABLE_AGGREGATE_NAME, mat, lambda s: ap.KTableAggregate(s, initializer, adder, subtractor)
         )

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
+
+from streams_runtime.kstream.options import _Options, _StoreOptions
 
 __all__ = ["Joined", "StreamJoined"]
 
 
 @dataclass(frozen=True)
-class StreamJoined:
-    """Serdes, names and store settings of a KStream-KStream join."""
+class _JoinOptions(_Options):
+    """The serdes of both sides of a join and its name."""
 
     key_serde: Any = None
     value_serde: Any = None
     other_value_serde: Any = None
     name: str | None = None
+
+    def with_other_value_serde(self, serde: object) -> Self:
+        return dataclasses.replace(self, other_value_serde=serde)
+
+
+@dataclass(frozen=True)
+class StreamJoined(_JoinOptions, _StoreOptions):
+    """Serdes, names and store settings of a KStream-KStream join."""
+
     store_name: str | None = None
     logging_enabled: bool = True
     logging_config: dict[str, str] | None = None
@@ -35,42 +46,17 @@ class StreamJoined:
         return cls(key_serde, value_serde, other_value_serde)
 
     @classmethod
-    def as_(cls, store_name: str) -> StreamJoined:
+    def as_(cls, store_name: str) -> Self:
         return cls(store_name=store_name)
-
-    def with_name(self, name: str) -> StreamJoined:
-        return dataclasses.replace(self, name=name)
 
     def with_store_name(self, store_name: str) -> StreamJoined:
         return dataclasses.replace(self, store_name=store_name)
 
-    def with_key_serde(self, serde: object) -> StreamJoined:
-        return dataclasses.replace(self, key_serde=serde)
-
-    def with_value_serde(self, serde: object) -> StreamJoined:
-        return dataclasses.replace(self, value_serde=serde)
-
-    def with_other_value_serde(self, serde: object) -> StreamJoined:
-        return dataclasses.replace(self, other_value_serde=serde)
-
-    def with_store_type(self, store_type: str) -> StreamJoined:
-        return dataclasses.replace(self, store_type=store_type)
-
-    def with_logging_enabled(self, config: dict[str, str] | None = None) -> StreamJoined:
-        return dataclasses.replace(self, logging_enabled=True, logging_config=dict(config or {}))
-
-    def with_logging_disabled(self) -> StreamJoined:
-        return dataclasses.replace(self, logging_enabled=False, logging_config=None)
-
 
 @dataclass(frozen=True)
-class Joined:
+class Joined(_JoinOptions):
     """Serdes and name of a KStream-KTable join (the serdes are used if a repartition is needed)."""
 
-    key_serde: Any = None
-    value_serde: Any = None
-    other_value_serde: Any = None
-    name: str | None = None
     grace_period_ms: int | None = None  # KIP-923: buffer stream records (needs a versioned table)
 
     @classmethod
@@ -90,19 +76,3 @@ class Joined:
         if int(grace_period_ms) < 0:
             raise ValueError(f"grace period must not be negative, got {grace_period_ms}")
         return dataclasses.replace(self, grace_period_ms=int(grace_period_ms))
-
-    @classmethod
-    def as_(cls, name: str) -> Joined:
-        return cls(name=name)
-
-    def with_name(self, name: str) -> Joined:
-        return dataclasses.replace(self, name=name)
-
-    def with_key_serde(self, serde: object) -> Joined:
-        return dataclasses.replace(self, key_serde=serde)
-
-    def with_value_serde(self, serde: object) -> Joined:
-        return dataclasses.replace(self, value_serde=serde)
-
-    def with_other_value_serde(self, serde: object) -> Joined:
-        return dataclasses.replace(self, other_value_serde=serde)

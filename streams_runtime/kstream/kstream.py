@@ -18,8 +18,7 @@ from typing import Any
 from streams_runtime.kstream.branched import BranchedKStream
 from streams_runtime.kstream.grouped import KGroupedStream
 from streams_runtime.kstream.internals import stream_processors as sp
-from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-from streams_runtime.kstream.internals.dsl_types import DslInternals
+from streams_runtime.kstream.internals.dsl_types import DslStream
 from streams_runtime.kstream.internals.functions import check_callable, with_key
 from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode, StreamSinkNode
 from streams_runtime.kstream.internals.join_builders import (
@@ -53,31 +52,8 @@ TO_KTABLE_NAME = "KSTREAM-TOTABLE-"
 PRINTING_NAME = "KSTREAM-PRINTER-"
 
 
-class KStream:
+class KStream(DslStream):
     """See the module docstring."""
-
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        repartition_required: bool,
-    ) -> None:
-        self._internal = internal
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.repartition_required = repartition_required
-
-    @property
-    def internals(self) -> DslInternals:
-        """For the DSL's builders (not user code): the builder and the graph node of this stream."""
-        return DslInternals(self._internal, self._node)
-
-    @property
-    def name(self) -> str:
-        return self._node.output_name
 
     def _add(
         self, node: GraphNode, key_serde: Serde | None, value_serde: Serde | None, repartition: bool
@@ -88,49 +64,59 @@ class KStream:
     def _processor(self, prefix: str, name: str | None, supplier: Callable[[], Any]) -> ProcessorGraphNode:
         return ProcessorGraphNode(self._internal.name_or_generate(name, prefix), supplier)
 
+    def _key_keeping(
+        self, prefix: str, name: str | None, supplier: Callable[[], Any], value_serde: Serde | None
+    ) -> KStream:
+        """A stateless operation that keeps the key: the key serde and repartition flag carry over."""
+        node = self._processor(prefix, name, supplier)
+        return self._add(node, self.key_serde, value_serde, self.repartition_required)
+
+    def _key_changing(
+        self, prefix: str, name: str | None, supplier: Callable[[], Any], value_serde: Serde | None = None
+    ) -> KStream:
+        """A stateless operation that may change the key: the next stateful one repartitions."""
+        node = self._processor(prefix, name, supplier)
+        node.key_changing = True
+        return self._add(node, None, value_serde, True)
+
     # ------------------------------------------------------------------ stateless
     def filter(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
         check_callable(predicate, "predicate")
-        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, False))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(
+            FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, False), self.value_serde
+        )
 
     def filter_not(self, predicate: Callable[[Any, Any], bool], *, name: str | None = None) -> KStream:
         check_callable(predicate, "predicate")
-        node = self._processor(FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, True))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(
+            FILTER_NAME, name, lambda: sp.KStreamFilter(predicate, True), self.value_serde
+        )
 
     def select_key(self, selector: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(selector, "key selector")
-        node = self._processor(KEY_SELECT_NAME, name, lambda: sp.KStreamSelectKey(selector))
-        node.key_changing = True
-        return self._add(node, None, self.value_serde, True)
+        return self._key_changing(
+            KEY_SELECT_NAME, name, lambda: sp.KStreamSelectKey(selector), self.value_serde
+        )
 
     def map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(mapper, "mapper")
-        node = self._processor(MAP_NAME, name, lambda: sp.KStreamMap(mapper))
-        node.key_changing = True
-        return self._add(node, None, None, True)
+        return self._key_changing(MAP_NAME, name, lambda: sp.KStreamMap(mapper))
 
     def map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
         fn = with_key(mapper)
-        node = self._processor(MAPVALUES_NAME, name, lambda: sp.KStreamMapValues(fn))
-        return self._add(node, self.key_serde, None, self.repartition_required)
+        return self._key_keeping(MAPVALUES_NAME, name, lambda: sp.KStreamMapValues(fn), None)
 
     def flat_map(self, mapper: Callable[[Any, Any], Any], *, name: str | None = None) -> KStream:
         check_callable(mapper, "mapper")
-        node = self._processor(FLATMAP_NAME, name, lambda: sp.KStreamFlatMap(mapper))
-        node.key_changing = True
-        return self._add(node, None, None, True)
+        return self._key_changing(FLATMAP_NAME, name, lambda: sp.KStreamFlatMap(mapper))
 
     def flat_map_values(self, mapper: Callable[..., Any], *, name: str | None = None) -> KStream:
         fn = with_key(mapper)
-        node = self._processor(FLATMAPVALUES_NAME, name, lambda: sp.KStreamFlatMapValues(fn))
-        return self._add(node, self.key_serde, None, self.repartition_required)
+        return self._key_keeping(FLATMAPVALUES_NAME, name, lambda: sp.KStreamFlatMapValues(fn), None)
 
     def peek(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> KStream:
         check_callable(action, "action")
-        node = self._processor(PEEK_NAME, name, lambda: sp.KStreamPeek(action, True))
-        return self._add(node, self.key_serde, self.value_serde, self.repartition_required)
+        return self._key_keeping(PEEK_NAME, name, lambda: sp.KStreamPeek(action, True), self.value_serde)
 
     def foreach(self, action: Callable[[Any, Any], None], *, name: str | None = None) -> None:
         check_callable(action, "action")
@@ -166,7 +152,7 @@ class KStream:
         check_callable(supplier, "processor supplier")
         node_name = name if name is not None else self._internal.new_processor_name(PROCESSVALUES_NAME)
 
-        def make() -> Any:
+        def make() -> sp.FixedKeyProcessorAdapter:
             return sp.FixedKeyProcessorAdapter(supplier())
 
         if callable(getattr(supplier, "stores", None)) and not isinstance(supplier, type):
@@ -239,12 +225,12 @@ class KStream:
         return KGroupedStream(self._internal, node, g.key_serde, value_serde, g.name, True)
 
     # ------------------------------------------------------------------ joins (see internals/join_builders)
-    def join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+    def join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
         """Inner join with a KStream ``(joiner, JoinWindows[, StreamJoined])``, a KTable
         ``(joiner[, Joined])`` or a GlobalKTable ``(key_selector, joiner)``; ``name=`` optional."""
         return dispatch_stream_join(self, other, args, kwargs, "inner")
 
-    def left_join(self, other: Any, *args: Any, **kwargs: Any) -> KStream:
+    def left_join(self, other: KStream | KTable | GlobalKTable, *args: Any, **kwargs: Any) -> KStream:
         """Left join (same arguments as ``join``): unmatched records join with None."""
         return dispatch_stream_join(self, other, args, kwargs, "left")
 

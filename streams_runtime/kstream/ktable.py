@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from streams_runtime.kstream.internals import table_processors as tp
 from streams_runtime.kstream.internals import transform_values as tv
-from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-from streams_runtime.kstream.internals.dsl_types import TableInternals
+from streams_runtime.kstream.internals.dsl_types import DslTable
 from streams_runtime.kstream.internals.fk_join_builder import foreign_key_join
 from streams_runtime.kstream.internals.functions import check_callable, with_key
-from streams_runtime.kstream.internals.graph import GraphNode, ProcessorGraphNode
+from streams_runtime.kstream.internals.graph import ProcessorGraphNode
 from streams_runtime.kstream.internals.join_builders import table_table_join
 from streams_runtime.kstream.internals.suppress import suppress
-from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
 from streams_runtime.kstream.options import Grouped, Materialized
 from streams_runtime.serdes import Serde
 
@@ -38,43 +36,15 @@ SELECT_NAME = "KTABLE-SELECT-"
 SOURCE_NAME = "KTABLE-SOURCE-"
 
 
-class KTable:
+class KTable(DslTable):
     """A changelog stream: the latest value per key (see the module docstring). Made by
     ``StreamsBuilder.table``, aggregations and ``to_table``; ``to_stream()`` turns it back into a
     stream of its updates."""
-
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        supplier: TableUpdatesSupplier,
-        queryable_store_name: str | None = None,
-    ) -> None:
-        self._internal = internal
-        self._queryable_store_name = queryable_store_name
-        self._node = node
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._supplier = supplier  # the processor supplier producing this table's updates
-
-    @property
-    def internals(self) -> TableInternals:
-        """For the DSL's builders (not user code): builder, graph node and update supplier."""
-        return TableInternals(self._internal, self._node, self._supplier)
-
-    @property
-    def name(self) -> str:
-        return self._node.output_name
 
     @property
     def queryable_store_name(self) -> str | None:
         """The store name when this table is queryable (named with Materialized.as_), else None."""
         return self._queryable_store_name
-
-    def enable_sending_old_values(self, force_materialization: bool) -> bool:
-        return self._supplier.enable_sending_old_values(force_materialization)
 
     def _materialized_node(
         self,
@@ -174,7 +144,7 @@ class KTable:
         self,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Materialized | None = None,
+        materialized: Materialized | Callable[..., Any] | None = None,
         *args: object,
         name: str | None = None,
         **kwargs: object,
@@ -191,7 +161,7 @@ class KTable:
         self,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Materialized | None = None,
+        materialized: Materialized | Callable[..., Any] | None = None,
         *args: object,
         name: str | None = None,
         **kwargs: object,
@@ -215,14 +185,16 @@ class KTable:
         kind: str,
         other: KTable,
         joiner: Callable[..., Any],
-        materialized: Any,
+        materialized: Materialized | Callable[..., Any] | None,
         args: tuple[Any, ...],
         name: str | None,
         kwargs: dict[str, Any],
     ) -> KTable:
         """A table-table join of ``kind`` (inner, left or outer), or an inner or left foreign-key
         join when the third argument is the joiner (``materialized`` holds the extractor's joiner)."""
-        if kind != "outer" and _foreign_key_call(materialized):
+        if callable(materialized):  # join(other, extractor, joiner, ...): a foreign-key join
+            if kind == "outer":
+                raise TypeError("outer_join has no foreign-key form (join and left_join have)")
             if name is not None:
                 kwargs = {**kwargs, "name": name}
             return foreign_key_join(self, other, joiner, materialized, kind == "left", args, kwargs)
@@ -259,12 +231,6 @@ class KTable:
 
     def __repr__(self) -> str:
         return f"KTable({self.name})"
-
-
-# ------------------------------------------------------------------ foreign-key joins (KIP-213)
-def _foreign_key_call(third: object) -> bool:
-    """``join(other, extractor, joiner, ...)``: the third argument is the joiner, not a Materialized."""
-    return callable(third) and not isinstance(third, Materialized)
 
 
 class GlobalKTable:

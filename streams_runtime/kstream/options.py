@@ -21,12 +21,33 @@ if TYPE_CHECKING:
 STORE_TYPES = ("rocksdb", "in_memory")
 
 
-class _Options:
-    # every subclass is a dataclass (what ``dataclasses.replace`` needs)
+#: a sink's or repartition's partitioner: ``(topic, key, value) -> partition | None``
+Partitioner = Callable[..., int | None]
+
+
+class _Named:
+    """The copy-modifiers every options class has; every subclass is a frozen dataclass with a
+    ``name`` field (what ``dataclasses.replace`` and ``as_`` need)."""
+
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    if TYPE_CHECKING:
+
+        def __init__(self, *, name: str | None = None) -> None: ...
+
+    @classmethod
+    def as_(cls, name: str) -> Self:
+        return cls(name=name)
 
     def replace(self, **changes: object) -> Self:
         return dataclasses.replace(self, **changes)
+
+    def with_name(self, name: str) -> Self:
+        return dataclasses.replace(self, name=name)
+
+
+class _Options(_Named):
+    """An options class with ``key_serde`` and ``value_serde`` fields."""
 
     def with_key_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, key_serde=serde)
@@ -34,8 +55,21 @@ class _Options:
     def with_value_serde(self, serde: object) -> Self:
         return dataclasses.replace(self, value_serde=serde)
 
-    def with_name(self, name: str) -> Self:
-        return dataclasses.replace(self, name=name)
+
+class _StoreOptions:
+    """The store settings of an options class with ``store_type``, ``logging_enabled`` and
+    ``logging_config`` fields (a dataclass)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def with_store_type(self, store_type: str) -> Self:
+        return dataclasses.replace(self, store_type=store_type)
+
+    def with_logging_enabled(self, config: dict[str, str] | None = None) -> Self:
+        return dataclasses.replace(self, logging_enabled=True, logging_config=dict(config or {}))
+
+    def with_logging_disabled(self) -> Self:
+        return dataclasses.replace(self, logging_enabled=False, logging_config=None)
 
 
 @dataclass(frozen=True)
@@ -54,10 +88,6 @@ class Consumed(_Options):
     ) -> Consumed:
         return cls(key_serde, value_serde, **kwargs)
 
-    @classmethod
-    def as_(cls, name: str) -> Consumed:
-        return cls(name=name)
-
     def with_timestamp_extractor(self, extractor: object) -> Consumed:
         return dataclasses.replace(self, timestamp_extractor=extractor)
 
@@ -71,20 +101,19 @@ class Produced(_Options):
 
     key_serde: Any = None
     value_serde: Any = None
-    partitioner: Callable[..., int | None] | None = None
+    partitioner: Partitioner | None = None
     name: str | None = None
 
     @classmethod
     def with_(
-        cls, key_serde: Serde | None = None, value_serde: Serde | None = None, partitioner: Any = None
+        cls,
+        key_serde: Serde | None = None,
+        value_serde: Serde | None = None,
+        partitioner: Partitioner | None = None,
     ) -> Produced:
         return cls(key_serde, value_serde, partitioner)
 
-    @classmethod
-    def as_(cls, name: str) -> Produced:
-        return cls(name=name)
-
-    def with_stream_partitioner(self, partitioner: Callable[..., int | None]) -> Produced:
+    def with_stream_partitioner(self, partitioner: Partitioner) -> Produced:
         return dataclasses.replace(self, partitioner=partitioner)
 
 
@@ -100,10 +129,6 @@ class Grouped(_Options):
     def with_(cls, key_serde: object = None, value_serde: object = None, name: str | None = None) -> Grouped:
         return cls(key_serde, value_serde, name)
 
-    @classmethod
-    def as_(cls, name: str) -> Grouped:
-        return cls(name=name)
-
 
 @dataclass(frozen=True)
 class Repartitioned(_Options):
@@ -113,7 +138,7 @@ class Repartitioned(_Options):
     value_serde: Any = None
     name: str | None = None
     number_of_partitions: int | None = None
-    partitioner: Callable[..., int | None] | None = None
+    partitioner: Partitioner | None = None
 
     def __post_init__(self) -> None:
         n = self.number_of_partitions
@@ -125,22 +150,18 @@ class Repartitioned(_Options):
         return cls(key_serde, value_serde)
 
     @classmethod
-    def as_(cls, name: str) -> Repartitioned:
-        return cls(name=name)
-
-    @classmethod
     def number_of_partitions_(cls, count: int) -> Repartitioned:
         return cls(number_of_partitions=count)
 
     def with_number_of_partitions(self, count: int) -> Repartitioned:
         return dataclasses.replace(self, number_of_partitions=count)
 
-    def with_stream_partitioner(self, partitioner: Callable[..., int | None]) -> Repartitioned:
+    def with_stream_partitioner(self, partitioner: Partitioner) -> Repartitioned:
         return dataclasses.replace(self, partitioner=partitioner)
 
 
 @dataclass(frozen=True)
-class Materialized(_Options):
+class Materialized(_Options, _StoreOptions):
     """How a KTable's state store is made: name, serdes, type, caching and changelog settings.
 
     ``store_type=None`` uses config ``default_dsl_store`` ("rocksdb" unless set);
@@ -166,7 +187,7 @@ class Materialized(_Options):
             object.__setattr__(self, "store_name", self.store_supplier.name)
 
     @classmethod
-    def as_(cls, store: object) -> Materialized:
+    def as_(cls, store: object) -> Self:
         """``Materialized.as_("name")`` or ``Materialized.as_(Stores.in_memory_key_value_store("name"))``."""
         if isinstance(store, str):
             return cls(store_name=store)
@@ -176,20 +197,11 @@ class Materialized(_Options):
     def with_(cls, key_serde: object = None, value_serde: object = None) -> Materialized:
         return cls(key_serde=key_serde, value_serde=value_serde)
 
-    def with_store_type(self, store_type: str) -> Materialized:
-        return dataclasses.replace(self, store_type=store_type)
-
     def with_caching_enabled(self) -> Materialized:
         return dataclasses.replace(self, caching_enabled=True)
 
     def with_caching_disabled(self) -> Materialized:
         return dataclasses.replace(self, caching_enabled=False)
-
-    def with_logging_enabled(self, config: dict[str, str] | None = None) -> Materialized:
-        return dataclasses.replace(self, logging_enabled=True, logging_config=dict(config or {}))
-
-    def with_logging_disabled(self) -> Materialized:
-        return dataclasses.replace(self, logging_enabled=False, logging_config=None)
 
     def with_retention(self, retention_ms: int) -> Materialized:
         """Window/session stores: keep windows ``retention_ms`` (>= window size + grace)."""
@@ -197,7 +209,7 @@ class Materialized(_Options):
 
 
 @dataclass(frozen=True)
-class Branched:
+class Branched(_Named):
     """One branch of ``split()``: its name suffix and what to do with the branch stream.
 
     ``function(stream) -> stream | None`` transforms the branch (the result is returned in the
@@ -207,10 +219,6 @@ class Branched:
     name: str | None = None
     function: Callable[[Any], Any] | None = None
     consumer: Callable[[Any], None] | None = None
-
-    @classmethod
-    def as_(cls, name: str) -> Branched:
-        return cls(name=name)
 
     @classmethod
     def with_function(cls, function: Callable[[Any], Any], name: str | None = None) -> Branched:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.config import StreamsConfig
@@ -20,7 +21,12 @@ from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.grouped import KGroupedTable
 from streams_runtime.kstream.internals.build_context import MaterializedInternal
 from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-from streams_runtime.kstream.internals.graph import GraphNode, StreamSourceNode, TableSourceNode
+from streams_runtime.kstream.internals.graph import (
+    GraphNode,
+    StreamSourceNode,
+    TableSourceNode,
+    write_global_store,
+)
 from streams_runtime.kstream.internals.repartition import SOURCE_NAME as KSTREAM_SOURCE_NAME
 from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
 from streams_runtime.kstream.kstream import KStream
@@ -32,12 +38,13 @@ from streams_runtime.processor.topology import Topology
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.state.interfaces import StoreBuilder
 
 
 class _StateStoreNode(GraphNode):
     """``StreamsBuilder.add_state_store``: a store processors connect to by name."""
 
-    def __init__(self, store_builder: Any) -> None:
+    def __init__(self, store_builder: StoreBuilder) -> None:
         super().__init__(store_builder.name)
         self.store_builder = store_builder
 
@@ -45,30 +52,29 @@ class _StateStoreNode(GraphNode):
         builder.add_state_store(self.store_builder)
 
 
+@dataclass(eq=False, repr=False)
 class _GlobalStoreNode(GraphNode):
-    def __init__(
-        self,
-        store_builder: Any,
-        source_name: str,
-        topic: str,
-        consumed: Consumed,
-        processor_name: str,
-        supplier: Callable[[], Any],
-    ) -> None:
-        super().__init__(processor_name)
-        self.args = (store_builder, source_name, topic, processor_name, supplier, consumed)
+    """``StreamsBuilder.add_global_store``: a global store with the processor that updates it."""
+
+    store_builder: StoreBuilder
+    source_name: str
+    topic: str
+    consumed: Consumed
+    processor_name: str
+    supplier: Callable[[], Any]
+
+    def __post_init__(self) -> None:
+        super().__init__(self.processor_name)
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
-        store_builder, source, topic, processor, supplier, c = self.args
-        builder.add_global_store(
-            store_builder.with_logging_disabled(),
-            source,
-            topic,
-            processor,
-            supplier,
-            key_serde=c.key_serde,
-            value_serde=c.value_serde,
-            timestamp_extractor=c.timestamp_extractor,
+        write_global_store(
+            builder,
+            self.store_builder,
+            self.source_name,
+            self.topic,
+            self.processor_name,
+            self.supplier,
+            self.consumed,
         )
 
 
@@ -183,14 +189,14 @@ class StreamsBuilder:
         return GlobalKTable(mat.store_name, mat.queryable_store_name)
 
     # ------------------------------------------------------------------ stores
-    def add_state_store(self, store_builder: object) -> StreamsBuilder:
+    def add_state_store(self, store_builder: StoreBuilder) -> StreamsBuilder:
         """Add a store that ``process(..., "store-name")`` operations connect to."""
         self._internal.add_graph_node(self._internal.root, _StateStoreNode(store_builder))
         return self
 
     def add_global_store(
         self,
-        store_builder: object,
+        store_builder: StoreBuilder,
         topic: str,
         state_update_supplier: Callable[[], Any],
         consumed: Consumed | None = None,

@@ -9,32 +9,27 @@ None``, needed only when a table's input topic is not partitioned by the default
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from streams_runtime.kstream.options import Partitioner, _Named
 
 __all__ = ["TableJoined"]
 
 
 @dataclass(frozen=True)
-class TableJoined:
-    partitioner: Callable[..., int | None] | None = None
-    other_partitioner: Callable[..., int | None] | None = None
+class TableJoined(_Named):
+    partitioner: Partitioner | None = None
+    other_partitioner: Partitioner | None = None
     name: str | None = None
 
     @classmethod
-    def with_(cls, partitioner: Any = None, other_partitioner: Any = None) -> TableJoined:
+    def with_(
+        cls, partitioner: Partitioner | None = None, other_partitioner: Partitioner | None = None
+    ) -> TableJoined:
         return cls(partitioner, other_partitioner)
 
-    @classmethod
-    def as_(cls, name: str) -> TableJoined:
-        return cls(name=name)
-
-    def with_name(self, name: str) -> TableJoined:
-        return dataclasses.replace(self, name=name)
-
-    def with_partitioner(self, partitioner: Any) -> TableJoined:
+    def with_partitioner(self, partitioner: Partitioner | None) -> TableJoined:
         return dataclasses.replace(self, partitioner=partitioner)
 
-    def with_other_partitioner(self, partitioner: Any) -> TableJoined:
+    def with_other_partitioner(self, partitioner: Partitioner | None) -> TableJoined:
         return dataclasses.replace(self, other_partitioner=partitioner)

@@ -23,7 +23,7 @@ Kafka Streams 3.3) applies to the aggregations built after it; it changes neithe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.emit_strategy import EmitStrategy, StrategyType, check_emit_strategy
@@ -40,7 +40,7 @@ from streams_runtime.windowed import WindowedSerdes
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
-    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.kstream.internals.dsl_types import DslGrouped
     from streams_runtime.kstream.options import Materialized
     from streams_runtime.serdes import Serde
     from streams_runtime.windowed import SessionWindowedSerde, TimeWindowedSerde
@@ -52,7 +52,9 @@ REDUCE_NAME = "KSTREAM-REDUCE-"
 class _WindowStoreFactory:
     """Builds the window/session StoreBuilder of one aggregation at topology-build time."""
 
-    def __init__(self, mat: MaterializedInternal, windows: Any) -> None:
+    def __init__(
+        self, mat: MaterializedInternal, windows: TimeWindows | SlidingWindows | SessionWindows
+    ) -> None:
         self.mat = mat
         self.windows = windows
         self.caching_allowed = True
@@ -66,16 +68,17 @@ class _WindowStoreFactory:
     def build(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
         m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
         if isinstance(windows, SlidingWindows):
-            return self._build_sliding(in_memory)
+            return self._build_sliding(windows, in_memory)
         session = isinstance(windows, SessionWindows)
-        minimum = (windows.inactivity_gap_ms if session else windows.size_ms) + windows.grace_ms
-        retention = m.retention_ms if m.retention_ms is not None else minimum
-        if retention < minimum:
-            raise TopologyError(
-                f"the retention period of the {'session' if session else 'window'} store {name} "
-                f"must be no smaller than its window size plus the grace period; "
-                f"got size+grace=[{minimum}], retention=[{retention}]"
-            )
+        size = windows.inactivity_gap_ms if isinstance(windows, SessionWindows) else windows.size_ms
+        minimum = size + windows.grace_ms
+        retention = _retention(
+            m,
+            minimum,
+            f"{'session' if session else 'window'} store {name}",
+            "its window size plus the grace period",
+            f"size+grace=[{minimum}]",
+        )
         supplier = m.store_supplier
         builder: SessionStoreBuilder | WindowStoreBuilder
         if session:
@@ -89,7 +92,7 @@ class _WindowStoreFactory:
                 make = (
                     Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
                 )
-                supplier = make(name, retention, windows.size_ms, False)
+                supplier = make(name, retention, size, False)
             builder = Stores.timestamped_window_store_builder(
                 supplier, self.mat.key_serde, self.mat.value_serde
             )
@@ -106,40 +109,60 @@ class _WindowStoreFactory:
         builder.with_caching_enabled() if cached else builder.with_caching_disabled()
         return builder
 
-    def _build_sliding(self, in_memory: bool) -> SessionStoreBuilder | WindowStoreBuilder:
+    def _build_sliding(
+        self, windows: SlidingWindows, in_memory: bool
+    ) -> SessionStoreBuilder | WindowStoreBuilder:
         """Kafka Streams' sliding-window store: window size = time difference, retention >= 2 * diff + grace.
 
         A record at ``t`` reads windows starting from ``t - 2 * diff`` (to find the previous record's
         right window), hence the larger minimum retention. As in Kafka Streams, the minimum is only
         enforced when the DSL creates the store (no store supplier given).
         """
-        m, name, windows = self.mat.materialized, self.mat.store_name, self.windows
+        m, name = self.mat.materialized, self.mat.store_name
         diff = windows.time_difference_ms
         supplier = m.store_supplier
         if supplier is None:
             minimum = 2 * diff + windows.grace_ms
-            retention = m.retention_ms if m.retention_ms is not None else minimum
-            if retention < minimum:
-                raise TopologyError(
-                    f"the retention period of the window store {name} must be no smaller "
-                    f"than 2 * time difference plus the grace period; got time difference="
-                    f"[{diff}], grace=[{windows.grace_ms}], retention=[{retention}]"
-                )
+            retention = _retention(
+                m,
+                minimum,
+                f"window store {name}",
+                "2 * time difference plus the grace period",
+                f"time difference=[{diff}], grace=[{windows.grace_ms}]",
+            )
             make = Stores.in_memory_window_store if in_memory else Stores.persistent_timestamped_window_store
             supplier = make(name, retention, diff, False)
         builder = Stores.timestamped_window_store_builder(supplier, self.mat.key_serde, self.mat.value_serde)
         return self._switches(builder)
 
 
-class _WindowedKStream:
+def _retention(m: Materialized, minimum: int, store: str, rule: str, given: str) -> int:
+    """The store's retention: ``Materialized.retention_ms`` if set (at least ``minimum``), else
+    ``minimum``."""
+    retention = m.retention_ms if m.retention_ms is not None else minimum
+    if retention < minimum:
+        raise TopologyError(
+            f"the retention period of the {store} must be no smaller than {rule}; "
+            f"got {given}, retention=[{retention}]"
+        )
+    return retention
+
+
+W = TypeVar("W", bound=TimeWindows | SlidingWindows | SessionWindows)
+
+
+class _WindowedKStream(Generic[W]):
     #: the processor of the aggregations: ``(supplier, windows, initializer, aggregator, merger)``
     _processor_class: Callable[..., Any]
     #: ``count()`` without a store name takes (and wastes) one generated name, as Kafka Streams does
     _count_burns_store_name = True
 
-    def __init__(self, grouped: Any, windows: Any) -> None:
-        self._grouped = grouped
-        self._internal: InternalStreamsBuilder = grouped.internals.builder
+    def __init__(self, grouped: DslGrouped, windows: W) -> None:
+        internals = grouped.internals
+        if internals.repartitioned_parent is None:
+            raise TypeError(f"windowed_by is an operation of a grouped stream, not of {grouped!r}")
+        self._repartitioned_parent = internals.repartitioned_parent
+        self._internal = internals.builder
         self.windows = windows
         self.key_serde = grouped.key_serde
         self.value_serde = grouped.value_serde
@@ -155,7 +178,7 @@ class _WindowedKStream:
         supplier = wa.WindowAggregateSupplier(mat.store_name, factory)
         supplier.windows = self.windows
         supplier.emit_on_window_close = self._emit_strategy.type is StrategyType.ON_WINDOW_CLOSE
-        parent = self._grouped.internals.repartitioned_parent(mat.store_name)
+        parent = self._repartitioned_parent(mat.store_name)
         store_factory = _WindowStoreFactory(mat, self.windows)
         # Kafka Streams never caches a session store whose aggregation emits on window close.
         store_factory.caching_allowed = not (
@@ -239,7 +262,7 @@ class _WindowedKStream:
         )
 
 
-class TimeWindowedKStream(_WindowedKStream):
+class TimeWindowedKStream(_WindowedKStream[TimeWindows | SlidingWindows]):
     """A grouped stream windowed by TimeWindows (tumbling/hopping) or SlidingWindows."""
 
     _processor_class: Callable[..., Any] = wa.KStreamWindowAggregate
@@ -271,7 +294,7 @@ class SlidingWindowedKStream(TimeWindowedKStream):
     _count_burns_store_name = False  # unlike time windows, Kafka Streams burns no store name here
 
 
-class SessionWindowedKStream(_WindowedKStream):
+class SessionWindowedKStream(_WindowedKStream[SessionWindows]):
     """A grouped stream windowed by SessionWindows (sessions merge as records bridge gaps)."""
 
     _processor_class: Callable[..., Any] = wa.KStreamSessionWindowAggregate
@@ -292,7 +315,7 @@ class SessionWindowedKStream(_WindowedKStream):
         return self._aggregate(initializer, aggregator, merger, materialized, name)
 
 
-def windowed_by(grouped: object, windows: object) -> Any:
+def windowed_by(grouped: DslGrouped, windows: object) -> Any:
     """What ``KGroupedStream.windowed_by`` returns for ``windows``."""
     if isinstance(windows, SlidingWindows):
         return SlidingWindowedKStream(grouped, windows)

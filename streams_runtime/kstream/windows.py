@@ -31,8 +31,24 @@ def _ms(value: int, what: str, *, positive: bool = False) -> int:
     return value
 
 
+def _difference(value: int) -> int:
+    """A join window's bound: an int of milliseconds (may be negative)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"time difference must be an int, got {value!r}")
+    return value
+
+
+class _Graced:
+    """The grace period of a window specification (a frozen dataclass with a ``grace_ms`` field)."""
+
+    grace_ms: int
+
+    def grace_period_ms(self) -> int:
+        return self.grace_ms
+
+
 @dataclass(frozen=True)
-class TimeWindows:
+class TimeWindows(_Graced):
     """Tumbling (``advance == size``) or hopping windows ``[start, start + size)``."""
 
     size_ms: int
@@ -41,8 +57,7 @@ class TimeWindows:
 
     @classmethod
     def of_size_with_no_grace(cls, size_ms: int) -> TimeWindows:
-        size = _ms(size_ms, "window size", positive=True)
-        return cls(size, size, 0)
+        return cls.of_size_and_grace(size_ms, 0)
 
     @classmethod
     def of_size_and_grace(cls, size_ms: int, grace_ms: int) -> TimeWindows:
@@ -59,9 +74,6 @@ class TimeWindows:
     def size(self) -> int:
         return self.size_ms
 
-    def grace_period_ms(self) -> int:
-        return self.grace_ms
-
     def windows_for(self, timestamp: int) -> dict[int, TimeWindow]:
         """Every window containing ``timestamp``, by start (ascending)."""
         size, advance = self.size_ms, self.advance_ms
@@ -75,7 +87,7 @@ class TimeWindows:
 
 
 @dataclass(frozen=True)
-class SlidingWindows:
+class SlidingWindows(_Graced):
     """Windows of ``time_difference_ms`` that slide with the records (both ends inclusive)."""
 
     time_difference_ms: int
@@ -83,18 +95,15 @@ class SlidingWindows:
 
     @classmethod
     def of_time_difference_with_no_grace(cls, time_difference_ms: int) -> SlidingWindows:
-        return cls(_ms(time_difference_ms, "time difference"), 0)
+        return cls.of_time_difference_and_grace(time_difference_ms, 0)
 
     @classmethod
     def of_time_difference_and_grace(cls, time_difference_ms: int, grace_ms: int) -> SlidingWindows:
         return cls(_ms(time_difference_ms, "time difference"), _ms(grace_ms, "grace period"))
 
-    def grace_period_ms(self) -> int:
-        return self.grace_ms
-
 
 @dataclass(frozen=True)
-class SessionWindows:
+class SessionWindows(_Graced):
     """Sessions: records at most ``inactivity_gap_ms`` apart belong to one session."""
 
     inactivity_gap_ms: int
@@ -102,18 +111,15 @@ class SessionWindows:
 
     @classmethod
     def of_inactivity_gap_with_no_grace(cls, inactivity_gap_ms: int) -> SessionWindows:
-        return cls(_ms(inactivity_gap_ms, "inactivity gap", positive=True), 0)
+        return cls.of_inactivity_gap_and_grace(inactivity_gap_ms, 0)
 
     @classmethod
     def of_inactivity_gap_and_grace(cls, inactivity_gap_ms: int, grace_ms: int) -> SessionWindows:
         return cls(_ms(inactivity_gap_ms, "inactivity gap", positive=True), _ms(grace_ms, "grace period"))
 
-    def grace_period_ms(self) -> int:
-        return self.grace_ms
-
 
 @dataclass(frozen=True)
-class JoinWindows:
+class JoinWindows(_Graced):
     """A stream-stream join window ``[t - before_ms, t + after_ms]`` around each record."""
 
     before_ms: int
@@ -122,8 +128,7 @@ class JoinWindows:
 
     @classmethod
     def of_time_difference_with_no_grace(cls, time_difference_ms: int) -> JoinWindows:
-        diff = _ms(time_difference_ms, "time difference")
-        return cls(diff, diff, 0)
+        return cls.of_time_difference_and_grace(time_difference_ms, 0)
 
     @classmethod
     def of_time_difference_and_grace(cls, time_difference_ms: int, grace_ms: int) -> JoinWindows:
@@ -132,15 +137,11 @@ class JoinWindows:
 
     def before(self, time_difference_ms: int) -> JoinWindows:
         """Change the lower bound: join records up to ``time_difference_ms`` earlier (may be negative)."""
-        if isinstance(time_difference_ms, bool) or not isinstance(time_difference_ms, int):
-            raise TypeError(f"time difference must be an int, got {time_difference_ms!r}")
-        return self._checked(replace(self, before_ms=time_difference_ms))
+        return self._checked(replace(self, before_ms=_difference(time_difference_ms)))
 
     def after(self, time_difference_ms: int) -> JoinWindows:
         """Change the upper bound: join records up to ``time_difference_ms`` later (may be negative)."""
-        if isinstance(time_difference_ms, bool) or not isinstance(time_difference_ms, int):
-            raise TypeError(f"time difference must be an int, got {time_difference_ms!r}")
-        return self._checked(replace(self, after_ms=time_difference_ms))
+        return self._checked(replace(self, after_ms=_difference(time_difference_ms)))
 
     @staticmethod
     def _checked(windows: JoinWindows) -> JoinWindows:
@@ -150,6 +151,3 @@ class JoinWindows:
 
     def size(self) -> int:
         return self.before_ms + self.after_ms
-
-    def grace_period_ms(self) -> int:
-        return self.grace_ms

@@ -15,6 +15,11 @@ from streams_runtime.kstream.options import Materialized
 from streams_runtime.state import Stores
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
+    from streams_runtime.state.internals.builders import KeyValueStoreBuilder
     from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder
 
 __all__ = ["BuildContext", "MaterializedInternal", "versioned_store_builder"]
@@ -39,12 +44,14 @@ class MaterializedInternal:
 class BuildContext:
     """What graph nodes need while writing: the config and the store-builder factory."""
 
-    def __init__(self, config: Any, internal: Any) -> None:
+    def __init__(
+        self, config: StreamsConfig | Mapping[str, Any] | None, internal: InternalStreamsBuilder
+    ) -> None:
         """:param internal: the InternalStreamsBuilder whose graph is written."""
         self.config = config
         self.internal = internal
 
-    def store_builder(self, m: MaterializedInternal) -> Any:
+    def store_builder(self, m: MaterializedInternal) -> KeyValueStoreBuilder | VersionedKeyValueStoreBuilder:
         mat = m.materialized
         supplier = mat.store_supplier
         if getattr(supplier, "history_retention_ms", None) is not None:  # a versioned store

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import TopologyError
 from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
@@ -22,6 +23,14 @@ from streams_runtime.kstream.internals.graph import GraphNode, RootNode, StreamS
 from streams_runtime.kstream.internals.repartition import filter_null_keys_at_repartitions
 from streams_runtime.kstream.options import Materialized
 from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+
+if TYPE_CHECKING:
+    from streams_runtime.config import StreamsConfig
+    from streams_runtime.kstream.internals.dsl_types import DslGrouped
+    from streams_runtime.serdes import Serde
+
+    #: the KStream class: a layer above the KTable that calls it (its result is a KStream)
+    StreamClass = Callable[["InternalStreamsBuilder", GraphNode, Serde | None, Serde | None, bool], Any]
 
 log = logging.getLogger("streams_runtime.kstream")
 
@@ -31,7 +40,7 @@ GENERATED = re.compile(r".*-\d{10}(-repartition|-changelog)?$")
 class InternalStreamsBuilder:
     """See the module docstring."""
 
-    def __init__(self, stream_type: Any = None, grouped_table_type: Any = None) -> None:
+    def __init__(self, stream_type: StreamClass, grouped_table_type: type[DslGrouped]) -> None:
         #: the KStream and KGroupedTable classes, given by the StreamsBuilder: a KTable makes its
         #: update stream and its regrouping with them, as KTable sits below both in the DSL's layers
         self.stream_type = stream_type
@@ -104,7 +113,9 @@ class InternalStreamsBuilder:
             child.build_priority = len(self.nodes)
             self.nodes.append(child)
 
-    def build(self, topology_builder: InternalTopologyBuilder, config: object) -> None:
+    def build(
+        self, topology_builder: InternalTopologyBuilder, config: StreamsConfig | Mapping[str, Any] | None
+    ) -> None:
         """Write every node (creation order) to ``topology_builder``."""
         self._merge_duplicate_sources()
         filter_null_keys_at_repartitions(self.nodes)

@@ -4,19 +4,19 @@ fields of Kafka Streams' AbstractStream, here one small object the builders read
 classes' private fields), and the constructor they make a result with (``type(stream)(...)``: the
 builders never import the classes above them).
 
-``KStream`` and ``KTable`` match these protocols; a builder typed ``(stream: S) -> S`` returns a
-stream of its input's class.
+``KStream`` and ``KTable`` extend ``DslStream`` and ``DslTable`` (which hold their fields); a builder
+typed ``(stream: S) -> S`` returns a stream of its input's class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from streams_runtime.kstream.internals.builder import InternalStreamsBuilder
-    from streams_runtime.kstream.internals.graph import GraphNode
+    from streams_runtime.kstream.internals.graph import GraphNode, RepartitionNode
     from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier
     from streams_runtime.serdes import Serde
 
@@ -47,52 +47,63 @@ class GroupedInternals(DslInternals):
     repartitioned_parent: Callable[[str], GraphNode] | None = None
 
 
-class DslStream(Protocol):
-    """A KStream as the builders see it."""
+@dataclass(eq=False, repr=False)
+class DslObject:
+    """What a KStream, KTable or grouped stream holds: the builder it was made by, its node in the
+    graph and its serdes (the fields of Kafka Streams' AbstractStream)."""
 
+    _internal: InternalStreamsBuilder
+    _node: GraphNode
     key_serde: Serde | None
     value_serde: Serde | None
+
+    @property
+    def name(self) -> str:
+        return self._node.output_name
+
+
+@dataclass(eq=False, repr=False)
+class DslStream(DslObject):
+    """A KStream as the builders see it: whether the next stateful operation repartitions."""
+
     repartition_required: bool
 
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        repartition_required: bool,
-    ) -> None: ...
+    @property
+    def internals(self) -> DslInternals:
+        """For the DSL's builders (not user code): the builder and the graph node of this stream."""
+        return DslInternals(self._internal, self._node)
+
+
+@dataclass(eq=False, repr=False)
+class DslTable(DslObject):
+    """A KTable as the builders see it: the processor supplier producing its updates, and its
+    store name when it is queryable."""
+
+    _supplier: TableUpdatesSupplier
+    _queryable_store_name: str | None = None
 
     @property
-    def internals(self) -> DslInternals: ...
+    def internals(self) -> TableInternals:
+        """For the DSL's builders (not user code): builder, graph node and update supplier."""
+        return TableInternals(self._internal, self._node, self._supplier)
+
+    def enable_sending_old_values(self, force_materialization: bool) -> bool:
+        return self._supplier.enable_sending_old_values(force_materialization)
+
+
+@dataclass(eq=False, repr=False)
+class DslGrouped(DslObject):
+    """A grouped stream or table as the builders see it: its grouping name, and whether an
+    aggregation repartitions first (always, for a table)."""
+
+    _grouped_name: str | None
+    _repartition_required: bool = True
+    _repartition_node: RepartitionNode | None = field(default=None, init=False)
 
     @property
-    def name(self) -> str: ...
-
-
-class DslTable(Protocol):
-    """A KTable as the builders see it."""
-
-    key_serde: Serde | None
-    value_serde: Serde | None
-
-    def __init__(
-        self,
-        internal: InternalStreamsBuilder,
-        node: GraphNode,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        supplier: TableUpdatesSupplier,
-        queryable_store_name: str | None = None,
-    ) -> None: ...
-
-    @property
-    def internals(self) -> TableInternals: ...
-
-    @property
-    def name(self) -> str: ...
-
-    def enable_sending_old_values(self, force_materialization: bool) -> bool: ...
+    def internals(self) -> GroupedInternals:
+        """For the DSL's builders (not user code): builder, graph node and grouping."""
+        return GroupedInternals(self._internal, self._node, self._grouped_name, self._repartition_required)
 
 
 class DslGlobalTable(Protocol):

@@ -43,7 +43,10 @@ from streams_runtime.state import Stores
 
 if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
+    from streams_runtime.kstream.internals.graph import GraphNode
+    from streams_runtime.kstream.options import Partitioner
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
+    from streams_runtime.serdes import Serde
     from streams_runtime.state.internals.builders import KeyValueStoreBuilder
 
 FK_JOIN = "KTABLE-FK-JOIN-"
@@ -58,6 +61,8 @@ TOPIC_SUFFIX = "-topic"
 
 class _InternalTopicSinkNode(StreamSinkNode):
     """A sink to an internal (repartition-like) topic the runtime creates."""
+
+    topic: str  # always a topic name (never a topic chooser)
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(InternalTopicConfig(self.topic, "repartition"))
@@ -107,6 +112,25 @@ def foreign_key_join(
     def named(suffix: str, prefix: str) -> str:
         return internal.suffix_or_generate(name, suffix, prefix)
 
+    def through_topic(
+        parents: GraphNode | list[GraphNode],
+        topic: str,
+        suffix: str,
+        key_serde: Serde | None,
+        serde: Serde,
+        partitioner: Partitioner | None,
+    ) -> StreamSourceNode:
+        """``parents`` -> sink -> the internal ``topic`` -> source (``<name><suffix>-sink``/``-source``)."""
+        sink = _InternalTopicSinkNode(
+            named(suffix + "-sink", "KTABLE-SINK-"), topic, Produced(key_serde, serde, partitioner)
+        )
+        internal.add_graph_node(parents, sink)
+        topic_source = StreamSourceNode(
+            named(suffix + "-source", "KTABLE-SOURCE-"), [topic], Consumed(key_serde, serde)
+        )
+        internal.add_graph_node(sink, topic_source)
+        return topic_source
+
     other.enable_sending_old_values(True)
     this.enable_sending_old_values(True)
     registration_topic = named("-subscription-registration", REGISTRATION) + TOPIC_SUFFIX
@@ -123,22 +147,14 @@ def foreign_key_join(
     )
     internal.add_graph_node(this.internals.node, send)
     other_partitioner = table_joined.other_partitioner
-    sink = _InternalTopicSinkNode(
-        named("-subscription-registration-sink", "KTABLE-SINK-"),
+    source = through_topic(
+        send,
         registration_topic,
-        Produced(
-            other.key_serde,
-            subscription_serde,
-            None if other_partitioner is None else (lambda t, k, v, *_: other_partitioner(t, k, None)),
-        ),
+        "-subscription-registration",
+        other.key_serde,
+        subscription_serde,
+        None if other_partitioner is None else (lambda t, k, v, *_: other_partitioner(t, k, None)),
     )
-    internal.add_graph_node(send, sink)
-    source = StreamSourceNode(
-        named("-subscription-registration-source", "KTABLE-SOURCE-"),
-        [registration_topic],
-        Consumed(other.key_serde, subscription_serde),
-    )
-    internal.add_graph_node(sink, source)
     store_name = named("-subscription-store", STATE_STORE)
 
     def subscription_store(ctx: BuildContext) -> KeyValueStoreBuilder:
@@ -174,24 +190,16 @@ def foreign_key_join(
 
     response_topic = named("-subscription-response", RESPONSE) + TOPIC_SUFFIX
     partitioner = table_joined.partitioner
-    response_sink = _InternalTopicSinkNode(
-        named("-subscription-response-sink", "KTABLE-SINK-"),
+    response_source = through_topic(
+        [subscription_join, foreign_join],
         response_topic,
-        Produced(
-            this.key_serde,
-            response_serde,
-            fp.primary_partition_partitioner
-            if partitioner is None
-            else (lambda t, k, v, *_: partitioner(t, k, None)),
-        ),
+        "-subscription-response",
+        this.key_serde,
+        response_serde,
+        fp.primary_partition_partitioner
+        if partitioner is None
+        else (lambda t, k, v, *_: partitioner(t, k, None)),
     )
-    internal.add_graph_node([subscription_join, foreign_join], response_sink)
-    response_source = StreamSourceNode(
-        named("-subscription-response-source", "KTABLE-SOURCE-"),
-        [response_topic],
-        Consumed(this.key_serde, response_serde),
-    )
-    internal.add_graph_node(response_sink, response_source)
     this_getter = tj.value_getter_supplier(this.internals.supplier)
     resolver = StatefulProcessorNode(
         named("-subscription-response-resolver", RESOLVER),

@@ -49,6 +49,14 @@ def _fmix(k: int) -> int:
     return k
 
 
+def _mix_k1(k1: int) -> int:
+    return (_rotl((k1 * _C1) & _MASK, 31) * _C2) & _MASK
+
+
+def _mix_k2(k2: int) -> int:
+    return (_rotl((k2 * _C2) & _MASK, 33) * _C1) & _MASK
+
+
 def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     """MurmurHash3 x64 128-bit of ``data`` as two unsigned 64-bit halves."""
     length = len(data)
@@ -56,17 +64,11 @@ def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     blocks = length // 16
     for i in range(blocks):
         k1, k2 = struct.unpack_from("<QQ", data, i * 16)
-        k1 = (k1 * _C1) & _MASK
-        k1 = _rotl(k1, 31)
-        k1 = (k1 * _C2) & _MASK
-        h1 ^= k1
+        h1 ^= _mix_k1(k1)
         h1 = _rotl(h1, 27)
         h1 = (h1 + h2) & _MASK
         h1 = (h1 * 5 + 0x52DCE729) & _MASK
-        k2 = (k2 * _C2) & _MASK
-        k2 = _rotl(k2, 33)
-        k2 = (k2 * _C1) & _MASK
-        h2 ^= k2
+        h2 ^= _mix_k2(k2)
         h2 = _rotl(h2, 31)
         h2 = (h2 + h1) & _MASK
         h2 = (h2 * 5 + 0x38495AB5) & _MASK
@@ -75,17 +77,11 @@ def murmur3_128(data: bytes, seed: int = SEED) -> tuple[int, int]:
     for i in range(len(tail) - 1, 7, -1):
         k2 ^= tail[i] << ((i - 8) * 8)
     if len(tail) > 8:
-        k2 = (k2 * _C2) & _MASK
-        k2 = _rotl(k2, 33)
-        k2 = (k2 * _C1) & _MASK
-        h2 ^= k2
+        h2 ^= _mix_k2(k2)
     for i in range(min(len(tail), 8) - 1, -1, -1):
         k1 ^= tail[i] << (i * 8)
     if tail:
-        k1 = (k1 * _C1) & _MASK
-        k1 = _rotl(k1, 31)
-        k1 = (k1 * _C2) & _MASK
-        h1 ^= k1
+        h1 ^= _mix_k1(k1)
     h1 ^= length
     h2 ^= length
     h1 = (h1 + h2) & _MASK
@@ -131,20 +127,43 @@ class SubscriptionResponseWrapper:
     version: int = VERSION
 
 
-def _default(serde: object, context: ProcessorContext, side: str) -> Any:
-    return serde if serde is not None else context.app_configs.default_serde(side)
+class _DefaultSerde(Serde):
+    """Stands for the application's default key or value serde until ``bind`` resolves it."""
+
+    def __init__(self, side: str) -> None:
+        super().__init__(f"default {side} serde")
+        self.side = side
+
+    def _serialize(self, topic: str, data: object) -> bytes:
+        raise RuntimeError(f"the {self.name} of a foreign-key join is used before bind()")
+
+    def _deserialize(self, topic: str, data: bytes) -> object:
+        raise RuntimeError(f"the {self.name} of a foreign-key join is used before bind()")
+
+
+def _given(serde: Serde | None, side: str) -> Serde:
+    """``serde``, or the stand-in of the default serde of ``side`` (``"key"`` or ``"value"``)."""
+    return serde if serde is not None else _DefaultSerde(side)
+
+
+def _default(serde: Serde, context: ProcessorContext) -> Serde:
+    """``serde``, with the stand-in of a default serde resolved from the application's config."""
+    if isinstance(serde, _DefaultSerde):
+        default: Serde = context.app_configs.default_serde(serde.side)
+        return default
+    return serde
 
 
 class SubscriptionWrapperSerde(Serde):
     """Serde of :class:`SubscriptionWrapper`; ``primary_key_serde`` None = the default key serde."""
 
-    def __init__(self, primary_key_serde: Any) -> None:
+    def __init__(self, primary_key_serde: Serde | None) -> None:
         super().__init__("SubscriptionWrapperSerde")
-        self.primary_key_serde = primary_key_serde
+        self.primary_key_serde = _given(primary_key_serde, "key")
         self.topic = ""
 
     def bind(self, context: ProcessorContext, pk_topic: str) -> None:
-        self.primary_key_serde = _default(self.primary_key_serde, context, "key")
+        self.primary_key_serde = _default(self.primary_key_serde, context)
         self.topic = pk_topic
 
     def _serialize(self, topic: str, data: SubscriptionWrapper) -> bytes:
@@ -169,12 +188,12 @@ class SubscriptionWrapperSerde(Serde):
 class SubscriptionResponseWrapperSerde(Serde):
     """Serde of :class:`SubscriptionResponseWrapper`; ``foreign_value_serde`` None = default."""
 
-    def __init__(self, foreign_value_serde: Any) -> None:
+    def __init__(self, foreign_value_serde: Serde | None) -> None:
         super().__init__("SubscriptionResponseWrapperSerde")
-        self.foreign_value_serde = foreign_value_serde
+        self.foreign_value_serde = _given(foreign_value_serde, "value")
 
     def bind(self, context: ProcessorContext) -> None:
-        self.foreign_value_serde = _default(self.foreign_value_serde, context, "value")
+        self.foreign_value_serde = _default(self.foreign_value_serde, context)
 
     def _serialize(self, topic: str, data: SubscriptionResponseWrapper) -> bytes:
         value = self.foreign_value_serde.serialize(topic, data.foreign_value)
@@ -198,14 +217,14 @@ class SubscriptionResponseWrapperSerde(Serde):
 class CombinedKeySchema:
     """The subscription store's key: ``len(fk) | fk | pk`` (see the module docstring)."""
 
-    def __init__(self, foreign_key_serde: Any, primary_key_serde: Any) -> None:
-        self.foreign_key_serde = foreign_key_serde
-        self.primary_key_serde = primary_key_serde
+    def __init__(self, foreign_key_serde: Serde | None, primary_key_serde: Serde | None) -> None:
+        self.foreign_key_serde = _given(foreign_key_serde, "key")
+        self.primary_key_serde = _given(primary_key_serde, "key")
         self.fk_topic = self.pk_topic = ""
 
     def bind(self, context: ProcessorContext, fk_topic: str, pk_topic: str) -> None:
-        self.foreign_key_serde = _default(self.foreign_key_serde, context, "key")
-        self.primary_key_serde = _default(self.primary_key_serde, context, "key")
+        self.foreign_key_serde = _default(self.foreign_key_serde, context)
+        self.primary_key_serde = _default(self.primary_key_serde, context)
         self.fk_topic, self.pk_topic = fk_topic, pk_topic
 
     def prefix(self, foreign_key: object) -> bytes:
@@ -217,6 +236,6 @@ class CombinedKeySchema:
             self.primary_key_serde.serialize(self.pk_topic, primary_key) or b""
         )
 
-    def primary_key(self, data: bytes) -> Any:
+    def primary_key(self, data: bytes) -> object:
         (length,) = _PARTITION.unpack_from(data, 0)
         return self.primary_key_serde.deserialize(self.pk_topic, bytes(data[4 + length :]))

@@ -19,6 +19,7 @@ the sources feeding it (joins).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.processor.internals.internal_topics import InternalTopicConfig
@@ -28,8 +29,10 @@ if TYPE_CHECKING:  # the builder module imports the graph nodes
     import re
 
     from streams_runtime.kstream.internals.build_context import BuildContext, MaterializedInternal
-    from streams_runtime.kstream.options import Consumed, Produced
+    from streams_runtime.kstream.internals.table_processors import KTableSourceSupplier
+    from streams_runtime.kstream.options import Consumed, Partitioner, Produced
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StoreBuilder
 
 
 class GraphNode:
@@ -75,62 +78,73 @@ class StreamSourceNode(GraphNode):
         self.pattern = pattern  # a compiled regular expression (a source by topic pattern)
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
-        c = self.consumed
-        builder.add_source(
-            self.name,
-            self.topics,
-            key_serde=c.key_serde,
-            value_serde=c.value_serde,
-            timestamp_extractor=c.timestamp_extractor,
-            offset_reset=c.offset_reset,
-            pattern=self.pattern,
-        )
+        _add_source(builder, self.name, self.topics, self.consumed, self.pattern)
 
 
+def _add_source(
+    builder: InternalTopologyBuilder,
+    name: str,
+    topics: list[str],
+    consumed: Consumed,
+    pattern: re.Pattern[str] | None = None,
+) -> None:
+    """A source reading ``topics`` (or the topics ``pattern`` matches) as ``consumed`` says."""
+    builder.add_source(
+        name,
+        topics,
+        key_serde=consumed.key_serde,
+        value_serde=consumed.value_serde,
+        timestamp_extractor=consumed.timestamp_extractor,
+        offset_reset=consumed.offset_reset,
+        pattern=pattern,
+    )
+
+
+def write_global_store(
+    builder: InternalTopologyBuilder,
+    store_builder: StoreBuilder,
+    source_name: str,
+    topic: str,
+    processor_name: str,
+    supplier: Callable[[], object],
+    consumed: Consumed,
+) -> None:
+    """A global store (never logged: its topic is its changelog) read from ``topic`` as ``consumed``
+    says, and the processor that updates it."""
+    builder.add_global_store(
+        store_builder.with_logging_disabled(),
+        source_name,
+        topic,
+        processor_name,
+        supplier,
+        key_serde=consumed.key_serde,
+        value_serde=consumed.value_serde,
+        timestamp_extractor=consumed.timestamp_extractor,
+    )
+
+
+@dataclass(eq=False, repr=False)
 class TableSourceNode(GraphNode):
     """``name`` is the KTable source processor; ``source_name`` the source node before it."""
 
-    def __init__(
-        self,
-        name: str,
-        source_name: str,
-        topic: str,
-        consumed: Consumed,
-        supplier: Any,
-        materialized: MaterializedInternal,
-        is_global: bool = False,
-    ) -> None:
-        super().__init__(name)
-        self.source_name = source_name
-        self.topic = topic
-        self.consumed = consumed
-        self.supplier = supplier
-        self.materialized = materialized  # MaterializedInternal
-        self.is_global = is_global
+    name: str
+    source_name: str
+    topic: str
+    consumed: Consumed
+    supplier: KTableSourceSupplier
+    materialized: MaterializedInternal
+    is_global: bool = False
+
+    def __post_init__(self) -> None:
+        super().__init__(self.name)
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         c = self.consumed
         store = ctx.store_builder(self.materialized)
         if self.is_global:
-            builder.add_global_store(
-                store.with_logging_disabled(),
-                self.source_name,
-                self.topic,
-                self.name,
-                self.supplier,
-                key_serde=c.key_serde,
-                value_serde=c.value_serde,
-                timestamp_extractor=c.timestamp_extractor,
-            )
+            write_global_store(builder, store, self.source_name, self.topic, self.name, self.supplier, c)
             return
-        builder.add_source(
-            self.source_name,
-            [self.topic],
-            key_serde=c.key_serde,
-            value_serde=c.value_serde,
-            timestamp_extractor=c.timestamp_extractor,
-            offset_reset=c.offset_reset,
-        )
+        _add_source(builder, self.source_name, [self.topic], c)
         builder.add_processor(self.name, self.supplier, [self.source_name])
         if self.supplier.materialized():
             builder.add_state_store(store, [self.name])
@@ -167,41 +181,33 @@ class ProcessorGraphNode(GraphNode):
             builder.connect_processor_and_state_stores(self.name, self.store_names)
 
 
+@dataclass(eq=False, repr=False)
 class RepartitionNode(GraphNode):
     """A repartition through ``topic``: ``[filter_name ->] sink_name -> topic -> source_name``.
 
     The node's name (and output) is the source name, as in Kafka Streams.
     """
 
-    def __init__(
-        self,
-        source_name: str,
-        sink_name: str,
-        filter_name: str | None,
-        topic: str,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        *,
-        partitioner: Any = None,
-        number_of_partitions: int | None = None,
-        filter_supplier: Any = None,
-    ) -> None:
-        super().__init__(source_name)
-        self.sink_name = sink_name
-        self.filter_name = filter_name
-        self.topic = topic
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.partitioner = partitioner
-        self.number_of_partitions = number_of_partitions
-        self.filter_supplier = filter_supplier
+    source_name: str
+    sink_name: str
+    filter_name: str | None
+    topic: str
+    key_serde: Serde | None
+    value_serde: Serde | None
+    _: KW_ONLY
+    partitioner: Partitioner | None = None
+    number_of_partitions: int | None = None
+    filter_supplier: Callable[[], object] | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.source_name)
 
     def write(self, builder: InternalTopologyBuilder, ctx: BuildContext) -> None:
         builder.add_internal_topic(
             InternalTopicConfig(self.topic, "repartition", number_of_partitions=self.number_of_partitions)
         )
         sink_parents = self.parent_names()
-        if self.filter_name is not None:
+        if self.filter_name is not None and self.filter_supplier is not None:
             builder.add_processor(self.filter_name, self.filter_supplier, sink_parents)
             sink_parents = [self.filter_name]
         builder.add_sink(
@@ -216,7 +222,7 @@ class RepartitionNode(GraphNode):
 
 
 class StreamSinkNode(GraphNode):
-    def __init__(self, name: str, topic: Any, produced: Produced) -> None:
+    def __init__(self, name: str, topic: str | Callable[..., str], produced: Produced) -> None:
         super().__init__(name)
         self.topic = topic
         self.produced = produced

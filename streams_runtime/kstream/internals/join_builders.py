@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the builder module imports the graph nodes
     from streams_runtime.kstream.internals.build_context import BuildContext
     from streams_runtime.processor.internals.topology_builder import InternalTopologyBuilder
     from streams_runtime.state.internals.builders import KeyValueStoreBuilder
+    from streams_runtime.state.internals.window_builders import WindowStoreBuilder
 
 
 def with_key_joiner(joiner: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
@@ -83,12 +84,12 @@ class _StreamStreamJoinNode(GraphNode):
         merge_name: str,
         this_name: str,
         other_name: str,
-        this_supplier: Any,
-        other_supplier: Any,
+        this_supplier: Callable[[], sj.KStreamKStreamJoinSide],
+        other_supplier: Callable[[], sj.KStreamKStreamJoinSide],
         this_windowed: str,
         other_windowed: str,
-        store_factories: list[Callable[[Any], Any]],
-        outer_factory: Callable[[Any], Any] | None,
+        store_factories: list[Callable[[BuildContext], WindowStoreBuilder]],
+        outer_factory: Callable[[BuildContext], KeyValueStoreBuilder] | None,
         inputs: list[GraphNode],
     ) -> None:
         super().__init__(merge_name)
@@ -159,8 +160,10 @@ def stream_stream_join(
     other_store = (base + other_suffix if base else other_generated) + "-store"
     retention = windows.size() + windows.grace_ms
 
-    def window_store(store_name: str, value_serde: Serde | None) -> Callable[[Any], Any]:
-        def make(ctx: BuildContext) -> Any:
+    def window_store(
+        store_name: str, value_serde: Serde | None
+    ) -> Callable[[BuildContext], WindowStoreBuilder]:
+        def make(ctx: BuildContext) -> WindowStoreBuilder:
             in_memory = _store_type(ctx, sj_opts.store_type) == "in_memory"
             supplier = (Stores.in_memory_window_store if in_memory else Stores.persistent_window_store)(
                 store_name, retention, windows.size(), True
@@ -245,7 +248,7 @@ def stream_table_join(
     name = internal.name_or_generate(j.name, "KSTREAM-LEFTJOIN-" if left else "KSTREAM-JOIN-")
     getter = tj.value_getter_supplier(table.internals.supplier)
     if j.grace_period_ms is not None:
-        node = grace_join_node(stream, table, name, getter, joiner3, left, j)
+        node = grace_join_node(stream, table, name, getter, joiner3, left, j, j.grace_period_ms)
     else:
         node = StatefulProcessorNode(
             name,

@@ -7,6 +7,7 @@ checks and messages). A table whose own node says it is not versioned fails at j
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import TopologyError
@@ -24,13 +25,20 @@ from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores
 
 if TYPE_CHECKING:
+    from streams_runtime.kstream.internals.dsl_types import DslStream, DslTable
     from streams_runtime.kstream.internals.table_joins import ValueGetterSupplier
+    from streams_runtime.kstream.join_options import Joined
     from streams_runtime.state.internals.builders import KeyValueStoreBuilder
 
 
 class _GraceJoinNode(StatefulProcessorNode):
     def __init__(
-        self, name: str, supplier: Any, getter: ValueGetterSupplier, grace_ms: int, **kwargs: Any
+        self,
+        name: str,
+        supplier: Callable[[], KStreamKTableJoinWithGrace],
+        getter: ValueGetterSupplier,
+        grace_ms: int,
+        **kwargs: Any,
     ) -> None:
         super().__init__(name, supplier, **kwargs)
         self.getter = getter
@@ -44,7 +52,7 @@ class _GraceJoinNode(StatefulProcessorNode):
         super().write(builder, ctx)
 
 
-def _direct_supplier(node: object) -> Any:
+def _direct_supplier(node: object) -> object:
     materialized = getattr(node, "materialized", None)
     if materialized is None:
         return None
@@ -52,14 +60,22 @@ def _direct_supplier(node: object) -> Any:
 
 
 def grace_join_node(
-    stream: Any, table: Any, name: str, getter: Any, joiner3: Any, left: bool, joined: Any
-) -> Any:
+    stream: DslStream,
+    table: DslTable,
+    name: str,
+    getter: ValueGetterSupplier,
+    joiner3: Callable[[Any, Any, Any], Any],
+    left: bool,
+    joined: Joined,
+    grace: int,
+) -> StatefulProcessorNode:
+    """The join node of ``stream`` with ``table`` holding stream records for ``grace`` ms (the
+    Joined's grace period)."""
     node = table.internals.node
     if isinstance(node, TableSourceNode) or getattr(node, "materialized", None) is not None:
         source_supplier = _direct_supplier(node)
         if getattr(source_supplier, "history_retention_ms", None) is None:
             raise TopologyError(NOT_VERSIONED)
-    grace = joined.grace_period_ms
     buffer_name = name + "-Buffer"
     key_serde = joined.key_serde if joined.key_serde is not None else stream.key_serde
     value_serde = joined.value_serde if joined.value_serde is not None else stream.value_serde

@@ -16,7 +16,7 @@ provides from ``stores()``). It sees deletes too (``value`` None) and decides wh
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from streams_runtime.kstream.internals.change import Change
 from streams_runtime.kstream.internals.internal_processor import (
@@ -36,9 +36,24 @@ from streams_runtime.state import ValueAndTimestamp
 TRANSFORMVALUES_NAME = "KTABLE-TRANSFORMVALUES-"
 
 
-def _make_transformer(supplier: Callable[[], Any]) -> Any:
+@runtime_checkable
+class ValueTransformer(Protocol):
+    """What a ``transform_values`` supplier returns (``init(context)``/``close()`` optional)."""
+
+    def transform(self, key: Any, value: Any) -> object: ...
+
+
+class _ValueGetter(Protocol):
+    """The parent table's value getter a transforming getter reads through."""
+
+    def init(self, context: ProcessorContext) -> None: ...
+
+    def get(self, key: object) -> ValueAndTimestamp | None: ...
+
+
+def _make_transformer(supplier: Callable[[], object]) -> ValueTransformer:
     transformer = supplier()
-    if transformer is None or not callable(getattr(transformer, "transform", None)):
+    if not isinstance(transformer, ValueTransformer) or not callable(transformer.transform):
         raise TypeError(
             f"the transform_values supplier must return a new transformer with transform(key, value); "
             f"got {transformer!r}"
@@ -104,7 +119,7 @@ class KTableTransformValuesProcessor(InternalProcessor):
 
 
 class _TransformingGetter:
-    def __init__(self, parent: Any, make: Callable[[], Any]) -> None:
+    def __init__(self, parent: _ValueGetter, make: Callable[[], object]) -> None:
         self.parent = parent
         self.transformer = _make_transformer(make)
 
