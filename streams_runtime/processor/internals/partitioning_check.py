@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import SourcePartitioningError
@@ -101,6 +102,7 @@ class _Partition:
         self.warned = False
 
 
+@dataclass(eq=False)
 class SourcePartitioningCheck:
     """See the module docstring.
 
@@ -112,26 +114,19 @@ class SourcePartitioningCheck:
     :param skipped: topics not checked (:func:`topics_with_own_partitioner`).
     """
 
-    def __init__(
-        self,
-        partition_counts: Callable[[], Mapping[str, int]],
-        subtopologies: Callable[[], Mapping[int, Any]],
-        metrics: StreamsMetrics,
-        *,
-        fail: bool = False,
-        skipped: frozenset[str] = frozenset(),
-        full_checks: int = FULL_CHECKS,
-        sample_every: int = SAMPLE_EVERY,
-    ) -> None:
-        self._counts = partition_counts
-        self._subtopologies = subtopologies
-        self._metrics = metrics
-        self._fail = fail
-        self._skipped = skipped
-        self._full_checks = full_checks
-        self._every = max(1, sample_every)
-        #: (topic, partition) -> its state, or None for a partition not checked
-        self._partitions: dict[tuple[str, int], _Partition | None] = {}
+    partition_counts: Callable[[], Mapping[str, int]]
+    subtopologies: Callable[[], Mapping[int, Any]]
+    metrics: StreamsMetrics
+    _: KW_ONLY
+    fail: bool = False
+    skipped: frozenset[str] = frozenset()
+    full_checks: int = FULL_CHECKS
+    sample_every: int = SAMPLE_EVERY
+    #: (topic, partition) -> its state, or None for a partition not checked
+    _partitions: dict[tuple[str, int], _Partition | None] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.sample_every = max(1, self.sample_every)
 
     @classmethod
     def for_runtime(cls, runtime: RuntimeSetup, metrics: StreamsMetrics) -> SourcePartitioningCheck | None:
@@ -181,18 +176,18 @@ class SourcePartitioningCheck:
             state.full_left -= start
             self._check_records(state, topic, partition, run[:start])
         if start < end:
-            first = start + (-state.seen) % self._every
+            first = start + (-state.seen) % self.sample_every
             state.seen += end - start
             if first < end:
-                self._check_records(state, topic, partition, run[first : end : self._every])
+                self._check_records(state, topic, partition, run[first : end : self.sample_every])
 
     def _new_partition(self, topic: str, partition: int) -> _Partition | None:
-        count = self._counts().get(topic, 0) if topic is not None else 0
-        if topic in self._skipped or count <= 1:  # one partition: every key is where it belongs
+        count = self.partition_counts().get(topic, 0) if topic is not None else 0
+        if topic in self.skipped or count <= 1:  # one partition: every key is where it belongs
             return None
-        task = _task_of(self._subtopologies(), topic, partition)
-        sensor = self._metrics.sensor(SENSOR, TASK_GROUP, {"task-id": task, "topic": topic})
-        return _Partition(count, self._full_checks, sensor)
+        task = _task_of(self.subtopologies(), topic, partition)
+        sensor = self.metrics.sensor(SENSOR, TASK_GROUP, {"task-id": task, "topic": topic})
+        return _Partition(count, self.full_checks, sensor)
 
     def _check_records(self, state: _Partition, topic: str, partition: int, messages: Sequence[Any]) -> None:
         count = state.partitions
@@ -212,7 +207,7 @@ class SourcePartitioningCheck:
             f"the record at offset {msg.offset()} of {topic}-{partition} has key {_shown(key)}, which "
             f"Kafka's default partitioner (murmur2) puts on partition {expected} of {state.partitions}"
         )
-        if self._fail:
+        if self.fail:
             raise SourcePartitioningError(
                 f"{where}: it was produced with another partitioner, so joins and interactive "
                 f"queries look for it on partition {expected} (source_partitioning_check='fail'); {FIX}"

@@ -15,7 +15,8 @@ A stateless task skips steps 1-2. The created task is RESTORING (a standby: RUNN
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.errors import CorruptedStoreError, StreamsError
@@ -57,41 +58,34 @@ def wipe_damaged(
         state_directory.mark_eos_dirty(task_id)
 
 
+@dataclass(eq=False, kw_only=True)
 class ActiveTaskCreator:
     """Builds active tasks; see the module docstring.
 
     :param producers: the thread's producer side (``for_task``, ``eos_enabled``).
     """
 
-    def __init__(
-        self,
-        *,
-        builder: InternalTopologyBuilder,
-        config: StreamsConfig,
-        producers: ProducerSide,
-        metrics: StreamsMetrics,
-        cache: ThreadCache | None,
-        wall_clock: Callable[[], int],
-        state_directory: StateDirectory,
-        global_stores: Mapping[str, Any],
-    ) -> None:
-        self._builder = builder
-        self._config = config
-        self._producers = producers
-        self._metrics = metrics
-        self._cache = cache
-        self._wall_clock = wall_clock
-        self._state_directory = state_directory
-        self._global_stores = dict(global_stores)
-        self.store_builders = {name: entry.builder for name, entry in builder.stores.items()}
+    builder: InternalTopologyBuilder
+    config: StreamsConfig
+    producers: ProducerSide
+    metrics: StreamsMetrics
+    cache: ThreadCache | None
+    wall_clock: Callable[[], int]
+    state_directory: StateDirectory
+    global_stores: dict[str, Any]
+    #: store name -> its builder (what the tasks' stores are made from)
+    store_builders: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.store_builders = {name: entry.builder for name, entry in self.builder.stores.items()}
 
     def create(
         self, task_id: TaskId, info: SubtopologyInfo, input_partitions: list[tuple[str, int]]
     ) -> StreamTask | None:
         """The RESTORING task, or None while its directory lock is held elsewhere (step 1)."""
-        sd = self._state_directory
+        sd = self.state_directory
         task_dir: Path | None = None
-        eos = bool(self._producers.eos_enabled)
+        eos = bool(self.producers.eos_enabled)
         if info.stores:
             if not sd.lock(task_id):  # Step 1
                 return None
@@ -99,14 +93,14 @@ class ActiveTaskCreator:
             sd.wipe_if_eos_dirty(task_id)  # Step 2
             if eos:
                 sd.mark_eos_dirty(task_id)
-        collector = self._producers.for_task(task_id)  # Step 3
+        collector = self.producers.for_task(task_id)  # Step 3
         try:
             task = self._initialize(task_id, info, collector, task_dir)
         except CorruptedStoreError as exc:
             wipe_damaged(sd, task_id, exc, eos)
             task = self._initialize(task_id, info, collector, task_dir)
         task.input_partitions = list(input_partitions)
-        task.processed_sensor = self._metrics.sensor("process-total", tags={"task-id": task_id})
+        task.processed_sensor = self.metrics.sensor("process-total", tags={"task-id": task_id})
         return task
 
     def _initialize(
@@ -114,21 +108,21 @@ class ActiveTaskCreator:
     ) -> StreamTask:
         """Build and initialize a task (its stores open); a store that fails to open is closed
         with the others before the error leaves."""
-        topology = build_processor_topology(self._builder, info.nodes)
+        topology = build_processor_topology(self.builder, info.nodes)
         task = StreamTask(
             task_id,
             topology,
             self.store_builders,
-            self._config,
+            self.config,
             collector,
-            self._metrics,
-            self._cache,
-            self._wall_clock,
+            self.metrics,
+            self.cache,
+            self.wall_clock,
             task_dir,
-            self._global_stores,
+            self.global_stores,
         )
         if info.stores:
-            task.state_manager = ProcessorStateManager(task_id, self._state_directory)
+            task.state_manager = ProcessorStateManager(task_id, self.state_directory)
             task.context.set_state_manager(task.state_manager)
         try:
             task.initialize()
@@ -142,31 +136,22 @@ class ActiveTaskCreator:
         return task
 
 
+@dataclass(eq=False, kw_only=True)
 class StandbyTaskCreator:
     """Builds standby (and warm-up) tasks: steps 1-3 of the module docstring without a
     collector; the standby's stores never write a changelog."""
 
-    def __init__(
-        self,
-        *,
-        store_builders: Mapping[str, Any],
-        config: StreamsConfig,
-        metrics: StreamsMetrics,
-        wall_clock: Callable[[], int],
-        state_directory: StateDirectory,
-        eos: bool,
-    ) -> None:
-        self._store_builders = dict(store_builders)
-        self._config = config
-        self._metrics = metrics
-        self._wall_clock = wall_clock
-        self._state_directory = state_directory
-        self._eos = eos
+    store_builders: dict[str, Any]
+    config: StreamsConfig
+    metrics: StreamsMetrics
+    wall_clock: Callable[[], int]
+    state_directory: StateDirectory
+    eos: bool
 
     def create(self, task_id: TaskId, info: SubtopologyInfo) -> StandbyTask | None:
         """The RUNNING standby, or None while its directory lock is held elsewhere. The lock is
         released again when creation fails."""
-        sd = self._state_directory
+        sd = self.state_directory
         if not sd.lock(task_id):
             return None
         sd.wipe_if_eos_dirty(task_id)  # left by a crashed exactly-once active
@@ -179,7 +164,7 @@ class StandbyTaskCreator:
                     standby.close(clean=False)
                 except StreamsError:
                     log.debug("standby task %s: closing stores that never opened", task_id)
-                wipe_damaged(sd, task_id, exc, self._eos)
+                wipe_damaged(sd, task_id, exc, self.eos)
                 standby = self._new(task_id, info)
                 standby.initialize()
         except BaseException:
@@ -194,9 +179,9 @@ class StandbyTaskCreator:
         return StandbyTask(
             task_id,
             list(info.stores),
-            self._store_builders,
-            self._config,
-            self._metrics,
-            self._state_directory,
-            self._wall_clock,
+            self.store_builders,
+            self.config,
+            self.metrics,
+            self.state_directory,
+            self.wall_clock,
         )

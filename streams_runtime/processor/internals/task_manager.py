@@ -114,7 +114,7 @@ class TaskManager:
             cache=cache,
             wall_clock=wall_clock,
             state_directory=state_directory,
-            global_stores=global_stores or {},  # shared, read-only (GlobalStreamThread's)
+            global_stores=dict(global_stores or {}),  # the stores shared, read-only (GlobalStreamThread's)
         )
         self._standby_creator = StandbyTaskCreator(
             store_builders=self._active_creator.store_builders,
