@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.bytes_store import AbstractInnerStore, validate_retention
 from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
 from streams_runtime.state.internals.segments import default_segment_interval, segment_id
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStoreContext
+    from streams_runtime.state.internals.segments import Segments
 
 __all__ = ["AbstractSegmentedStore"]
 
@@ -51,7 +55,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
         self,
         name: str,
         retention_period_ms: int,
-        segments: Any,
+        segments: Segments,
         segment_interval_ms: int | None = None,
     ) -> None:
         retention_period_ms = validate_retention(name, retention_period_ms)
@@ -69,7 +73,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
     def persistent(self) -> bool:
         return bool(self.segments.persistent)
 
-    def _open_store(self, context: object) -> None:
+    def _open_store(self, context: StateStoreContext) -> None:
         """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()

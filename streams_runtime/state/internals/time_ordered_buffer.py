@@ -32,7 +32,7 @@ import bisect
 import struct
 import time as wall_clock
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
@@ -54,6 +54,16 @@ __all__ = [
 MAX_TIME = 2**63 - 1
 _VERSION = 1
 _HEAD = struct.Struct(">bqqqi")
+
+
+class BufferedChange(Protocol):
+    """What the buffer reads of a change it is given (the DSL's ``Change``)."""
+
+    @property
+    def new_value(self) -> object: ...
+
+    @property
+    def old_value(self) -> object: ...
 
 
 class BufferRecordContext(NamedTuple):
@@ -239,7 +249,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def put(self, time: int, key: Any, change: Any, record_context: Any = None) -> None:
+    def put(self, time: int, key: Any, change: BufferedChange, record_context: object = None) -> None:
         """Buffer ``change`` (``.new_value``/``.old_value``) of ``key`` under buffer ``time``.
 
         A key already in the buffer keeps its earlier buffer time; only its value is replaced.

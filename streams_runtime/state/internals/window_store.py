@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
@@ -42,6 +42,9 @@ from streams_runtime.state.internals.key_schemas import (
 )
 from streams_runtime.state.internals.segmented_store import AbstractSegmentedStore
 from streams_runtime.windowed import Windowed, time_window_for_size
+
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.segments import Segments
 
 __all__ = ["WindowBytesStore"]
 
@@ -64,7 +67,7 @@ class WindowBytesStore(AbstractSegmentedStore):
         retention_period_ms: int,
         window_size_ms: int,
         retain_duplicates: bool,
-        segments: object,
+        segments: Segments,
         segment_interval_ms: int | None = None,
     ) -> None:
         super().__init__(name, retention_period_ms, segments, segment_interval_ms)
