@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from streams_runtime.state.interfaces import StateStore
+
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
-    from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.interfaces import StateStoreContext
 
 __all__ = [
     "FlushListener",
@@ -34,22 +36,9 @@ __all__ = [
 FlushListener = Callable[..., None]
 
 
-class StateStoreLayer(Protocol):
-    """What a wrapper needs of the store below it, whatever the store kind: the lifecycle."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def persistent(self) -> bool: ...
-
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
-
-    def is_open(self) -> bool: ...
-
-    def flush(self) -> None: ...
-
-    def close(self) -> None: ...
+class StateStoreLayer(StateStore, Protocol):
+    """What a wrapper needs of the store below it, whatever the store kind: the lifecycle
+    (:class:`StateStore`'s), the innermost store, the flush listener and the size."""
 
     def inner(self) -> StateStore: ...
 
