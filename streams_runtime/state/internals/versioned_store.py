@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
@@ -110,10 +110,7 @@ class VersionedKeyValueStoreBuilder(StoreBuilderBase[AbstractBytesStore]):
     """Builds versioned stores; logging on by default (caching does not apply to them)."""
 
     def __init__(
-        self,
-        supplier: object,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        self, supplier: object, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> None:
         if not isinstance(supplier, VersionedBytesStoreSupplier):
             raise TypeError(
@@ -162,31 +159,30 @@ class _RegisterAs:
         return getattr(self._context, attribute)
 
 
+@dataclass(eq=False)
 class VersionedKeyValueStore:
     """See the module docstring. ``timestamped``/``versioned`` tell the restore path to hand
-    ``(key, (value, timestamp))`` records to :meth:`restore_batch`."""
+    ``(key, (value, timestamp))`` records to :meth:`restore_batch`.
+
+    :param wrapped: the inner bytes store (the versions of a key are one value in it).
+    :param key_serde: the key serde (``None``: the app's default, resolved at ``init``).
+    :param value_serde: the value serde (likewise).
+    :param logging: write each put to the changelog.
+    """
 
     timestamped = True
     versioned = True
 
-    def __init__(
-        self,
-        inner: AbstractBytesStore,
-        history_retention_ms: int,
-        key_serde: Serde | None,
-        value_serde: Serde | None,
-        logging: bool,
-    ) -> None:
-        self.wrapped = inner
-        self.history_retention_ms = history_retention_ms
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self._keys: Serde  # the resolved serdes, set by init
-        self._values: Serde
-        self.logging = logging
-        self.context: Any = None
-        self.stream_time = _NO_TIME
-        self._dropped: Any = None  # the task's dropped-records sensor, once initialized
+    wrapped: AbstractBytesStore
+    history_retention_ms: int
+    key_serde: Serde | None
+    value_serde: Serde | None
+    logging: bool
+    context: Any = field(default=None, init=False)
+    stream_time: int = field(default=_NO_TIME, init=False)
+    _dropped: Any = field(default=None, init=False)  # the task's dropped-records sensor, once initialized
+    _keys: Serde = field(init=False)  # the resolved serdes, set by init
+    _values: Serde = field(init=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
