@@ -23,7 +23,7 @@ Semantics (Kafka Streams' window stores):
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.interfaces import KeyValue
@@ -100,18 +100,12 @@ class WindowBytesStore(AbstractSegmentedStore):
         self._seqnum = (self._seqnum + 1) & MAX_SEQNUM
         return self._seqnum
 
-    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
-        """Apply changelog records ``(changelog_key, value[, timestamp])``; expired ones are skipped."""
-        self._check_open()
-        entries = []
-        for record in records:
-            key, start, seqnum = split_window_changelog_key(check_key(record[0]))
-            if self._observe(start, restoring=True):
-                entries.append(
-                    (self._segment_of(start), ordered_window_key(key, start, seqnum), check_value(record[1]))
-                )
-                self._seqnum = max(self._seqnum, seqnum)
-        self.segments.write(entries, changelog_offset)
+    def _split_changelog_key(self, changelog_key: bytes) -> tuple[int, bytes, int]:
+        key, start, seqnum = split_window_changelog_key(changelog_key)
+        return start, ordered_window_key(key, start, seqnum), seqnum
+
+    def _restored(self, seqnum: int) -> None:
+        self._seqnum = max(self._seqnum, seqnum)
 
     # -- reads -------------------------------------------------------------------------------
 
