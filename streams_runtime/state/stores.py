@@ -127,9 +127,7 @@ class Stores:
 
     @staticmethod
     def versioned_key_value_store_builder(
-        supplier: object,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
+        supplier: object, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> VersionedKeyValueStoreBuilder:
         """A builder of versioned stores (logging on; no caching) from a versioned supplier."""
         from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder

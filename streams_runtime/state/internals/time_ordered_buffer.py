@@ -60,10 +60,14 @@ class BufferedChange(Protocol):
     """What the buffer reads of a change it is given (the DSL's ``Change``)."""
 
     @property
-    def new_value(self) -> object: ...
+    def new_value(self) -> object:
+        """The value after the change (``None``: the key was deleted)."""
+        ...
 
     @property
-    def old_value(self) -> object: ...
+    def old_value(self) -> object:
+        """The value before the change (``None``: none, or not sent)."""
+        ...
 
 
 class BufferRecordContext(NamedTuple):
