@@ -15,8 +15,7 @@ requires.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.state.interfaces import StateStore
 
@@ -25,15 +24,12 @@ if TYPE_CHECKING:
     from streams_runtime.state.interfaces import StateStoreContext
 
 __all__ = [
-    "Below",
     "FlushListener",
     "KeyValueStoreLayer",
     "StateStoreLayer",
     "WrappedKeyValueStore",
     "WrappedStateStore",
 ]
-
-T = TypeVar("T")
 
 #: ``listener(key, new_value, old_value, timestamp)`` of a caching layer: each layer its own types
 #: (bytes below the metered face, typed keys and values at it; windowed keys for window stores)
@@ -75,28 +71,6 @@ class KeyValueStoreLayer(StateStoreLayer, Protocol):
     def reverse_all(self) -> Any: ...
 
 
-class Below(Generic[T]):
-    """A read-only attribute of a wrapper: the attribute of the same name of the store below it
-    (``self.wrapped``), read through on each access."""
-
-    __slots__ = ("_read",)
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._read = attrgetter(f"wrapped.{name}")
-
-    @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> T: ...
-
-    def __get__(self, instance: object, owner: type | None = None) -> T | Self:
-        if instance is None:
-            return self
-        result: T = self._read(instance)
-        return result
-
-
 class WrappedStateStore:
     """A state store of any kind that delegates its lifecycle to the store it wraps.
 
@@ -110,10 +84,17 @@ class WrappedStateStore:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    #: the store name (the inner store's)
-    name = Below[str]()
-    #: whether the inner store keeps data across restarts
-    persistent = Below[bool]()
+    @property
+    def name(self) -> str:
+        """The store name (the inner store's)."""
+        result: str = self.wrapped.name
+        return result
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the inner store keeps data across restarts."""
+        result: bool = self.wrapped.persistent
+        return result
 
     def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Initialize the layers below with ``root`` (this store when ``None``)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from streams_runtime.state.internals.wrapped_store import Below, WrappedStateStore
+from streams_runtime.state.internals.wrapped_store import WrappedStateStore
 
 if TYPE_CHECKING:
     from streams_runtime.windowed import Windowed
@@ -23,9 +23,20 @@ __all__ = ["WrappedSessionStore", "WrappedWindowStore"]
 class WrappedWindowStore(WrappedStateStore):
     """A window store that delegates to the store it wraps."""
 
-    window_size_ms = Below[int]()
-    retention_period_ms = Below[int]()
-    retain_duplicates = Below[bool]()
+    @property
+    def window_size_ms(self) -> int:
+        result: int = self.wrapped.window_size_ms
+        return result
+
+    @property
+    def retention_period_ms(self) -> int:
+        result: int = self.wrapped.retention_period_ms
+        return result
+
+    @property
+    def retain_duplicates(self) -> bool:
+        result: bool = self.wrapped.retain_duplicates
+        return result
 
     def put(self, key: Any, value: Any, window_start_timestamp: int) -> bytes | None:
         result: bytes | None = self.wrapped.put(key, value, window_start_timestamp)
@@ -53,7 +64,10 @@ class WrappedWindowStore(WrappedStateStore):
 class WrappedSessionStore(WrappedStateStore):
     """A session store that delegates to the store it wraps."""
 
-    retention_period_ms = Below[int]()
+    @property
+    def retention_period_ms(self) -> int:
+        result: int = self.wrapped.retention_period_ms
+        return result
 
     def put(self, session: Windowed, value: Any) -> bytes | None:
         result: bytes | None = self.wrapped.put(session, value)
