@@ -120,6 +120,9 @@ BOUNDARIES: dict[str, str] = {
     "streams_runtime.kstream.ktable:KTable.group_by return": (
         "a KGroupedTable, made with the class the StreamsBuilder gives: a layer above KTable (import layers)"
     ),
+    "streams_runtime.state.internals.rocksdb_segments:RocksDBSegments._segment return": (
+        "a rocksdict column family (no stubs)"
+    ),
 }
 
 

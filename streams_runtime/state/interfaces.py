@@ -25,6 +25,8 @@ from streams_runtime.state.value_and_timestamp import ValueAndTimestamp
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.internals.record_cache import ThreadCache
+    from streams_runtime.windowed import Windowed
 
 __all__ = [
     "KeyValue",
@@ -130,7 +132,7 @@ class StateStoreContext(Protocol):
 
     def set_record_context(self, record_context: RecordContext | None) -> None: ...
 
-    def cache(self) -> Any: ...
+    def cache(self) -> ThreadCache | None: ...
 
 
 @runtime_checkable
@@ -243,7 +245,7 @@ class ReadOnlySessionStore(Protocol):
 class SessionStore(StateStore, ReadOnlySessionStore, Protocol[V_contra]):
     """A read-write session store: ``put(Windowed(key, SessionWindow), aggregate)``; aggregates ``V``."""
 
-    def put(self, session: Any, value: V_contra | None) -> None: ...
+    def put(self, session: Windowed, value: V_contra | None) -> None: ...
 
     def remove(self, session: object) -> None: ...
 

@@ -13,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.builders import KeyValueBytesStoreSupplier, KeyValueStoreBuilder
@@ -49,6 +49,20 @@ def _rocksdb_segments() -> RocksDBSegments:
     from streams_runtime.state.internals.rocksdb_segments import RocksDBSegments
 
     return RocksDBSegments()
+
+
+def _versioned_supplier(
+    name: str, history_retention_ms: int, *, persistent: bool
+) -> VersionedBytesStoreSupplier:
+    """A supplier of versioned stores: RocksDB ones when ``persistent``, else in-memory ones."""
+    from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
+
+    make, scope = (
+        (_rocksdb_store, "rocksdb-versioned")
+        if persistent
+        else (InMemoryKeyValueStore, "in-memory-versioned")
+    )
+    return VersionedBytesStoreSupplier(name, history_retention_ms, make, scope, persistent)
 
 
 class Stores:
@@ -102,26 +116,18 @@ class Stores:
         name: str, history_retention_ms: int
     ) -> VersionedBytesStoreSupplier:
         """A supplier of RocksDB versioned stores keeping ``history_retention_ms`` of history."""
-        from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
-
-        return VersionedBytesStoreSupplier(
-            name, history_retention_ms, _rocksdb_store, "rocksdb-versioned", persistent=True
-        )
+        return _versioned_supplier(name, history_retention_ms, persistent=True)
 
     @staticmethod
     def in_memory_versioned_key_value_store(
         name: str, history_retention_ms: int
     ) -> VersionedBytesStoreSupplier:
         """A supplier of in-memory versioned stores keeping ``history_retention_ms`` of history."""
-        from streams_runtime.state.internals.versioned_store import VersionedBytesStoreSupplier
-
-        return VersionedBytesStoreSupplier(
-            name, history_retention_ms, InMemoryKeyValueStore, "in-memory-versioned", persistent=False
-        )
+        return _versioned_supplier(name, history_retention_ms, persistent=False)
 
     @staticmethod
     def versioned_key_value_store_builder(
-        supplier: Any, key_serde: Serde | None = None, value_serde: Serde | None = None
+        supplier: object, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> VersionedKeyValueStoreBuilder:
         """A builder of versioned stores (logging on; no caching) from a versioned supplier."""
         from streams_runtime.state.internals.versioned_store import VersionedKeyValueStoreBuilder

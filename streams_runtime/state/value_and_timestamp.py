@@ -42,7 +42,7 @@ class ValueAndTimestamp:
         return ValueAndTimestamp(value, timestamp)
 
     @staticmethod
-    def get_value_or_none(value_and_timestamp: ValueAndTimestamp | None) -> Any:
+    def get_value_or_none(value_and_timestamp: ValueAndTimestamp | None) -> object:
         """The value of ``value_and_timestamp``, or ``None`` when it is ``None``."""
         return None if value_and_timestamp is None else value_and_timestamp.value
 

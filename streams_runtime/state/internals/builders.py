@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 from streams_runtime.serdes import Serde
 from streams_runtime.state.internals.caching_store import CachingKeyValueStore
@@ -29,8 +29,13 @@ from streams_runtime.state.internals.metered_store import (
     MeteredKeyValueStore,
     MeteredTimestampedKeyValueStore,
 )
+from streams_runtime.state.internals.wrapped_store import KeyValueStoreLayer
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStore
 
 __all__ = [
+    "InnerStoreSupplier",
     "KeyValueBytesStoreSupplier",
     "KeyValueStoreBuilder",
     "StoreBuilderBase",
@@ -38,6 +43,22 @@ __all__ = [
     "StoreSupplierBase",
     "validate_store_name",
 ]
+
+# the inner store a supplier makes (what a builder wraps)
+_Inner = TypeVar("_Inner", bound="StateStore")
+_Inner_co = TypeVar("_Inner_co", covariant=True)
+
+
+class InnerStoreSupplier(Protocol[_Inner_co]):
+    """What a store builder needs of its supplier: the name, the metrics scope, new inner stores."""
+
+    @property
+    def name(self) -> str: ...
+
+    def get(self) -> _Inner_co: ...
+
+    def metrics_scope(self) -> str: ...
+
 
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,200}$")
 
@@ -142,7 +163,7 @@ class KeyValueBytesStoreSupplier(StoreSupplierBase):
         return f"<KeyValueBytesStoreSupplier {self._name} ({self._metrics_scope})>"
 
 
-class StoreBuilderBase(StoreBuilderSwitches):
+class StoreBuilderBase(StoreBuilderSwitches, Generic[_Inner]):
     """What every store builder has: its supplier, the serdes given, the logging/caching switches.
 
     :param supplier: the inner store supplier.
@@ -153,7 +174,7 @@ class StoreBuilderBase(StoreBuilderSwitches):
 
     def __init__(
         self,
-        supplier: Any,
+        supplier: InnerStoreSupplier[_Inner],
         key_serde: Serde | None = None,
         value_serde: Serde | None = None,
         *,
@@ -163,7 +184,7 @@ class StoreBuilderBase(StoreBuilderSwitches):
         self.timestamped = timestamped
         if supplier is None or not callable(getattr(supplier, "get", None)):
             raise TypeError("supplier must be a store supplier (see Stores.*_store(...))")
-        self._supplier = supplier
+        self._supplier: InnerStoreSupplier[_Inner] = supplier
         self._key_serde = key_serde
         self._value_serde = value_serde
         self._init_switches()
@@ -183,7 +204,7 @@ class StoreBuilderBase(StoreBuilderSwitches):
         """Whether built stores keep data across restarts."""
         return bool(getattr(self._supplier, "persistent", False))
 
-    def _inner(self) -> Any:
+    def _inner(self) -> _Inner:
         """A new inner store from the supplier, checked to carry this builder's name."""
         inner = self._supplier.get()
         if inner.name != self.name:
@@ -191,7 +212,7 @@ class StoreBuilderBase(StoreBuilderSwitches):
         return inner
 
 
-class KeyValueStoreBuilder(StoreBuilderBase):
+class KeyValueStoreBuilder(StoreBuilderBase[KeyValueStoreLayer]):
     """Builds key-value store stacks; the ``with_*`` methods return the builder itself.
 
     :param supplier: the inner store supplier.
@@ -202,7 +223,7 @@ class KeyValueStoreBuilder(StoreBuilderBase):
 
     def build(self) -> MeteredKeyValueStore:
         """A new, uninitialized store stack (call once per task)."""
-        store = self._inner()
+        store: Any = self._inner()  # each layer's own class, down to the inner store's
         if self._logging_enabled:
             logging_layer = (
                 ChangeLoggingTimestampedKeyValueStore if self.timestamped else ChangeLoggingKeyValueStore

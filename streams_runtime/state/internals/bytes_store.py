@@ -26,6 +26,8 @@ from streams_runtime.state.internals.iterators import StoreIterator, prefix_uppe
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.internals.wrapped_store import FlushListener
 
 __all__ = [
     "AbstractBytesStore",
@@ -87,7 +89,7 @@ class AbstractInnerStore:
         """The store name."""
         return self._name
 
-    def init(self, context: Any, root: Any = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Open the store and register it with the task's state manager.
 
         :param context: the :class:`StateStoreContext` of the task.
@@ -111,7 +113,7 @@ class AbstractInnerStore:
         self._open = False
         self._close_store()
 
-    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
         """Inner stores do not cache: nothing to listen to. Returns ``False``."""
         return False
 
@@ -135,7 +137,15 @@ class AbstractInnerStore:
 
     # -- engine hooks ------------------------------------------------------------------------
 
-    def _open_store(self, context: object) -> None:
+    @property
+    def persistent(self) -> bool:
+        """Whether the store keeps data across restarts (each kind says)."""
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def _open_store(self, context: StateStoreContext) -> None:
         raise NotImplementedError
 
     def _close_store(self) -> None:

@@ -33,15 +33,16 @@ from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.internals.bytes_store import RangeScans, check_key, check_value
 from streams_runtime.state.internals.iterators import StoreIterator, merge_sorted, prefix_upper_bound
 from streams_runtime.state.internals.record_cache import DirtyEntry, LRUCacheEntry, ThreadCache
-from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
+from streams_runtime.state.internals.wrapped_store import FlushListener, WrappedKeyValueStore
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
+    from streams_runtime.state.interfaces import StateStore, StateStoreContext
 
 __all__ = ["CacheFlushListener", "CacheMembership", "CachingKeyValueStore"]
 
 # listener(key_bytes, new_value_bytes, old_value_bytes, timestamp)
-CacheFlushListener = Any
+CacheFlushListener = FlushListener
 
 
 class CacheMembership:
@@ -55,10 +56,10 @@ class CacheMembership:
     context: Any = None
     _cache: ThreadCache | None = None
     _namespace = ""
-    _listener: CacheFlushListener = None
+    _listener: CacheFlushListener | None = None
     _send_old_values = False
 
-    def init(self, context: Any, root: object = None) -> None:
+    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Join the thread's cache, then init the layers below."""
         self.context = context
         cache = context.cache()

@@ -309,13 +309,13 @@ def _start(w: Windowed) -> int:
     return w.window.start
 
 
-def _start_key(w: Windowed) -> Any:
+def _start_key(w: Windowed) -> tuple[int, bytes]:
     return (w.window.start, w.key)
 
 
-def _end_start(w: Windowed) -> Any:
+def _end_start(w: Windowed) -> tuple[int, int]:
     return (w.window.end, w.window.start)
 
 
-def _end_key_start(w: Windowed) -> Any:
+def _end_key_start(w: Windowed) -> tuple[int, bytes, int]:
     return (w.window.end, w.key, w.window.start)

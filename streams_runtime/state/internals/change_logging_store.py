@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.internals.timestamped import TIMESTAMP_BYTES, read_timestamp
@@ -29,6 +29,7 @@ from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
 if TYPE_CHECKING:
     from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.internals.wrapped_store import KeyValueStoreLayer
 
 _TIMESTAMP = struct.Struct(">q")  # the stored timestamp (see read_timestamp)
 
@@ -50,12 +51,16 @@ class ChangelogRegistrationContext:
 
     Shared by the key-value, window and session change-logging layers."""
 
-    def __init__(self, context: Any, changelog_topic: str) -> None:
+    def __init__(self, context: StateStoreContext, changelog_topic: str) -> None:
         self._context = context
         self._changelog_topic = changelog_topic
 
     def register(
-        self, store: object, restore_callback: object, *, changelog_topic: str | None = None
+        self,
+        store: StateStore,
+        restore_callback: Callable[..., None],
+        *,
+        changelog_topic: str | None = None,
     ) -> None:
         self._context.register(store, restore_callback, changelog_topic=self._changelog_topic)
 
@@ -69,7 +74,7 @@ class ChangeLoggingKeyValueStore(WrappedKeyValueStore):
     :param wrapped: the inner bytes store.
     """
 
-    def __init__(self, wrapped: Any) -> None:
+    def __init__(self, wrapped: KeyValueStoreLayer) -> None:
         super().__init__(wrapped)
         self.context: Any = None
         self.changelog_topic: str | None = None

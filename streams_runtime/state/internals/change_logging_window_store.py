@@ -28,6 +28,7 @@ from streams_runtime.state.internals.wrapped_window_store import WrappedSessionS
 
 if TYPE_CHECKING:
     from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.windowed import Windowed
 
 __all__ = [
     "ChangeLoggingSessionBytesStore",
@@ -90,7 +91,7 @@ class ChangeLoggingTimestampedWindowBytesStore(ChangeLoggingWindowBytesStore):
 class ChangeLoggingSessionBytesStore(_ChangeLogging, WrappedSessionStore):
     """Logs each applied session write with its ``<key><end><start>`` changelog key."""
 
-    def put(self, session: Any, value: bytes | None) -> bytes | None:
+    def put(self, session: Windowed, value: bytes | None) -> bytes | None:
         # Step 1
         changelog_key = self.wrapped.put(session, value)
         self._log(changelog_key, value)

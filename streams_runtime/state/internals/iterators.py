@@ -13,8 +13,9 @@ Invariants:
 from __future__ import annotations
 
 import bisect
+import enum
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.state.interfaces import KeyValue
@@ -27,7 +28,14 @@ __all__ = [
     "prefix_upper_bound",
 ]
 
-_EXHAUSTED = object()
+
+class _End(enum.Enum):
+    """The sentinel ``next(source, _EXHAUSTED)`` returns at the end of the source."""
+
+    EXHAUSTED = enum.auto()
+
+
+_EXHAUSTED: Final = _End.EXHAUSTED
 
 
 class StoreIterator:
@@ -55,12 +63,13 @@ class StoreIterator:
     def __iter__(self) -> StoreIterator:
         return self
 
-    def _advance(self) -> Any:
+    def _advance(self) -> tuple[Any, Any] | _End:
         if self._closed:
             raise InvalidStateStoreError("the store iterator is closed")
         if self._has_peeked:
             self._has_peeked = False
-            item, self._peeked = self._peeked, None
+            item: tuple[Any, Any] | _End = self._peeked
+            self._peeked = None
             return item
         return next(self._source, _EXHAUSTED)
 

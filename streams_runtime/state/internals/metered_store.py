@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from streams_runtime.errors import InvalidStateStoreError, SerializationError, StreamsConfigError
 from streams_runtime.serdes import Serde, bytes_encoder, is_string_serde, serialize_or_raise
@@ -43,11 +43,22 @@ from streams_runtime.state.internals.wrapped_store import WrappedKeyValueStore
 
 if TYPE_CHECKING:
     from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.internals.wrapped_store import KeyValueStoreLayer
 
-__all__ = ["MeteredKeyValueStore", "MeteredStoreMixin", "MeteredTimestampedKeyValueStore"]
+__all__ = [
+    "MeteredKeyValueStore",
+    "MeteredStoreMixin",
+    "MeteredTimestampedKeyValueStore",
+    "TypedFlushListener",
+]
+
+T = TypeVar("T")
+
+#: ``listener(key, new_value, old_value, timestamp)`` of a metered store: keys and values typed
+TypedFlushListener = Callable[[object, object, object, int], None]
 
 
-def _config_value(app_configs: object, key: str) -> Any:
+def _config_value(app_configs: object, key: str) -> object:
     if app_configs is None:
         return None
     getter = getattr(app_configs, "get", None)
@@ -71,7 +82,7 @@ def _not_counting() -> None:
     return None
 
 
-def _first_doing(store: object, operation: str) -> Any:
+def _first_doing(store: KeyValueStoreLayer, operation: str) -> KeyValueStoreLayer:
     """``store``, or the first store below it whose ``operation`` is more than a delegation
     to the store it wraps (a layer that only forwards ``get`` adds a call and nothing else)."""
     while getattr(type(store), operation, None) is getattr(WrappedKeyValueStore, operation) and hasattr(
@@ -81,7 +92,8 @@ def _first_doing(store: object, operation: str) -> Any:
     return store
 
 
-def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -> Serde:
+def _resolve_serde(serde: object, context: StateStoreContext, config_key: str, store_name: str) -> Serde:
+    """``serde`` (a serde, a serde class or factory), else the app config's ``config_key``."""
     if serde is None:
         serde = _config_value(getattr(context, "app_configs", None), config_key)
     if serde is None:
@@ -91,8 +103,7 @@ def _resolve_serde(serde: Any, context: Any, config_key: str, store_name: str) -
         )
     if isinstance(serde, type) or (callable(serde) and not hasattr(serde, "serialize")):
         serde = serde()
-    result: Serde = serde
-    return result
+    return cast(Serde, serde)
 
 
 class MeteredStoreMixin:
@@ -184,14 +195,14 @@ class MeteredStoreMixin:
         except Exception as exc:
             raise _serde_error(serde, self.topic, "value", exc, "serialize") from exc
 
-    def _key_from(self, data: bytes) -> Any:
+    def _key_from(self, data: bytes) -> object:
         serde = self._keys
         try:
             return serde.deserialize(self.topic, data)
         except Exception as exc:
             raise _serde_error(serde, self.topic, "key", exc, "deserialize") from exc
 
-    def _value_from(self, data: bytes | None) -> Any:
+    def _value_from(self, data: bytes | None) -> object:
         serde = self._values
         try:
             return serde.deserialize(self.topic, data)
@@ -213,7 +224,7 @@ class MeteredStoreMixin:
         else:
             self._sensors[operation].record_count()
 
-    def _timed(self, operation: str, action: Callable[[], Any]) -> Any:
+    def _timed(self, operation: str, action: Callable[[], T]) -> T:
         start = self._start()
         try:
             return action()
@@ -365,14 +376,14 @@ class MeteredKeyValueStore(MeteredStoreMixin, WrappedKeyValueStore):
     def _scan(self, operation: str, open_iterator: Callable[[], StoreIterator]) -> StoreIterator:
         return self._typed_scan(operation, open_iterator, self._key_from)
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: TypedFlushListener, send_old_values: bool = False) -> bool:
         """Register ``listener(key, new_value, old_value, timestamp)`` on the caching layer.
 
         Keys and values reach the listener deserialized. Returns ``False`` (and registers
         nothing) when the stack has no caching layer: then the caller forwards directly.
         """
 
-        def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: Any) -> None:
+        def typed_listener(key: bytes, new: bytes | None, old: bytes | None, timestamp: int) -> None:
             listener(self._key_from(key), self._value_from(new), self._value_from(old), timestamp)
 
         result: bool = self.wrapped.set_flush_listener(typed_listener, send_old_values)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams_runtime.state.internals.iterators import StoreIterator
-from streams_runtime.state.internals.metered_store import MeteredStoreMixin
+from streams_runtime.state.internals.metered_store import MeteredStoreMixin, TypedFlushListener
 from streams_runtime.state.internals.wrapped_window_store import WrappedSessionStore, WrappedWindowStore
 from streams_runtime.windowed import Windowed
 
@@ -36,7 +36,7 @@ class _Metered(MeteredStoreMixin):
     ) -> StoreIterator:
         return self._typed_scan("fetch", open_iterator, typed_key)
 
-    def set_flush_listener(self, listener: Any, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: TypedFlushListener, send_old_values: bool = False) -> bool:
         """Register ``listener(Windowed(key, window), new, old, timestamp)`` on the caching layer.
 
         ``False`` (nothing registered) when the stack has no cache: the caller forwards directly.

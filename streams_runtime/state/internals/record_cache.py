@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -41,7 +41,7 @@ __all__ = ["ENTRY_OVERHEAD_BYTES", "DirtyEntry", "LRUCacheEntry", "NamedCache", 
 ENTRY_OVERHEAD_BYTES = 1 + 24 + 8 + 8 + 4
 
 
-def _headers_size(headers: Any) -> int:
+def _headers_size(headers: Mapping[str, bytes | None] | Iterable[object]) -> int:
     if not headers:
         return 0
     items = headers.items() if hasattr(headers, "items") else headers

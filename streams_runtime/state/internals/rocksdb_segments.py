@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocksdict import Options, Rdict, WriteBatch
 
@@ -33,6 +33,9 @@ from streams_runtime.state.internals.rocksdb_store import (
     scan_raw_iterator,
     verify_readable,
 )
+
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStoreContext
 
 __all__ = ["RocksDBSegments"]
 
@@ -62,7 +65,7 @@ class RocksDBSegments:
         """The database directory (set by :meth:`open`)."""
         return self._path
 
-    def open(self, context: Any, store_name: str) -> None:
+    def open(self, context: StateStoreContext, store_name: str) -> None:
         """Open (or create) the database and every segment column family it already has."""
         self._path = pathlib.Path(context.state_dir) / store_name
         # outside the try: a failing setter is the application's error, not a damaged store

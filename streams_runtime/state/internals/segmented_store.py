@@ -26,12 +26,18 @@ That lifecycle is :class:`.bytes_store.AbstractInnerStore`'s, shared with the ke
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from streams_runtime.state.internals.bytes_store import AbstractInnerStore, validate_retention
+from streams_runtime.state.interfaces import StateStoreContext
+from streams_runtime.state.internals.bytes_store import (
+    AbstractInnerStore,
+    check_key,
+    check_value,
+    validate_retention,
+)
 from streams_runtime.state.internals.key_schemas import MIN_TIMESTAMP
-from streams_runtime.state.internals.segments import default_segment_interval, segment_id
+from streams_runtime.state.internals.segments import Segments, default_segment_interval, segment_id
 
 __all__ = ["AbstractSegmentedStore"]
 
@@ -51,7 +57,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
         self,
         name: str,
         retention_period_ms: int,
-        segments: Any,
+        segments: Segments,
         segment_interval_ms: int | None = None,
     ) -> None:
         retention_period_ms = validate_retention(name, retention_period_ms)
@@ -69,7 +75,7 @@ class AbstractSegmentedStore(AbstractInnerStore):
     def persistent(self) -> bool:
         return bool(self.segments.persistent)
 
-    def _open_store(self, context: object) -> None:
+    def _open_store(self, context: StateStoreContext) -> None:
         """Open the segments and recover the observed stream time from the stored data."""
         self.segments.open(context, self._name)
         self.observed_stream_time = self._max_stored_time()
@@ -196,7 +202,28 @@ class AbstractSegmentedStore(AbstractInnerStore):
             for _, decoded, value in matches:
                 yield decoded, value
 
+    # -- restore -----------------------------------------------------------------------------
+
+    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
+        """Apply changelog records ``(changelog_key, value[, timestamp])``; expired ones are skipped."""
+        self._check_open()
+        entries = []
+        for record in records:
+            time, ordered_key, seqnum = self._split_changelog_key(check_key(record[0]))
+            if self._observe(time, restoring=True):
+                entries.append((self._segment_of(time), ordered_key, check_value(record[1])))
+                self._restored(seqnum)
+        self.segments.write(entries, changelog_offset)
+
     # -- subclass hooks ----------------------------------------------------------------------
+
+    def _split_changelog_key(self, changelog_key: bytes) -> tuple[int, bytes, int]:
+        """The segment time, the ordered store key and the sequence number (windows retaining
+        duplicates; else 0) of a changelog key."""
+        raise NotImplementedError
+
+    def _restored(self, seqnum: int) -> None:
+        """A record with ``seqnum`` was restored (a window store numbers its next puts after it)."""
 
     def _segment_time_of(self, ordered_key: bytes) -> int:
         """The segment time (window start, session end) of an ordered store key."""

@@ -24,8 +24,52 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["MIN_SEGMENT_INTERVAL_MS", "InMemorySegments", "default_segment_interval", "segment_id"]
+if TYPE_CHECKING:
+    from streams_runtime.state.interfaces import StateStoreContext
+
+__all__ = [
+    "MIN_SEGMENT_INTERVAL_MS",
+    "InMemorySegments",
+    "Segments",
+    "default_segment_interval",
+    "segment_id",
+]
+
+
+class Segments(Protocol):
+    """The storage of a segmented store: :class:`InMemorySegments` or ``RocksDBSegments``."""
+
+    @property
+    def persistent(self) -> bool: ...
+
+    def open(self, context: StateStoreContext, store_name: str) -> None: ...
+
+    def close(self) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def segment_ids(self) -> list[int]: ...
+
+    def get(self, segment: int, key: bytes) -> bytes | None: ...
+
+    def write(
+        self, entries: list[tuple[int, bytes, bytes | None]], changelog_offset: int | None = None
+    ) -> None: ...
+
+    def scan(
+        self, segment: int, lower: bytes | None, upper: bytes | None, reverse: bool
+    ) -> Iterator[tuple[bytes, bytes]]: ...
+
+    def drop_segment(self, segment: int) -> None: ...
+
+    def commit_offset(self, changelog_offset: int) -> None: ...
+
+    def committed_offset(self) -> int | None: ...
+
+    def approximate_num_entries(self) -> int: ...
+
 
 MIN_SEGMENT_INTERVAL_MS = 60_000
 
@@ -57,7 +101,7 @@ class InMemorySegments:
         self._segments: dict[int, _Segment] = {}
         self._ids: list[int] = []
 
-    def open(self, context: object, store_name: str) -> None:
+    def open(self, context: StateStoreContext, store_name: str) -> None:
         """Start empty (a re-init after close is a fresh task)."""
         self._segments = {}
         self._ids = []

@@ -19,7 +19,7 @@ Semantics (Kafka Streams' session stores); keys are ``Windowed(key_bytes, Sessio
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from streams_runtime.state.interfaces import KeyValue
@@ -72,17 +72,9 @@ class SessionBytesStore(AbstractSegmentedStore):
         """Delete a session (a ``put`` of ``None``)."""
         return self.put(session, None)
 
-    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
-        """Apply changelog records ``(changelog_key, value[, timestamp])``; expired ones are skipped."""
-        self._check_open()
-        entries = []
-        for record in records:
-            key, start, end = split_session_changelog_key(check_key(record[0]))
-            if self._observe(end, restoring=True):
-                entries.append(
-                    (self._segment_of(end), ordered_session_key(key, start, end), check_value(record[1]))
-                )
-        self.segments.write(entries, changelog_offset)
+    def _split_changelog_key(self, changelog_key: bytes) -> tuple[int, bytes, int]:
+        key, start, end = split_session_changelog_key(changelog_key)
+        return end, ordered_session_key(key, start, end), 0
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ import bisect
 import struct
 import time as wall_clock
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from streams_runtime.errors import InvalidStateStoreError
 from streams_runtime.serdes import Serde, deserialize_or_raise, serialize_or_raise
@@ -54,6 +55,20 @@ __all__ = [
 MAX_TIME = 2**63 - 1
 _VERSION = 1
 _HEAD = struct.Struct(">bqqqi")
+
+
+class BufferedChange(Protocol):
+    """What the buffer reads of a change it is given (the DSL's ``Change``)."""
+
+    @property
+    def new_value(self) -> object:
+        """The value after the change (``None``: the key was deleted)."""
+        ...
+
+    @property
+    def old_value(self) -> object:
+        """The value before the change (``None``: none, or not sent)."""
+        ...
 
 
 class BufferRecordContext(NamedTuple):
@@ -167,6 +182,7 @@ def decode_buffer_value(data: bytes) -> tuple[int, BufferValue]:
     return buffer_time, BufferValue(parts[0], parts[1], parts[2], context)
 
 
+@dataclass(eq=False)
 class InMemoryTimeOrderedKeyValueBuffer:
     """A time-ordered, changelogged buffer of the latest change per key (module docstring).
 
@@ -178,23 +194,18 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     persistent = False
 
-    def __init__(
-        self,
-        name: str,
-        key_serde: Serde | None = None,
-        value_serde: Serde | None = None,
-        *,
-        logging_enabled: bool = True,
-    ) -> None:
-        self._name = name
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.logging_enabled = logging_enabled
-        self.context: Any = None
-        self.topic = ""
-        self._open = False
-        self._keys: Serde  # the resolved serdes, set by init
-        self._values: Serde
+    name: str
+    key_serde: Serde | None = None
+    value_serde: Serde | None = None
+    _: KW_ONLY
+    logging_enabled: bool = True
+    context: Any = field(default=None, init=False)
+    topic: str = field(default="", init=False)
+    _open: bool = field(default=False, init=False)
+    _keys: Serde = field(init=False)  # the resolved serdes, set by init
+    _values: Serde = field(init=False)
+
+    def __post_init__(self) -> None:
         self._reset()
 
     def _reset(self) -> None:
@@ -205,10 +216,6 @@ class InMemoryTimeOrderedKeyValueBuffer:
         self._size_bytes = 0
         self._sizes: dict[bytes, int] = {}  # each entry's size estimate, as counted when put
 
-    @property
-    def name(self) -> str:
-        return self._name
-
     def set_serdes_if_none(self, key_serde: Serde | None, value_serde: Serde | None) -> None:
         """Fill in serdes the builder left ``None`` (the DSL knows them only at build time)."""
         self.key_serde = self.key_serde or key_serde
@@ -217,11 +224,11 @@ class InMemoryTimeOrderedKeyValueBuffer:
     def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Resolve serdes and register for restore (with the changelog topic when logging)."""
         self.context = context
-        self._keys = self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self._name)
+        self._keys = self.key_serde = _resolve_serde(self.key_serde, context, "default_key_serde", self.name)
         self._values = self.value_serde = _resolve_serde(
-            self.value_serde, context, "default_value_serde", self._name
+            self.value_serde, context, "default_value_serde", self.name
         )
-        self.topic = changelog_topic_name(context.application_id, self._name)
+        self.topic = changelog_topic_name(context.application_id, self.name)
         self._reset()
         self._open = True
         changelog = self.topic if self.logging_enabled else None
@@ -239,7 +246,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def put(self, time: int, key: Any, change: Any, record_context: Any = None) -> None:
+    def put(self, time: int, key: Any, change: BufferedChange, record_context: object = None) -> None:
         """Buffer ``change`` (``.new_value``/``.old_value``) of ``key`` under buffer ``time``.
 
         A key already in the buffer keeps its earlier buffer time; only its value is replaced.
@@ -332,11 +339,11 @@ class InMemoryTimeOrderedKeyValueBuffer:
             if time is None:
                 current = self.context.record_context()
                 stamp = int(current.timestamp) if current is not None else int(wall_clock.time() * 1000)
-                self.context.log_change(self._name, key, None, stamp)
+                self.context.log_change(self.name, key, None, stamp)
             else:
                 value = self._entries[(time, key)]
                 self.context.log_change(
-                    self._name, key, encode_buffer_value(time, value), value.record_context.timestamp
+                    self.name, key, encode_buffer_value(time, value), value.record_context.timestamp
                 )
 
     def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
@@ -352,7 +359,7 @@ class InMemoryTimeOrderedKeyValueBuffer:
 
     def _check_open(self) -> None:
         if not self._open:
-            raise InvalidStateStoreError(f"store {self._name} is not open")
+            raise InvalidStateStoreError(f"store {self.name} is not open")
 
 
 class TimeOrderedKeyValueBufferBuilder(StoreBuilderSwitches):

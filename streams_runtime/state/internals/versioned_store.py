@@ -30,15 +30,18 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
+from streams_runtime.state.internals.bytes_store import AbstractBytesStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from streams_runtime.serdes import Serde
     from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.internals.wrapped_store import FlushListener
 
 PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1
 PUT_RETURN_CODE_NOT_PUT = -(2**63)
@@ -82,7 +85,12 @@ class VersionedBytesStoreSupplier(StoreSupplierBase):
     """Makes the inner bytes store of a versioned store; carries the history retention."""
 
     def __init__(
-        self, name: str, history_retention_ms: int, make: Callable[..., Any], scope: str, persistent: bool
+        self,
+        name: str,
+        history_retention_ms: int,
+        make: Callable[[str], AbstractBytesStore],
+        scope: str,
+        persistent: bool,
     ) -> None:
         super().__init__(name, scope, persistent)
         if int(history_retention_ms) < 0:
@@ -90,7 +98,7 @@ class VersionedBytesStoreSupplier(StoreSupplierBase):
         self.history_retention_ms = int(history_retention_ms)
         self._make = make
 
-    def get(self) -> Any:
+    def get(self) -> AbstractBytesStore:
         return self._make(self._name)
 
     def __repr__(self) -> str:
@@ -98,11 +106,11 @@ class VersionedBytesStoreSupplier(StoreSupplierBase):
         return f"<VersionedBytesStoreSupplier {self._name} {self._metrics_scope} retention={retention}>"
 
 
-class VersionedKeyValueStoreBuilder(StoreBuilderBase):
+class VersionedKeyValueStoreBuilder(StoreBuilderBase[AbstractBytesStore]):
     """Builds versioned stores; logging on by default (caching does not apply to them)."""
 
     def __init__(
-        self, supplier: VersionedBytesStoreSupplier, key_serde: Any = None, value_serde: Any = None
+        self, supplier: object, key_serde: Serde | None = None, value_serde: Serde | None = None
     ) -> None:
         if not isinstance(supplier, VersionedBytesStoreSupplier):
             raise TypeError(
@@ -135,7 +143,9 @@ class VersionedKeyValueStoreBuilder(StoreBuilderBase):
 class _RegisterAs:
     """The task's context as the inner store sees it: registers the versioned store instead."""
 
-    def __init__(self, context: Any, outer: VersionedKeyValueStore, changelog_topic: str | None) -> None:
+    def __init__(
+        self, context: StateStoreContext, outer: VersionedKeyValueStore, changelog_topic: str | None
+    ) -> None:
         self._context = context
         self._outer = outer
         self._changelog_topic = changelog_topic
@@ -149,24 +159,30 @@ class _RegisterAs:
         return getattr(self._context, attribute)
 
 
+@dataclass(eq=False)
 class VersionedKeyValueStore:
     """See the module docstring. ``timestamped``/``versioned`` tell the restore path to hand
-    ``(key, (value, timestamp))`` records to :meth:`restore_batch`."""
+    ``(key, (value, timestamp))`` records to :meth:`restore_batch`.
+
+    :param wrapped: the inner bytes store (the versions of a key are one value in it).
+    :param key_serde: the key serde (``None``: the app's default, resolved at ``init``).
+    :param value_serde: the value serde (likewise).
+    :param logging: write each put to the changelog.
+    """
 
     timestamped = True
     versioned = True
 
-    def __init__(
-        self, inner: Any, history_retention_ms: int, key_serde: Any, value_serde: Any, logging: bool
-    ) -> None:
-        self.wrapped = inner
-        self.history_retention_ms = history_retention_ms
-        self.key_serde = key_serde
-        self.value_serde = value_serde
-        self.logging = logging
-        self.context: Any = None
-        self.stream_time = _NO_TIME
-        self._dropped: Any = None  # the task's dropped-records sensor, once initialized
+    wrapped: AbstractBytesStore
+    history_retention_ms: int
+    key_serde: Serde | None
+    value_serde: Serde | None
+    logging: bool
+    context: Any = field(default=None, init=False)
+    stream_time: int = field(default=_NO_TIME, init=False)
+    _dropped: Any = field(default=None, init=False)  # the task's dropped-records sensor, once initialized
+    _keys: Serde = field(init=False)  # the resolved serdes, set by init
+    _values: Serde = field(init=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -190,12 +206,13 @@ class VersionedKeyValueStore:
             self.key_serde = configs.default_serde("key")
         if self.value_serde is None:
             self.value_serde = configs.default_serde("value")
+        self._keys, self._values = self.key_serde, self.value_serde
         topic = changelog_topic_name(context.application_id, self.name) if self.logging else None
         self.wrapped.init(_RegisterAs(context, self, topic), self)
         raw = self.wrapped.get(_STREAM_TIME_KEY)
         self.stream_time = struct.unpack(">q", raw)[0] if raw else _NO_TIME
 
-    def inner(self) -> Any:
+    def inner(self) -> StateStore:
         return self.wrapped.inner() if callable(getattr(self.wrapped, "inner", None)) else self.wrapped
 
     def is_open(self) -> bool:
@@ -207,14 +224,14 @@ class VersionedKeyValueStore:
     def close(self) -> None:
         self.wrapped.close()
 
-    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
         return False  # versioned stores do not cache
 
     # -- typed operations --------------------------------------------------------------------
     def _key(self, key: object) -> bytes:
         if key is None:
             raise ValueError("key cannot be null")
-        return bytes(self.key_serde.serialize(self._topic(), key))
+        return bytes(cast("bytes", self._keys.serialize(self._topic(), key)))
 
     def _topic(self) -> str:
         return f"{self.context.application_id}-{self.name}-changelog" if self.context else self.name
@@ -228,7 +245,7 @@ class VersionedKeyValueStore:
             if not hasattr(value, "timestamp"):
                 raise TypeError("a versioned store put needs a timestamp: put(key, value, timestamp)")
             value, timestamp = value.value, value.timestamp
-        raw = None if value is None else self.value_serde.serialize(self._topic(), value)
+        raw = None if value is None else self._values.serialize(self._topic(), value)
         key_bytes = self._key(key)
         code = self._put_bytes(key_bytes, raw, int(timestamp))
         if code == PUT_RETURN_CODE_NOT_PUT:
@@ -289,8 +306,8 @@ class VersionedKeyValueStore:
             valid_to = ts
         return found[::-1] if ascending else found
 
-    def _value(self, raw: bytes) -> Any:
-        return self.value_serde.deserialize(self._topic(), raw)
+    def _value(self, raw: bytes) -> object:
+        return self._values.deserialize(self._topic(), raw)
 
     # -- bytes level (also restore) ----------------------------------------------------------
     def _put_bytes(self, key: bytes, value: bytes | None, timestamp: int) -> int:

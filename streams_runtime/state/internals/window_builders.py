@@ -20,9 +20,9 @@ stays in the changelog at least as long as the store may need it; user configs g
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from streams_runtime.state.internals.builders import StoreBuilderBase, StoreSupplierBase
+from streams_runtime.state.internals.builders import InnerStoreSupplier, StoreBuilderBase, StoreSupplierBase
 from streams_runtime.state.internals.bytes_store import validate_retention
 from streams_runtime.state.internals.caching_window_store import CachingSessionStore, CachingWindowStore
 from streams_runtime.state.internals.change_logging_window_store import (
@@ -37,6 +37,9 @@ from streams_runtime.state.internals.metered_window_store import (
 )
 from streams_runtime.state.internals.session_store import SessionBytesStore
 from streams_runtime.state.internals.window_store import WindowBytesStore
+
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.segments import Segments
 
 __all__ = [
     "DEFAULT_ADDITIONAL_RETENTION_MS",
@@ -71,7 +74,7 @@ class _SegmentedStoreSupplier(StoreSupplierBase):
         self,
         name: str,
         retention_period_ms: int,
-        segments_factory: Callable[[], Any],
+        segments_factory: Callable[[], Segments],
         metrics_scope: str,
         *,
         persistent: bool,
@@ -94,7 +97,7 @@ class WindowBytesStoreSupplier(_SegmentedStoreSupplier):
         retention_period_ms: int,
         window_size_ms: int,
         retain_duplicates: bool,
-        segments_factory: Callable[[], Any],
+        segments_factory: Callable[[], Segments],
         metrics_scope: str,
         *,
         persistent: bool,
@@ -129,8 +132,20 @@ class SessionBytesStoreSupplier(_SegmentedStoreSupplier):
         return SessionBytesStore(self._name, self.retention_period_ms, self._segments_factory())
 
 
-class _SegmentedStoreBuilder(StoreBuilderBase):
+_S_co = TypeVar("_S_co", covariant=True)
+_S = TypeVar("_S", WindowBytesStore, SessionBytesStore)
+
+
+class _SegmentedSupplier(InnerStoreSupplier[_S_co], Protocol[_S_co]):
+    """A window or session store supplier, as the builders see it."""
+
+    retention_period_ms: int
+
+
+class _SegmentedStoreBuilder(StoreBuilderBase[_S]):
     """The windowed changelog config shared by both builders."""
+
+    _supplier: _SegmentedSupplier[_S]
 
     @property
     def retention_period_ms(self) -> int:
@@ -148,8 +163,10 @@ class _SegmentedStoreBuilder(StoreBuilderBase):
         return windowed_changelog_config(self.retention_period_ms, self._log_config, additional_retention_ms)
 
 
-class WindowStoreBuilder(_SegmentedStoreBuilder):
+class WindowStoreBuilder(_SegmentedStoreBuilder[WindowBytesStore]):
     """Builds window store stacks (``timestamped``: values are ``ValueAndTimestamp``)."""
+
+    _supplier: WindowBytesStoreSupplier
 
     @property
     def window_size_ms(self) -> int:
@@ -181,7 +198,7 @@ class WindowStoreBuilder(_SegmentedStoreBuilder):
         )
 
 
-class SessionStoreBuilder(_SegmentedStoreBuilder):
+class SessionStoreBuilder(_SegmentedStoreBuilder[SessionBytesStore]):
     """Builds session store stacks."""
 
     def build(self) -> MeteredSessionStore:

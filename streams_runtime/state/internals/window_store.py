@@ -23,8 +23,8 @@ Semantics (Kafka Streams' window stores):
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from streams_runtime.state.interfaces import KeyValue
 from streams_runtime.state.internals.bytes_store import check_key, check_value
@@ -42,6 +42,9 @@ from streams_runtime.state.internals.key_schemas import (
 )
 from streams_runtime.state.internals.segmented_store import AbstractSegmentedStore
 from streams_runtime.windowed import Windowed, time_window_for_size
+
+if TYPE_CHECKING:
+    from streams_runtime.state.internals.segments import Segments
 
 __all__ = ["WindowBytesStore"]
 
@@ -64,7 +67,7 @@ class WindowBytesStore(AbstractSegmentedStore):
         retention_period_ms: int,
         window_size_ms: int,
         retain_duplicates: bool,
-        segments: object,
+        segments: Segments,
         segment_interval_ms: int | None = None,
     ) -> None:
         super().__init__(name, retention_period_ms, segments, segment_interval_ms)
@@ -97,18 +100,12 @@ class WindowBytesStore(AbstractSegmentedStore):
         self._seqnum = (self._seqnum + 1) & MAX_SEQNUM
         return self._seqnum
 
-    def restore_batch(self, records: Iterable[tuple[Any, ...]], changelog_offset: int | None = None) -> None:
-        """Apply changelog records ``(changelog_key, value[, timestamp])``; expired ones are skipped."""
-        self._check_open()
-        entries = []
-        for record in records:
-            key, start, seqnum = split_window_changelog_key(check_key(record[0]))
-            if self._observe(start, restoring=True):
-                entries.append(
-                    (self._segment_of(start), ordered_window_key(key, start, seqnum), check_value(record[1]))
-                )
-                self._seqnum = max(self._seqnum, seqnum)
-        self.segments.write(entries, changelog_offset)
+    def _split_changelog_key(self, changelog_key: bytes) -> tuple[int, bytes, int]:
+        key, start, seqnum = split_window_changelog_key(changelog_key)
+        return start, ordered_window_key(key, start, seqnum), seqnum
+
+    def _restored(self, seqnum: int) -> None:
+        self._seqnum = max(self._seqnum, seqnum)
 
     # -- reads -------------------------------------------------------------------------------
 

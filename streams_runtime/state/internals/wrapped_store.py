@@ -14,36 +14,35 @@ requires.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+
+from streams_runtime.state.interfaces import StateStore
 
 if TYPE_CHECKING:
     from streams_runtime.serdes import Serde
-    from streams_runtime.state.interfaces import StateStore, StateStoreContext
+    from streams_runtime.state.interfaces import StateStoreContext
 
-__all__ = ["KeyValueStoreLayer", "StateStoreLayer", "WrappedKeyValueStore", "WrappedStateStore"]
+__all__ = [
+    "FlushListener",
+    "KeyValueStoreLayer",
+    "StateStoreLayer",
+    "WrappedKeyValueStore",
+    "WrappedStateStore",
+]
+
+#: ``listener(key, new_value, old_value, timestamp)`` of a caching layer: each layer its own types
+#: (bytes below the metered face, typed keys and values at it; windowed keys for window stores)
+FlushListener = Callable[..., None]
 
 
-class StateStoreLayer(Protocol):
-    """What a wrapper needs of the store below it, whatever the store kind: the lifecycle."""
+class StateStoreLayer(StateStore, Protocol):
+    """What a wrapper needs of the store below it, whatever the store kind: the lifecycle
+    (:class:`StateStore`'s), the innermost store, the flush listener and the size."""
 
-    @property
-    def name(self) -> str: ...
+    def inner(self) -> StateStore: ...
 
-    @property
-    def persistent(self) -> bool: ...
-
-    def init(self, context: StateStoreContext, root: StateStore | None = None) -> None: ...
-
-    def is_open(self) -> bool: ...
-
-    def flush(self) -> None: ...
-
-    def close(self) -> None: ...
-
-    def inner(self) -> Any: ...
-
-    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool: ...
+    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool: ...
 
     def approximate_num_entries(self) -> int: ...
 
@@ -80,7 +79,7 @@ class WrappedStateStore:
 
     wrapped: Any  # each kind narrows it: KeyValueStoreLayer here, Any for windows and sessions
 
-    def __init__(self, wrapped: Any) -> None:
+    def __init__(self, wrapped: StateStoreLayer) -> None:
         self.wrapped = wrapped
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -114,11 +113,12 @@ class WrappedStateStore:
         """Close the layers below."""
         self.wrapped.close()
 
-    def inner(self) -> Any:
+    def inner(self) -> StateStore:
         """The innermost store of the stack."""
-        return self.wrapped.inner()
+        result: StateStore = self.wrapped.inner()
+        return result
 
-    def set_flush_listener(self, listener: object, send_old_values: bool = False) -> bool:
+    def set_flush_listener(self, listener: FlushListener, send_old_values: bool = False) -> bool:
         """Pass the listener to a caching layer below; ``True`` when one took it."""
         result: bool = self.wrapped.set_flush_listener(listener, send_old_values)
         return result

@@ -38,8 +38,9 @@ class WrappedWindowStore(WrappedStateStore):
         result: bool = self.wrapped.retain_duplicates
         return result
 
-    def put(self, key: Any, value: Any, window_start_timestamp: int) -> Any:
-        return self.wrapped.put(key, value, window_start_timestamp)
+    def put(self, key: Any, value: Any, window_start_timestamp: int) -> bytes | None:
+        result: bytes | None = self.wrapped.put(key, value, window_start_timestamp)
+        return result
 
     def fetch(self, *args: object) -> Any:
         return self.wrapped.fetch(*args)
@@ -68,10 +69,11 @@ class WrappedSessionStore(WrappedStateStore):
         result: int = self.wrapped.retention_period_ms
         return result
 
-    def put(self, session: Any, value: Any) -> Any:
-        return self.wrapped.put(session, value)
+    def put(self, session: Windowed, value: Any) -> bytes | None:
+        result: bytes | None = self.wrapped.put(session, value)
+        return result
 
-    def remove(self, session: Windowed) -> Any:
+    def remove(self, session: Windowed) -> bytes | None:
         return self.put(session, None)
 
     def find_sessions(self, *args: object) -> Any:
