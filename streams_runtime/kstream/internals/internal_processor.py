@@ -9,10 +9,11 @@ the ``context`` attribute's.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streams_runtime.errors import StreamsError
-from streams_runtime.processor.api import Processor, ProcessorContext
+from streams_runtime.processor.api import Processor, ProcessorContext, Record
 from streams_runtime.processor.internals.context import (
     InternalProcessorContext,
     RecordContext,
@@ -31,6 +32,7 @@ __all__ = [
     "current_node_name",
     "flushed_timestamp",
     "internal_context",
+    "join_null_input",
     "node_forwarders",
     "skip_null",
 ]
@@ -47,6 +49,27 @@ def skip_null(context: InternalProcessorContext, dropped: Sensor, what: str) -> 
     else:
         log.warning("Skipping record due to null %s. Topic, partition, and offset not known.", what)
     dropped.record()
+
+
+class NullJoinSide(Protocol):
+    """What :func:`join_null_input` reads of a join processor."""
+
+    context: InternalProcessorContext
+    dropped: Sensor
+    forward: Callable[..., None]
+    joiner: Callable[[Any, Any, Any], Any]
+
+
+def join_null_input(side: NullJoinSide, record: Record, join_key: object, keeps: bool, what: str) -> None:
+    """A join's input record whose join key or value is null: a join that ``keeps`` such records
+    (a left or outer join) emits one with a null key and a value joined with null, as Kafka
+    Streams does; any other is skipped (:func:`skip_null`). Called only for such a record, so
+    the processing path of every other pays nothing."""
+    value = record.value
+    if keeps and join_key is None and value is not None:
+        side.forward(record.with_value(side.joiner(record.key, value, None)))
+    else:
+        skip_null(side.context, side.dropped, what)
 
 
 def current_node_name(context: InternalProcessorContext) -> str:

@@ -31,7 +31,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
-    skip_null,
+    join_null_input,
 )
 from streams_runtime.kstream.windows import JoinWindows
 from streams_runtime.processor.api import Record
@@ -195,11 +195,8 @@ class KStreamKStreamJoinSide(InternalProcessor):
         tracker = self.tracker
         if ts > tracker.stream_time:
             tracker.stream_time = ts
-        if self.outer and key is None and value is not None:
-            self.forward(record.with_value(self.joiner(key, value, None)))
-            return
         if key is None or value is None:
-            skip_null(self.context, self.dropped, "key or value")
+            join_null_input(self, record, key, self.outer, "key or value")
             return
         outer_store = self.outer_store
         if outer_store is not None and ts == tracker.stream_time:

@@ -29,6 +29,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
+    join_null_input,
     skip_null,
 )
 from streams_runtime.kstream.internals.table_processors import TableUpdatesSupplier, TupleForwarder
@@ -160,13 +161,10 @@ class KStreamKTableJoin(_LookupJoin):
         key, value = record.key, record.value
         mapper = self.key_mapper
         table_key = key if mapper is None else mapper(key, value)
-        if self.left and table_key is None and value is not None:
+        if table_key is None or value is None:
             # a left join keeps a record without a table key (a null key, or one the global
             # table's key selector maps to null): joined with null, as in Kafka Streams
-            self.forward(record.with_value(self.joiner(key, value, None)))
-            return
-        if table_key is None or value is None:
-            skip_null(self.context, self.dropped, "join key or value")
+            join_null_input(self, record, table_key, self.left, "join key or value")
             return
         if getattr(self.getter, "versioned", False):
             found = self.getter.get(table_key, record.timestamp)
