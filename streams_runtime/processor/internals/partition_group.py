@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
-from streams_runtime.processor.api import Headers
+from streams_runtime.processor.api import Headers, Record
 from streams_runtime.processor.internals.handlers import DeserializationHandler
 from streams_runtime.processor.internals.metrics import Sensor
 from streams_runtime.processor.internals.nodes import SourceNode
@@ -140,7 +141,7 @@ class RecordQueue:
         #: processing loops apply that rule inline and call :meth:`extract_time` otherwise)
         self.fast_extraction = extractor is fail_on_invalid
         #: the task's forwarder from this queue's source, made on its first processing loop
-        self.source_forward: Any = None
+        self.source_forward: Callable[[str, int, int, Record], None] | None = None
 
     def __len__(self) -> int:
         return len(self.raw) + (self.head is not None)
@@ -277,10 +278,14 @@ class PartitionGroup:
         return sum(len(q) for q in self._ordered)
 
     def next_queue(self) -> RecordQueue | None:
-        best = None
-        for queue in self._ordered:
-            if queue.head is None and queue.raw:  # a queue that does not read ahead: read now
+        ordered = self._ordered
+        if len(ordered) == 1:  # a lone queue does not read ahead: its head is read when asked for
+            queue = ordered[0]
+            if queue.head is None and queue.raw:
                 queue.update_head()
+            return queue if queue.head is not None else None
+        best = None
+        for queue in ordered:
             if queue.head is not None and (best is None or queue.head_time < best.head_time):
                 best = queue
         return best
