@@ -1,13 +1,8 @@
-"""A free TCP port for a test's server (one definition for every test that binds one)."""
+"""Free TCP ports for a test's servers: the package's allocator (one definition for every test
+that binds one), which picks below the ephemeral range and claims each port for the test process."""
 
 from __future__ import annotations
 
-import socket
+from streams_runtime.brokers import free_port, free_ports
 
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port the OS has just handed out on ``host`` and released: free unless taken in between,
-    which for ports from the ephemeral range is rare enough for tests."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+__all__ = ["free_port", "free_ports"]

@@ -38,7 +38,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -49,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from streams_runtime.brokers import runtime_home
+from streams_runtime.brokers import free_port, runtime_home
 
 log = logging.getLogger("streams_runtime.demo")
 
@@ -78,12 +77,6 @@ def worker_connection(url: str, token: str | None = None) -> dict[str, Any]:
 
 class AirflowError(RuntimeError):
     """Airflow did not start, did not answer, or refused a request."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class AirflowClient:

@@ -39,7 +39,6 @@ import random
 import secrets
 import shutil
 import signal
-import socket
 import sys
 import threading
 import time
@@ -50,7 +49,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from streams_runtime.brokers import bootstrap_or_throwaway, free_port, runtime_home
+from streams_runtime.brokers import bootstrap_or_throwaway, free_ports, runtime_home
 from streams_runtime.demo.app import APPLICATION_ID, PARTITIONS, PAYMENTS_TOPIC, RESULTS_TOPIC, STORE
 from streams_runtime.demo.results import Ledger, ResultsView, read_payments, table
 from streams_runtime.kafka.clients import TopicSpec, create_admin, create_producer, create_topics
@@ -211,21 +210,6 @@ def produce_yesterday(producer: object, rng: random.Random, ledger: Ledger, n: i
     return f"{today - timedelta(days=1):%Y-%m-%d}"
 
 
-def _free_ports(count: int) -> int:
-    """A port P with P .. P+count-1 free on loopback (instance i serves P+i)."""
-    for _ in range(50):
-        base = free_port()
-        try:
-            with contextlib.ExitStack() as probes:
-                for offset in range(1, count):
-                    probe = probes.enter_context(socket.socket())
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError(f"no {count} consecutive free ports on 127.0.0.1")
-
-
 def _query_totals(http_port: int, ledger: Ledger, stop: threading.Event, timeout: float = 30.0) -> bool:
     """Step 6b: every user's total through instance 0's HTTP API, compared with the ledger."""
     base = f"http://127.0.0.1:{http_port}/stores/{STORE}/keys/"
@@ -357,7 +341,7 @@ def run_demo(
             say(f"app {APPLICATION_ID}: {instances} worker instances x {threads} threads")
             for line in plan.report():
                 say(f"  {line}")
-            http_port = _free_ports(instances)
+            http_port = free_ports(instances)  # instance i serves http_port + i
             launcher = WorkerLauncher(
                 APP_SPEC,
                 instances=instances,

@@ -7,11 +7,14 @@ file records what a later ``broker stop`` or ``broker status`` needs (kind, pids
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -126,16 +129,83 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+#: where :func:`free_ports` claims ports: one lock file per port, held while the claimer lives
+PORT_CLAIMS = Path(tempfile.gettempdir()) / f"streams-runtime-ports-{os.getuid()}"
+#: the lowest port handed out (above the well-known and most registered services' ports)
+LOWEST_PORT = 20000
+_claims: dict[int, int] = {}  # port -> descriptor of its locked claim file, kept until exit
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The ports Linux gives outgoing connections and ``bind(0)`` (32768-60999 by default)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_ports(count: int = 1, host: str = HOST) -> int:
+    """The first of ``count`` consecutive ports free on ``host``, claimed for this process.
+
+    Not an OS-assigned port: that comes from the ephemeral range, where every client connection
+    on the machine takes its local port (Linux gives ``bind(0)`` odd ports and outgoing
+    connections even ones, so an OS-assigned port's neighbour is the likeliest port of all to be
+    taken before a server binds it). These come from below that range, where only a process
+    binding a port on purpose can take one; and each is claimed with a lock file, held until this
+    process exits, so no other process picking through this function gets it while this one
+    may still hand it to a server.
+    """
+    low = LOWEST_PORT
+    high = ephemeral_port_range()[0] - count
+    if high - low < 1000:  # an unusual ephemeral range: take what the OS gives
+        return _os_assigned_ports(count, host)
+    PORT_CLAIMS.mkdir(parents=True, exist_ok=True)
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(low, high)
+        claimed = [port for port in range(base, base + count) if _claim(port)]
+        if len(claimed) == count and not any(port_in_use(port, host, reuse=False) for port in claimed):
+            return base
+        for port in claimed:
+            os.close(_claims.pop(port))
+    raise RuntimeError(f"no {count} consecutive free ports between {low} and {high + count} on {host}")
+
+
 def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """One port from :func:`free_ports`."""
+    return free_ports(1, host)
 
 
-def port_in_use(port: int, host: str = HOST) -> bool:
+def _claim(port: int) -> bool:
+    if port in _claims:
+        return False
+    descriptor = os.open(PORT_CLAIMS / str(port), os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return False
+    _claims[port] = descriptor
+    return True
+
+
+def _os_assigned_ports(count: int, host: str) -> int:
+    for _ in range(50):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            base: int = sock.getsockname()[1]
+        if not any(port_in_use(base + offset, host, reuse=False) for offset in range(1, count)):
+            return base
+    raise RuntimeError(f"no {count} consecutive free ports on {host}")
+
+
+def port_in_use(port: int, host: str = HOST, *, reuse: bool = True) -> bool:
+    """Whether a server could not bind ``host:port`` now (with ``reuse``, as servers bind: a port
+    whose last connection lingers in TIME_WAIT counts as free)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

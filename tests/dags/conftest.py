@@ -172,7 +172,8 @@ def airflow_standalone(kafka_broker: str, tmp_path_factory: pytest.TempPathFacto
     """
     import os
 
-    from streams_runtime.demo.airflow_standalone import AirflowStandalone, free_port
+    from streams_runtime.demo.airflow_standalone import AirflowStandalone
+    from tests.ports import free_port
 
     tmp = tmp_path_factory.mktemp("airflow_standalone")
     worker_port, token = free_port(), "ui-forms-token"

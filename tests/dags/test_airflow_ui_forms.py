@@ -52,8 +52,8 @@ def demo_workers(bootstrap_servers: str, tmp_path: Path):
     """The demo application on two instances with their HTTP API (started once the provisioning
     DAG made its topics): instance 0 at the given port, instance 1 on a free one."""
     from streams_runtime import KafkaStreams
-    from streams_runtime.demo.airflow_standalone import free_port
     from streams_runtime.demo.app import CONFIG, payments_topology
+    from tests.ports import free_port
 
     started = []
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from streams_runtime.demo.airflow_standalone import (
 )
 from tests.conditions import wait_until
 from tests.deploy.compose_files import STACK_ENV
+from tests.ports import free_port, free_ports
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(2700)]
 
@@ -65,12 +65,6 @@ PAYMENTS = [
 ]  # (user, amount, ms after RANGE_START): 4 (user, hour) windows
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _marked(home: Path) -> list[int]:
     wanted, found = f"{MARKER}={home}".encode(), []
     for proc in Path("/proc").glob("[0-9]*"):
@@ -87,19 +81,17 @@ def _marked(home: Path) -> list[int]:
 class Stack:
     def __init__(self, home: Path) -> None:
         self.home = home
-        base = _free_port()
-        while any(_port_taken(base + i) for i in range(1, 3)):
-            base = _free_port()
+        base = free_ports(3)  # the workers serve base + 1 and base + 2
         self.env = {
             **os.environ,
             "STACK_HOME": str(home),
             "PYTHON": sys.executable,
             # free ports instead of the file's (the machine may run other things on 8080, ...)
-            "POSTGRES_PORT": str(_free_port()),
-            "AIRFLOW_API_PORT": str(_free_port()),
-            "SPARK_MASTER_PORT": str(_free_port()),
-            "SPARK_UI_PORT": str(_free_port()),
-            "PROMETHEUS_PORT": str(_free_port()),
+            "POSTGRES_PORT": str(free_port()),
+            "AIRFLOW_API_PORT": str(free_port()),
+            "SPARK_MASTER_PORT": str(free_port()),
+            "SPARK_UI_PORT": str(free_port()),
+            "PROMETHEUS_PORT": str(free_port()),
             "STREAM_WORKER_HTTP_PORT": str(base),
         }
         self.times: dict[str, float] = {}
@@ -130,15 +122,6 @@ class Stack:
 
     def bootstrap(self) -> str:
         return str(json.loads((self.home / "broker.json").read_text())["bootstrap_servers"])
-
-
-def _port_taken(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
 
 
 def _get(url: str, token: str | None = None) -> Any:

@@ -33,8 +33,9 @@ from streams_runtime.server.app import create_app
 from streams_runtime.server.http_server import HttpServer
 from tests.deploy.test_dashboards import metric_names_used
 from tests.integration.streams_support import make_topics, produce, wait_until
-from tests.integration.test_worker_http import _status, _two_free_ports
+from tests.integration.test_worker_http import _status
 from tests.partitioning import partition_for
+from tests.ports import free_ports
 from tests.tools.test_describe_graph import four_subtopologies
 from tests.unit.query.fakes import FakeClient, FakeThread
 
@@ -59,7 +60,7 @@ USERS = _users_on_every_partition(12)
 @pytest.fixture(scope="module")
 def workers(kafka_broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     make_topics(kafka_broker, **{PAYMENTS_TOPIC: PARTITIONS, RESULTS_TOPIC: PARTITIONS})
-    port = _two_free_ports()
+    port = free_ports(2)
     launcher = subprocess.Popen(
         [sys.executable, "-m", "streams_runtime.cli", "worker", "--app", "streams_runtime.demo.app:app"]
         + ["--instances", "2", "--bootstrap-servers", kafka_broker, "--http-port", str(port)]
@@ -254,7 +255,7 @@ def four_subtopology_console() -> Iterator[tuple[str, str]]:
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # the kernel accepts the connections; nobody ever reads them
-    me, other = f"127.0.0.1:{_two_free_ports()}", f"127.0.0.1:{silent.getsockname()[1]}"
+    me, other = f"127.0.0.1:{free_ports()}", f"127.0.0.1:{silent.getsockname()[1]}"
     hosts = AssignmentInfo(
         partitions_by_host={
             me: frozenset(SourcePartition("input", p) for p in (0, 1)),

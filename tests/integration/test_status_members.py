@@ -25,7 +25,8 @@ from streams_runtime.processor.internals.group_member import describe_applicatio
 from streams_runtime.tools.status import NO_ENDPOINT, UNKNOWN_ENDPOINT
 from streams_runtime.worker import FORWARDING_SECRET_ENV
 from tests.integration.streams_support import make_topics, wait_until
-from tests.integration.test_worker_http import _status, _two_free_ports
+from tests.integration.test_worker_http import _status
+from tests.ports import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "status-members-forwarding-secret-of-32-bytes"
@@ -67,7 +68,7 @@ def three_members(kafka_broker: str, unique_name, tmp_path: Path) -> Iterator[tu
     source, output, app_id = unique_name("members-in"), unique_name("members-out"), unique_name("members-app")
     make_topics(kafka_broker, **{source: 4, output: 4})
     topics = f"{source},{output},{app_id}"
-    port = _two_free_ports()
+    port = free_ports(2)
     served = Launcher(kafka_broker, topics, tmp_path / "a", "--instances", "2", "--http-port", str(port))
     plain = Launcher(kafka_broker, topics, tmp_path / "b")
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,24 +19,11 @@ import httpx
 
 from streams_runtime.worker import FORWARDING_SECRET_ENV
 from tests.integration.streams_support import make_topics, produce, wait_until
+from tests.ports import free_ports
 
 PARTITIONS = 4
 KEYS = [f"k{i}" for i in range(20)]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _two_free_ports() -> int:
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-            try:
-                with socket.socket() as b:
-                    b.bind(("127.0.0.1", port + 1))
-                    return port
-            except OSError:
-                continue
-    raise AssertionError("no two consecutive free ports")
 
 
 def _status(url: str) -> int:
@@ -51,7 +37,7 @@ def test_should_serve_each_instance_api_on_its_own_port(kafka_broker, unique_nam
     source, output, app_id = unique_name("http-in"), unique_name("http-out"), unique_name("http-app")
     make_topics(kafka_broker, **{source: PARTITIONS, output: PARTITIONS})
     produce(kafka_broker, source, ((k.encode(), b"v") for i, k in enumerate(KEYS) for _ in range(i % 3 + 1)))
-    port = _two_free_ports()
+    port = free_ports(2)
     launcher = subprocess.Popen(
         [
             sys.executable,
