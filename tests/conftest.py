@@ -170,6 +170,8 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
 
 
 _seconds_by_group: dict[str, float] = {}
+#: (test, text) of each test that recorded a "scenario" property (the fault scenarios: counts and phases)
+_scenarios: list[tuple[str, str]] = []
 
 
 def _time_group(nodeid: str) -> str:
@@ -199,6 +201,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     group = _time_group(report.nodeid)
     _seconds_by_group[group] = _seconds_by_group.get(group, 0.0) + report.duration
+    if report.when == "call":
+        recorded = report.user_properties
+        _scenarios.extend((report.nodeid, text) for name, text in recorded if name == "scenario")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
@@ -212,3 +217,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     for group, seconds in sorted(_seconds_by_group.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{group:<28} {seconds:8.1f} s  {seconds / total:6.1%}")
     terminalreporter.write_line(f"{'all':<28} {total:8.1f} s")
+    if _scenarios:  # what the fault scenarios recorded (record_property "scenario"): where their time went
+        terminalreporter.section("fault scenarios")
+        for nodeid, text in sorted(_scenarios):
+            terminalreporter.write_line(f"{nodeid.split('::')[-1]}: {text}")

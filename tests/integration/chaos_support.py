@@ -23,7 +23,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from streams_runtime.kafka.clients import create_producer
@@ -37,6 +37,7 @@ KEYS = 60
 RATE = 400  # records per second
 #: how long the input producer retries a record before it gives up (longer than any fault)
 DELIVERY_TIMEOUT_S = 120.0
+INPUT_AFTER_LAST_FAULT_S = 3.0  # input streamed after the last fault returned
 
 
 class Fleet:
@@ -104,9 +105,13 @@ class Fleet:
 
 
 def _produce_stream(
-    bootstrap: str, source: str, stop_at: float, produced: list[tuple[str, str]], paused: threading.Event
+    bootstrap: str,
+    source: str,
+    over: Callable[[], bool],
+    produced: list[tuple[str, str]],
+    paused: threading.Event,
 ) -> None:
-    """Stream input at :data:`RATE` until ``stop_at``. ``produced`` holds the records the cluster
+    """Stream input at :data:`RATE` until ``over()``. ``produced`` holds the records the cluster
     acknowledged: a batch in flight when every broker goes down is delivered once they are back
     (librdkafka retries it), and a record it gave up on is not counted as input."""
     producer = create_producer(bootstrap, {"message.timeout.ms": int(DELIVERY_TIMEOUT_S * 1000)})
@@ -118,7 +123,7 @@ def _produce_stream(
 
     n = 0
     started = time.monotonic()
-    while time.monotonic() < stop_at:
+    while not over():
         if paused.is_set():
             time.sleep(0.05)
             continue
@@ -147,6 +152,9 @@ class ChaosResult:
     fleet: Fleet
     #: every instance process was still running when the outputs had been checked
     alive_at_end: bool = False
+    #: seconds each step of the run took (fleet running, input streamed and acknowledged, input
+    #: read back, outputs checked): where a slow run spent its time
+    phases: dict[str, float] = field(default_factory=dict)
 
     def summary(self, name: str) -> str:
         return (
@@ -154,7 +162,8 @@ class ChaosResult:
             f"{len(self.fleet.kills)} instance kills, "
             f"lost {self.lost}, duplicates {self.duplicates}, restarted instances RUNNING after "
             f"{self.fleet.recovery_times()} s, outputs complete {self.recovered_s:.1f} s "
-            "after the input stopped"
+            "after the input stopped; phases (s): "
+            + ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in self.phases.items())
         )
 
 
@@ -175,7 +184,8 @@ def run_chaos(
     replication_factor: int = 1,
 ) -> ChaosResult:
     """Start the fleet, stream input for ``produce_s`` seconds while each fault runs at its
-    second (on a fixed schedule: a slow fault does not push the next one out), then check the
+    second (or when the one before it returns, if that is later; the input goes on until
+    :data:`INPUT_AFTER_LAST_FAULT_S` after the last fault returned), then check the
     outputs (see the module docstring) and return the figures. ``replication_factor``: of the
     input and output topics (the internal ones take the broker's default)."""
     source, counts, ids, app = names("in"), names("counts"), names("ids"), names("chaos")
@@ -183,14 +193,28 @@ def run_chaos(
     make_topics(bootstrap, replication_factor, **topics)
     fleet = Fleet(bootstrap, f"{source},{counts},{ids},{app}", guarantee, root, instances, standbys)
     produced: list[tuple[str, str]] = []
+    phases: dict[str, float] = {}
+    step = time.monotonic()
+
+    def phase_done(name: str) -> None:
+        nonlocal step
+        phases[name], step = time.monotonic() - step, time.monotonic()
+
     try:
         wait_until(lambda: all(w.active_partitions() is not None for w in fleet.workers), 60, fleet.logs)
+        phase_done("fleet running")
         began = time.monotonic()
         failures: list[BaseException] = []
+        # the input runs for produce_s and past the last fault (a fault that restarts a broker
+        # takes 10-30 s and pushes the next one out), so that every fault falls inside it
+        input_ends, faults_done = [began + produce_s], threading.Event()
+
+        def input_over() -> bool:
+            return faults_done.is_set() and time.monotonic() >= input_ends[0]
 
         def stream_input() -> None:
             try:
-                _produce_stream(bootstrap, source, began + produce_s, produced, fleet.input_paused)
+                _produce_stream(bootstrap, source, input_over, produced, fleet.input_paused)
             except BaseException as exc:  # reported by the test's own thread below
                 failures.append(exc)
 
@@ -199,9 +223,13 @@ def run_chaos(
         for at, fault in faults:
             time.sleep(max(0.0, began + at - time.monotonic()))
             fault(fleet)
-        producer.join(produce_s + DELIVERY_TIMEOUT_S + 30)
+        input_ends[0] = max(input_ends[0], time.monotonic() + INPUT_AFTER_LAST_FAULT_S)
+        faults_done.set()
+        producer.join(max(0.0, input_ends[0] - time.monotonic()) + DELIVERY_TIMEOUT_S + 30)
         assert not producer.is_alive() and not failures, failures
+        phase_done("input acknowledged")
         produced = _input_of(bootstrap, source, produced)
+        phase_done("input read back")
         expected = Counter(key for key, _ in produced)
         all_ids = {i for _, i in produced}
         settled_at = time.monotonic()
@@ -214,7 +242,9 @@ def run_chaos(
                 bootstrap, counts, ids, produced, expected, all_ids, fleet, settle_s
             )
         recovered_s = time.monotonic() - settled_at
-        return ChaosResult(len(produced), lost, duplicates, recovered_s, fleet, fleet.all_alive())
+        phase_done("outputs checked")
+        alive = fleet.all_alive()
+        return ChaosResult(len(produced), lost, duplicates, recovered_s, fleet, alive, phases)
     finally:
         fleet.stop()
 

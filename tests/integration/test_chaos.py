@@ -35,20 +35,20 @@ def _kill(n: int):
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_no_input_is_lost_and_exactly_once_stays_exact_under_repeated_kill_9(
-    bootstrap_servers, unique_name, tmp_path, guarantee
+    bootstrap_servers, unique_name, tmp_path, guarantee, record_property
 ):
     faults = [((n + 1) * KILL_EVERY_S, _kill(n)) for n in range(KILLS)]
     result = run_chaos(
         bootstrap_servers, unique_name, tmp_path, guarantee, faults, KILLS * KILL_EVERY_S + 2.0
     )
-    print("\n" + result.summary("chaos"))
+    record_property("scenario", result.summary("chaos"))
     assert len(result.fleet.kills) == KILLS
 
 
 @pytest.mark.kafka_only
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_ten_kills_with_standbys_lose_nothing_and_stay_exact(
-    bootstrap_servers, unique_name, tmp_path, guarantee
+    bootstrap_servers, unique_name, tmp_path, guarantee, record_property
 ):
     faults = [((n + 1) * LONG_KILL_EVERY_S, _kill(n)) for n in range(LONG_KILLS)]
     result = run_chaos(
@@ -60,5 +60,5 @@ def test_ten_kills_with_standbys_lose_nothing_and_stay_exact(
         LONG_KILLS * LONG_KILL_EVERY_S + 2.0,
         standbys=1,
     )
-    print("\n" + result.summary("chaos, 10 kills, 1 standby"))
+    record_property("scenario", result.summary("chaos, 10 kills, 1 standby"))
     assert len(result.fleet.kills) == LONG_KILLS

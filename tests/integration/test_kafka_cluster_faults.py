@@ -72,7 +72,7 @@ def _bounce(cluster: ApacheKafkaCluster, pick: Callable[[Fleet], int], hard: boo
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_instances_ride_out_bounced_and_killed_leaders_and_controller(
-    cluster, unique_name, tmp_path, guarantee
+    cluster, unique_name, tmp_path, guarantee, record_property
 ):
     def controller(fleet: Fleet) -> int:
         node = cluster.active_controller()
@@ -94,14 +94,14 @@ def test_instances_ride_out_bounced_and_killed_leaders_and_controller(
         settle_s=120.0,
         replication_factor=3,
     )
-    print("\n" + result.summary("broker bounce"))
+    record_property("scenario", result.summary("broker bounce"))
     assert result.fleet.kills == []  # no instance was restarted by the test
     assert result.alive_at_end, result.fleet.logs()
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
 def test_instances_recover_by_themselves_after_every_broker_was_down(
-    cluster, unique_name, tmp_path, guarantee
+    cluster, unique_name, tmp_path, guarantee, record_property
 ):
     def all_down(fleet: Fleet) -> None:
         fleet.input_paused.set()
@@ -124,6 +124,6 @@ def test_instances_recover_by_themselves_after_every_broker_was_down(
         settle_s=120.0,
         replication_factor=3,
     )
-    print("\n" + result.summary("all brokers down"))
+    record_property("scenario", result.summary("all brokers down"))
     assert result.fleet.kills == []
     assert result.alive_at_end, result.fleet.logs()
