@@ -32,6 +32,7 @@ from streams_runtime.kafka.clients import (
     KafkaException,
     TopicPartition,
 )
+from streams_runtime.processor.internals.partition_group import RawRecord
 from streams_runtime.testing.in_memory_cluster import InMemoryCluster, StoredRecord, fenced_error, kafka_error
 
 if TYPE_CHECKING:
@@ -43,8 +44,11 @@ __all__ = ["InMemoryAdmin", "InMemoryConsumer", "InMemoryMessage", "InMemoryProd
 OFFSET_INVALID = -1001
 
 
-class InMemoryMessage:
-    """A record or an event (``error()`` set) as confluent's ``Message`` shows it."""
+class InMemoryMessage(RawRecord):
+    """A record or an event (``error()`` set) as confluent's ``Message`` shows it: the runtime's
+    :class:`~streams_runtime.processor.internals.partition_group.RawRecord` with an error."""
+
+    __slots__ = ("_error",)
 
     def __init__(
         self,
@@ -54,35 +58,19 @@ class InMemoryMessage:
         record: StoredRecord | None = None,
         error: KafkaError | None = None,
     ) -> None:
-        self._topic, self._partition, self._offset = topic, partition, offset
-        self._record, self._error = record, error
+        if record is None:
+            super().__init__(topic, partition, offset, -1, None, None, None)
+        else:
+            super().__init__(
+                topic, partition, offset, record.timestamp, record.key, record.value, record.headers
+            )
+        self._error = error
 
-    def error(self) -> KafkaError | None:
+    def error(self) -> KafkaError | None:  # type: ignore[override]  # RawRecord's is always None
         return self._error
 
-    def topic(self) -> str:
-        return self._topic
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def timestamp(self) -> tuple[int, int]:
-        return (1, self._record.timestamp if self._record is not None else -1)
-
-    def key(self) -> bytes | None:
-        return self._record.key if self._record is not None else None
-
-    def value(self) -> bytes | None:
-        return self._record.value if self._record is not None else None
-
-    def headers(self) -> list[tuple[str, bytes]] | None:
-        return self._record.headers if self._record is not None else None
-
     def __len__(self) -> int:
-        return len(self.value() or b"")
+        return len(self._value or b"")
 
 
 class InMemoryConsumer:

@@ -36,6 +36,10 @@ UNKNOWN = -1
 
 _new_tuple = tuple.__new__  # what a named tuple's generated constructor calls
 
+#: a consumed message's headers: a list of (name, value) pairs from a client (None without any),
+#: or the record's own tuple
+MessageHeaders = Headers | list[tuple[str, bytes]] | None
+
 
 class RawRecord:
     """A record not deserialized yet, with the accessors of a consumed client message.
@@ -55,7 +59,7 @@ class RawRecord:
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
-        headers: Headers = (),
+        headers: MessageHeaders = (),
     ) -> None:
         self._topic, self._partition, self._offset = topic, partition, offset
         self._timestamp, self._key, self._value, self._headers = timestamp, key, value, headers
@@ -78,7 +82,7 @@ class RawRecord:
     def value(self) -> bytes | None:
         return self._value
 
-    def headers(self) -> Headers:
+    def headers(self) -> MessageHeaders:
         return self._headers
 
     def error(self) -> None:
