@@ -15,6 +15,7 @@ probes could outlast the hold and the test failed for the machine's sake, not th
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -39,12 +40,21 @@ FILL_WAIT_S = 20.0
 
 
 class BlackHole:
-    """Accepts every connection and never reads nor answers."""
+    """Accepts every connection and never reads nor answers, until closed.
+
+    Closing shuts the listener down before closing it: on Linux a listening socket closed while
+    another thread is blocked in its ``accept()`` goes on accepting (the blocked call keeps it
+    alive), so a lookup forwarded after the close was still taken in and held until its 30 s
+    timeout, as long as the lookup's own client waited. A connection accepted as the hole closes
+    is closed at once.
+    """
 
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
         self.endpoint = f"127.0.0.1:{self.listener.getsockname()[1]}"
         self.accepted: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -53,11 +63,20 @@ class BlackHole:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            self.accepted.append(conn)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self.accepted.append(conn)
 
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            held, self.accepted = self.accepted, []
+        with contextlib.suppress(OSError):  # not connected: shutdown still ends accept() on Linux
+            self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
-        for conn in self.accepted:
+        for conn in held:
             conn.close()
 
 
