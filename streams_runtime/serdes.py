@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -78,30 +79,60 @@ class Serde:
         return f"<Serde {self._name}>"
 
 
-class _StringSerde(Serde):
-    def __init__(self, encoding: str = "utf-8") -> None:
-        super().__init__("Serdes.String")
-        self._encoding = encoding
+_utf8_decode: Callable[[bytes], str] = bytes.decode  # UTF-8, strict: what data.decode("utf-8") does
+_utf8_encode: Callable[[str], bytes] = str.encode
+#: ``bytes`` in, the same object out; anything else but a ``bytes`` subclass raises TypeError
+_same_bytes: Callable[[bytes], bytes] = bytes.__bytes__
 
-    @property
-    def encoding(self) -> str:
-        """The text encoding of the bytes (``"utf-8"`` unless given)."""
-        return self._encoding
 
-    # serialize/deserialize: the exact-type fast paths of the hot path, then the general rule.
+class _OneCallSerde(Serde):
+    """A serde whose common case is one C call (no Python frame beyond ``serialize`` itself).
+
+    ``serialize`` of an instance of exactly :attr:`encodes` is ``encoder(data)`` and
+    ``deserialize`` of ``bytes`` is ``decoder(data)``; ``None`` is ``None``; anything else, and
+    anything the C call refuses, goes to the general rule (``_serialize`` / ``_deserialize``),
+    which gives the serde's result or its error. Subclasses set the three attributes.
+    """
+
+    encodes: type
+    encoder: Callable[[Any], bytes]
+    decoder: Callable[[bytes], Any]
+
     def serialize(self, topic: str, data: object) -> bytes | None:
-        if type(data) is str:
-            return data.encode(self._encoding)
+        if type(data) is self.encodes:
+            try:
+                return self.encoder(data)
+            except Exception:  # the general rule decides (and raises its own error)
+                return self._serialize(topic, data)
         if data is None:
             return None
         return self._serialize(topic, data)
 
     def deserialize(self, topic: str, data: bytes | None) -> Any:
         if type(data) is bytes:
-            return data.decode(self._encoding)
+            try:
+                return self.decoder(data)
+            except Exception:
+                return self._deserialize(topic, data)
         if data is None:
             return None
         return self._deserialize(topic, data)
+
+
+class _StringSerde(_OneCallSerde):
+    encodes = str
+
+    def __init__(self, encoding: str = "utf-8") -> None:
+        super().__init__("Serdes.String")
+        self._encoding = encoding
+        utf8 = encoding == "utf-8"
+        self.encoder = _utf8_encode if utf8 else operator.methodcaller("encode", encoding)
+        self.decoder = _utf8_decode if utf8 else operator.methodcaller("decode", encoding)
+
+    @property
+    def encoding(self) -> str:
+        """The text encoding of the bytes (``"utf-8"`` unless given)."""
+        return self._encoding
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, str):
@@ -112,24 +143,12 @@ class _StringSerde(Serde):
         return bytes(data).decode(self._encoding)
 
 
-class _BytesSerde(Serde):
+class _BytesSerde(_OneCallSerde):
+    encodes = bytes
+
     def __init__(self) -> None:
         super().__init__("Serdes.Bytes")
-
-    # serialize/deserialize: bytes pass through in one frame; the rest takes the general rule.
-    def serialize(self, topic: str, data: object) -> bytes | None:
-        if type(data) is bytes:
-            return data
-        if data is None:
-            return None
-        return self._serialize(topic, data)
-
-    def deserialize(self, topic: str, data: bytes | None) -> Any:
-        if type(data) is bytes:
-            return data
-        if data is None:
-            return None
-        return self._deserialize(topic, data)
+        self.encoder = self.decoder = _same_bytes
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -140,31 +159,25 @@ class _BytesSerde(Serde):
         return bytes(data)
 
 
-class _FixedWidthIntSerde(Serde):
+class _FixedWidthIntSerde(_OneCallSerde):
     """Big-endian signed integers of a fixed width (4 bytes: Integer, 8 bytes: Long)."""
+
+    encodes = int
 
     def __init__(self, name: str, width: int) -> None:
         super().__init__(name)
         self._width = width
+        self.encoder = struct.Struct(">q" if width == 8 else ">i").pack  # range errors: see _serialize
 
     @property
     def width(self) -> int:
         """The number of bytes of every serialized value."""
         return self._width
 
-    def serialize(self, topic: str, data: object) -> bytes | None:
-        if type(data) is int:
-            return data.to_bytes(self._width, "big", signed=True)
-        if data is None:
-            return None
-        return self._serialize(topic, data)
-
     def deserialize(self, topic: str, data: bytes | None) -> Any:
         if data is None:
             return None
-        if len(data) != self._width:
-            raise ValueError(f"expected {self._width} bytes, got {len(data)}")
-        return int.from_bytes(data, "big", signed=True)
+        return self._deserialize(topic, data)
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if isinstance(data, bool) or not isinstance(data, int):
@@ -361,10 +374,6 @@ def bytes_encoder(serde: object) -> Callable[[Any], bytes] | None:
     return None
 
 
-_utf8_decode: Callable[[bytes], str] = bytes.decode  # UTF-8, strict: what data.decode("utf-8") does
-_utf8_encode: Callable[[str], bytes] = str.encode
-#: ``bytes`` in, the same object out; anything else but a ``bytes`` subclass raises TypeError
-_same_bytes: Callable[[bytes], bytes] = bytes.__bytes__
 _orjson_dumps_with_options = functools.partial(orjson.dumps, option=_ORJSON_OPTIONS)
 
 
