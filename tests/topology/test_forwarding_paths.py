@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams_runtime import Consumed, Grouped, Produced, Serdes, StreamsBuilder, TopologyTestDriver
-from streams_runtime.processor.internals.forwarders import NodeForwarders, RecordForwarding, raise_again
+from streams_runtime.processor.internals.forwarders import Forward, RecordForwarding
 
 J = Serdes.Json()
 S = Serdes.String()
@@ -108,8 +108,8 @@ def _run(shape: dict[str, Any], records: list[tuple[str, int]], handler: str) ->
     return outputs, error, dropped, logged.messages
 
 
-def _general_only(self: RecordForwarding, node: Any) -> NodeForwarders:
-    return NodeForwarders(self.forward, self.forward, raise_again)
+def _general_only(self: RecordForwarding, node: Any) -> Forward:
+    return self.forward
 
 
 @pytest.mark.parametrize("handler", ["log_and_continue", "log_and_fail"])
@@ -120,6 +120,6 @@ def test_the_fast_path_and_the_general_path_give_the_same_outputs_and_errors(
 ) -> None:
     fast = _run(shape, records, handler)
     with monkeypatch.context() as patch:
-        patch.setattr(RecordForwarding, "_make_forwarders", _general_only)
+        patch.setattr(RecordForwarding, "_make_forward", _general_only)
         general = _run(shape, records, handler)
     assert fast == general

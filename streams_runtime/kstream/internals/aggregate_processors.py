@@ -61,7 +61,6 @@ class _AggregateProcessor(InternalProcessor):
         self.forwarder = TupleForwarder(self.store, context, self.send_old_values)
         self.cached = self.forwarder.cached
         self.forward = self.forwarder.forward
-        self.child, self.child_failed = self.forwarder.child, self.forwarder.child_failed
         self.dropped = context.metrics.dropped_records(context.task_id)
 
     def skip(self, record: Record) -> bool:
@@ -122,10 +121,7 @@ class KStreamAggregate(_AggregateProcessor):
         out = Record(
             key, Change(new_agg, old_agg if self.send_old_values else None), timestamp, record.headers
         )
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
+        self.forward(out)
 
 
 class KStreamCount(KStreamAggregate):

@@ -19,7 +19,7 @@ from streams_runtime.processor.internals.context import (
     RecordContext,
     internal_context,
 )
-from streams_runtime.processor.internals.forwarders import NodeForwarders, raise_again
+from streams_runtime.processor.internals.forwarders import Forward
 
 if TYPE_CHECKING:
     from streams_runtime.processor.internals.metrics import Sensor
@@ -33,7 +33,7 @@ __all__ = [
     "flushed_timestamp",
     "internal_context",
     "join_null_input",
-    "node_forwarders",
+    "node_forward",
     "skip_null",
 ]
 
@@ -87,17 +87,16 @@ def flushed_timestamp(record_context: RecordContext | None) -> int:
     return record_context.timestamp
 
 
-def node_forwarders(context: InternalProcessorContext) -> NodeForwarders:
-    """``(forward, child, child_failed)`` a processor binds in ``init`` (its node is current):
-    the runtime's context makes them once per node (:mod:`streams_runtime.processor.internals.forwarders`);
-    any other context gives its own ``forward`` for both, with a re-raise. A processor with one
-    forward per record calls ``child(record)`` inside ``try`` and ``child_failed(exc, record)``
-    in ``except Exception``."""
-    forwarders_of = getattr(context, "forwarders_of", None)
-    if forwarders_of is None:
-        return NodeForwarders(context.forward, context.forward, raise_again)
-    forwarders: NodeForwarders = forwarders_of(context.current_node)
-    return forwarders
+def node_forward(context: InternalProcessorContext) -> Forward:
+    """The ``forward`` a processor binds in ``init`` (its node is current): the runtime's context
+    makes it once per node (:mod:`streams_runtime.processor.internals.forwarders`: a forward bound
+    to a node's only child, light when the child reads nothing of the context); any other
+    context gives its own ``forward``."""
+    forward_of = getattr(context, "forward_of", None)
+    if forward_of is None:
+        return context.forward
+    forward: Forward = forward_of(context.current_node)
+    return forward
 
 
 class InternalProcessor(Processor):

@@ -2,10 +2,8 @@
 foreach, the split (branch) router and pass-through nodes.
 
 User functions are already adapted to ``(key, value)`` (see functions.with_key). Each
-processor binds ``context.forward`` in ``init`` so ``process`` is one call and one forward; the
-ones that forward at most once per record (and the flat maps, once per element) call their only
-child themselves when the edge is light (``node_forwarders``: the child's ``process`` in ``try``, the
-edge's error handling in ``except``).
+processor binds its node's forward in ``init`` (``node_forward``: made once per node, with the
+edge's error rule in it), so ``process`` is one call and one forward.
 The ones whose ``process`` uses nothing of the context but that bound forward say so with
 ``context_free`` (see :class:`InternalProcessor`).
 """
@@ -20,7 +18,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     InternalProcessor,
     ProcessorContext,
     internal_context,
-    node_forwarders,
+    node_forward,
 )
 from streams_runtime.processor.api import FixedKeyRecord, Record
 from streams_runtime.processor.fixed_key import FixedKeyProcessorContext
@@ -30,8 +28,7 @@ class _Forwarding(InternalProcessor):
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
         self.context = context
-        # one forward per record: the child called here (see node_forwarders)
-        self.forward, self.child, self.child_failed = node_forwarders(context)
+        self.forward = node_forward(context)
 
 
 class _Mapping(_Forwarding):
@@ -55,10 +52,7 @@ class KStreamFilter(_Forwarding):
 
     def process(self, record: Record) -> None:
         if bool(self.predicate(record.key, record.value)) is not self.filter_not:
-            try:
-                self.child(record)
-            except Exception as exc:
-                self.child_failed(exc, record)
+            self.forward(record)
 
 
 class KStreamMap(_Mapping):
@@ -70,10 +64,7 @@ class KStreamMap(_Mapping):
             raise TypeError("the map() mapper returned None; it must return a (key, value) pair")
         key, value = result
         out = Record(key, value, record.timestamp, record.headers)
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
+        self.forward(out)
 
 
 class KStreamMapValues(_Mapping):
@@ -93,10 +84,7 @@ class KStreamMapValues(_Mapping):
             out = Record(record.key, value, record.timestamp, record.headers)
         else:
             out = record.with_value(value)
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
+        self.forward(out)
 
 
 class KStreamSelectKey(_Forwarding):
@@ -107,10 +95,7 @@ class KStreamSelectKey(_Forwarding):
 
     def process(self, record: Record) -> None:
         out = Record(self.selector(record.key, record.value), record.value, record.timestamp, record.headers)
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
+        self.forward(out)
 
 
 class KStreamFlatMap(_Mapping):
@@ -120,13 +105,10 @@ class KStreamFlatMap(_Mapping):
         pairs = self.mapper(record.key, record.value)
         if pairs is None:
             raise TypeError("the flat_map() mapper returned None; it must return an iterable of (key, value)")
-        ts, headers, child = record.timestamp, record.headers, self.child
+        ts, headers, forward = record.timestamp, record.headers, self.forward
         for key, value in pairs:
             out = Record(key, value, ts, headers)
-            try:
-                child(out)
-            except Exception as exc:
-                self.child_failed(exc, out)
+            forward(out)
 
 
 class KStreamFlatMapValues(_Mapping):
@@ -136,13 +118,10 @@ class KStreamFlatMapValues(_Mapping):
         values = self.mapper(record.key, record.value)
         if values is None:
             raise TypeError("the flat_map_values() mapper returned None; it must return an iterable")
-        key, ts, headers, child = record.key, record.timestamp, record.headers, self.child
+        key, ts, headers, forward = record.key, record.timestamp, record.headers, self.forward
         for value in values:
             out = Record(key, value, ts, headers)
-            try:
-                child(out)
-            except Exception as exc:
-                self.child_failed(exc, out)
+            forward(out)
 
 
 class KStreamPeek(_Forwarding):
@@ -157,10 +136,7 @@ class KStreamPeek(_Forwarding):
     def process(self, record: Record) -> None:
         self.action(record.key, record.value)
         if self.forward_downstream:
-            try:
-                self.child(record)
-            except Exception as exc:
-                self.child_failed(exc, record)
+            self.forward(record)
 
 
 class KStreamBranch(_Forwarding):

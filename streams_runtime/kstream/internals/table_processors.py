@@ -22,7 +22,7 @@ from streams_runtime.kstream.internals.internal_processor import (
     ProcessorContext,
     flushed_timestamp,
     internal_context,
-    node_forwarders,
+    node_forward,
     skip_null,
 )
 from streams_runtime.processor.api import Processor, Record
@@ -77,8 +77,7 @@ class TupleForwarder(FlushForwarder):
 
     def __init__(self, store: object, context: InternalProcessorContext, send_old_values: bool) -> None:
         super().__init__(store, context, send_old_values)
-        # the only child called directly by the aggregations' uncached path (see node_forwarders)
-        self.forward, self.child, self.child_failed = node_forwarders(context)
+        self.forward = node_forward(context)
 
     def maybe_forward(self, record: Record) -> None:
         if self.cached:
@@ -312,17 +311,14 @@ class KTableToStream(InternalProcessor):
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward, self.child, self.child_failed = node_forwarders(context)
+        self.forward = node_forward(context)
 
     def process(self, record: Record) -> None:
         if type(record) is Record:  # the copy with_value makes, without its call
             out = Record(record.key, record.value.new_value, record.timestamp, record.headers)
         else:
             out = record.with_value(record.value.new_value)
-        try:
-            self.child(out)
-        except Exception as exc:
-            self.child_failed(exc, out)
+        self.forward(out)
 
 
 def versioned_upstream(supplier: object) -> bool:
@@ -367,7 +363,7 @@ class KTableRepartitionMap(InternalProcessor):
 
     def init(self, processor_context: ProcessorContext) -> None:
         context = internal_context(processor_context)
-        self.forward = node_forwarders(context).forward
+        self.forward = node_forward(context)
 
     def process(self, record: Record) -> None:
         if record.key is None:

@@ -25,7 +25,7 @@ from streams_runtime.processor.api import (
     PunctuationType,
     Record,
 )
-from streams_runtime.processor.internals.forwarders import NodeForwarders, RecordForwarding
+from streams_runtime.processor.internals.forwarders import Forward, RecordForwarding
 from streams_runtime.processor.internals.handlers import ProcessingHandler
 from streams_runtime.processor.internals.internal_topics import changelog_topic_name
 from streams_runtime.processor.internals.metrics import StreamsMetrics
@@ -168,7 +168,7 @@ class ProcessorContextImpl(RecordForwarding, ProcessorContext):
         self._changelog_topics: dict[str, str] = {}
         #: changelog topic -> [records sent to it by this task since reset_changelog_counts()]
         self._changelog_counts: dict[str, list[int]] = {}
-        self._forwarders: dict[str, NodeForwarders] = {}
+        self._forwarders: dict[str, Forward] = {}
 
     # ------------------------------------------------------------------ record metadata
     @property

@@ -8,15 +8,14 @@ task: no handler, it passes too). :meth:`RecordForwarding.edge_failed` is that r
 record is forwarded below ends its ``except`` in it.
 
 The ways, each made once per node when its processor is initialized (nothing is made per
-record), by :meth:`RecordForwarding.forwarders_of`:
+record), by :meth:`RecordForwarding.forward_of`:
 
 - the general ``forward`` (:meth:`RecordForwarding.forward`): makes each child and the record
   current, calls the child, restores the parent;
 - a node with one child gets a ``forward`` bound to it (no lookup, no loop);
 - a node whose only child reads nothing of the context (:func:`runs_without_context`: a sink with
   a fixed topic, a ``context_free`` DSL processor with one child) gets a light edge: the child's
-  ``process`` is called without making it current, and a DSL processor may call it itself
-  (:class:`NodeForwarders` ``child`` and ``child_failed``), one call less per edge;
+  ``process`` is called without making it current;
 - a source gets :meth:`RecordForwarding.source_forwarder`: the task's processing loop hands it
   each input record with its topic, partition and offset.
 
@@ -27,7 +26,7 @@ and its source position); :class:`~.context.ProcessorContextImpl` is one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from streams_runtime.errors import (
     ProductionError,
@@ -40,13 +39,7 @@ from streams_runtime.processor.api import Processor, Record, RecordMetadata
 from streams_runtime.processor.internals.handlers import ProcessingHandler
 from streams_runtime.processor.internals.nodes import ProcessorNode, SinkNode
 
-__all__ = [
-    "NOT_THE_RECORDS_FAULT",
-    "NodeForwarders",
-    "RecordForwarding",
-    "raise_again",
-    "runs_without_context",
-]
+__all__ = ["NOT_THE_RECORDS_FAULT", "Forward", "RecordForwarding", "runs_without_context"]
 
 #: errors that pass a processor's forward untouched: not the record's fault
 NOT_THE_RECORDS_FAULT = (StreamsProcessingError, TaskMigratedError, TransactionError, ProductionError)
@@ -63,20 +56,8 @@ def runs_without_context(node: ProcessorNode) -> bool:
     return isinstance(processor, Processor) and processor.context_free and len(node.children) == 1
 
 
-def raise_again(exc: Exception, record: Record) -> None:
-    """``child_failed`` of an edge whose ``child`` is a ``forward`` (it applied the rule itself)."""
-    raise exc
-
-
-class NodeForwarders(NamedTuple):
-    """What a node's processor forwards with: ``forward(record, child_name=None)``, and for one
-    forward per record ``child(record)`` in ``try`` with ``child_failed(exc, record)`` in
-    ``except Exception`` (the only child's ``process`` and the edge's rule on a light edge, else
-    ``forward`` and :func:`raise_again`)."""
-
-    forward: Callable[..., None]
-    child: Callable[[Record], None]
-    child_failed: Callable[[Exception, Record], None]
+#: a node's forward: ``forward(record, child_name=None)``
+Forward = Callable[..., None]
 
 
 class RecordForwarding:
@@ -90,7 +71,7 @@ class RecordForwarding:
     _partition: int
     _offset: int
     _record_context_memo: Any
-    _forwarders: dict[str, NodeForwarders]
+    _forwarders: dict[str, Forward]
 
     def set_source(self, topic: str | None, partition: int, offset: int, record: Record | None) -> None:
         self._record_context_memo = None
@@ -149,22 +130,22 @@ class RecordForwarding:
         self._record = previous_record
 
     # ------------------------------------------------------------------ a node's edges, made once
-    def forwarders_of(self, node: ProcessorNode | None) -> NodeForwarders:
-        """The forwarders of ``node``'s processor (``node`` is being initialized), made once per
+    def forward_of(self, node: ProcessorNode | None) -> Forward:
+        """The forward of ``node``'s processor (``node`` is being initialized), made once per
         node: the general :meth:`forward` for a node with several or no children (or no node);
         for one child a ``forward`` bound to it, light when the child runs without the context
         (see the module docstring)."""
         if node is None:
-            return NodeForwarders(self.forward, self.forward, raise_again)
+            return self.forward
         made = self._forwarders.get(node.name)
         if made is None:
-            made = self._forwarders[node.name] = self._make_forwarders(node)
+            made = self._forwarders[node.name] = self._make_forward(node)
         return made
 
-    def _make_forwarders(self, node: ProcessorNode) -> NodeForwarders:
+    def _make_forward(self, node: ProcessorNode) -> Forward:
         generic = self.forward
         if len(node.children) != 1:
-            return NodeForwarders(generic, generic, raise_again)
+            return generic
         child = node.children[0]
         process, failed = child.process, self._failure_of(child)
         if runs_without_context(child):
@@ -179,7 +160,7 @@ class RecordForwarding:
                 except Exception as exc:
                     failed(exc, record)
 
-            return NodeForwarders(light_forward, process, failed)
+            return light_forward
 
         def forward(record: Record, child_name: str | None = None) -> None:
             if child_name is not None:
@@ -198,7 +179,7 @@ class RecordForwarding:
             self._node = previous_node
             self._record = previous_record
 
-        return NodeForwarders(forward, forward, raise_again)
+        return forward
 
     def source_forwarder(self, source: ProcessorNode) -> Callable[[str, int, int, Record], None]:
         """``forward(topic, partition, offset, record)``: one source record into the topology
