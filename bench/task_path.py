@@ -12,7 +12,12 @@ Workloads (the peer harness's, ~91-byte JSON values, keys ``user-<i % keys>``):
 
 * W1: ``stream(Bytes, Json).filter(even amount).map_values(enrich).to(Json)``;
 * W2: ``stream(String, Json).group_by_key().count(RocksDB, cache off).to_stream()
-  .map_values(output object).to(Json)``.
+  .map_values(output object).to(Json)``;
+* W3 (runtime only, ``bench/task_path_instructions.py``): the sub-topology after W3's repartition,
+  ``stream(String, Json)`` keyed by item ``.join(table(items))`` (:data:`ITEMS` items, fed to the
+  task first) ``.group_by_key().windowed_by(1 min, 10 s grace).aggregate(total, RocksDB)``
+  ``.to_stream().map(item@start -> {"total"}).to(Json)``, with a 10 MiB record cache as in the
+  peer benchmark; event times 100 per millisecond, as there.
 
 The hand loop does the same work with orjson and a dict (W1: loads, filter, dumps; W2: loads,
 count in a dict, dumps the output and the changelog value) and hands its records to the same
@@ -37,15 +42,28 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from streams_runtime import Consumed, Materialized, Produced, Serdes, StreamsBuilder  # noqa: E402
+from streams_runtime import (  # noqa: E402
+    Consumed,
+    Grouped,
+    Joined,
+    Materialized,
+    Produced,
+    Serdes,
+    StreamsBuilder,
+    TimeWindows,
+)
 from streams_runtime.config import as_config  # noqa: E402
 from streams_runtime.processor.internals.metrics import StreamsMetrics  # noqa: E402
 from streams_runtime.processor.internals.nodes import build_processor_topology  # noqa: E402
 from streams_runtime.processor.internals.partition_group import RawRecord  # noqa: E402
 from streams_runtime.processor.internals.task import StreamTask  # noqa: E402
 from streams_runtime.processor.task_id import TaskId  # noqa: E402
+from streams_runtime.state.internals.record_cache import ThreadCache  # noqa: E402
 
 TOPIC, OUTPUT, APP = "input", "output", "task-path"
+#: W3's items table: its topic, how many items, and the record cache W3 runs with (bytes)
+ITEMS_TOPIC, ITEMS, W3_CACHE_BYTES = "items", 100_000, 10 * 1024 * 1024
+WINDOW_MS, GRACE_MS = 60_000, 10_000
 
 
 def _cpu() -> float:
@@ -63,6 +81,37 @@ def w1_transform(value: dict[str, Any]) -> dict[str, Any]:
 
 def w2_output(key: str, count: int) -> dict[str, Any]:
     return {"user": key, "count": count}
+
+
+def w3_join(payment: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    return {"user": payment["user"], "amount": payment["amount"], "category": item["category"]}
+
+
+def w3_records(count: int, partitions: int) -> list[list[tuple[int, int, bytes, bytes]]]:
+    """W3's payments as the repartition topic holds them: keyed by item (one of :data:`ITEMS`),
+    event times 100 per millisecond (a million span 10 s)."""
+    out: list[list[tuple[int, int, bytes, bytes]]] = [[] for _ in range(partitions)]
+    start = 1_700_000_000_000 - 1_700_000_000_000 % WINDOW_MS - 5_000  # 5 s before a minute
+    for i in range(count):
+        item = f"sku-{(i * 7919) % ITEMS:05d}"
+        ts = start + i // 100
+        value = orjson.dumps({"user": f"user-{i % 10_000}", "amount": i % 1000, "item": item, "region": "eu"})
+        part = out[zlib.crc32(item.encode()) % partitions]
+        part.append((len(part), ts, item.encode(), value))
+    return out
+
+
+def _items(partitions: int, timestamp: int) -> list[list[RawRecord]]:
+    """W3's items table per partition, a minute older than the payments (read first)."""
+    out: list[list[RawRecord]] = [[] for _ in range(partitions)]
+    for n in range(ITEMS):
+        sku = f"sku-{n:05d}".encode()
+        partition = zlib.crc32(sku) % partitions
+        value = orjson.dumps({"sku": sku.decode(), "category": f"cat-{n % 50}"})
+        out[partition].append(
+            RawRecord(ITEMS_TOPIC, partition, len(out[partition]), timestamp, sku, value, None)
+        )
+    return out
 
 
 class CountingCollector:
@@ -103,6 +152,23 @@ def topology(workload: str) -> Any:
             .map_values(w1_transform)
             .to(OUTPUT, produced=Produced(key_serde=Serdes.Bytes(), value_serde=Serdes.Json()))
         )
+    elif workload == "W3":
+        json_values = Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json())
+        table = builder.table(ITEMS_TOPIC, consumed=json_values)
+        (
+            builder.stream(TOPIC, consumed=json_values)
+            .join(table, w3_join, Joined.with_(Serdes.String(), Serdes.Json(), Serdes.Json()))
+            .group_by_key(Grouped.with_(Serdes.String(), Serdes.Json()))
+            .windowed_by(TimeWindows.of_size_and_grace(WINDOW_MS, GRACE_MS))
+            .aggregate(
+                lambda: 0,
+                lambda item, sale, total: total + sale["amount"],
+                Materialized(store_name="sales", key_serde=Serdes.String(), value_serde=Serdes.Long()),
+            )
+            .to_stream()
+            .map(lambda window, total: (f"{window.key}@{window.window.start}", {"total": total}))
+            .to(OUTPUT, produced=Produced(key_serde=Serdes.String(), value_serde=Serdes.Json()))
+        )
     else:
         (
             builder.stream(TOPIC, consumed=Consumed(key_serde=Serdes.String(), value_serde=Serdes.Json()))
@@ -119,7 +185,9 @@ def run_runtime(workload: str, data: list[list[Any]], commit_every: int, root: s
     """(CPU us per record, records sent) through one StreamTask per partition."""
     built = topology(workload).internal_builder
     nodes = [name for names in built.node_groups().values() for name in names]
-    config = as_config({"application_id": APP, "state_dir": root, "statestore_cache_max_bytes": 0})
+    cache_bytes = W3_CACHE_BYTES if workload == "W3" else 0
+    config = as_config({"application_id": APP, "state_dir": root, "statestore_cache_max_bytes": cache_bytes})
+    cache = ThreadCache(cache_bytes) if cache_bytes else None
     collector = CountingCollector()
     tasks = []
     for partition in range(len(data)):
@@ -131,7 +199,7 @@ def run_runtime(workload: str, data: list[list[Any]], commit_every: int, root: s
             config,
             collector,
             StreamsMetrics(),
-            None,
+            cache,
             lambda: 0,
             Path(root) / str(task_id),
         )
@@ -145,6 +213,12 @@ def run_runtime(workload: str, data: list[list[Any]], commit_every: int, root: s
         [RawRecord(TOPIC, p, offset, timestamp, key, value, None) for offset, timestamp, key, value in part]
         for p, part in enumerate(data)
     ]
+    if workload == "W3":  # the table first, outside the measured span (Kafka Streams reads it first too)
+        first = min(part[0][1] for part in data if part)
+        for task, part in zip(tasks, _items(len(data), first - WINDOW_MS), strict=True):
+            task.partition_group.queue_for(ITEMS_TOPIC, task.id.partition).add_batch(part)
+            task.process_all()
+            task.commit()  # the peer benchmark commits every 5 s: the table is flushed before the payments
     cpu0 = _cpu()
     for start in range(0, max(len(part) for part in data), batch):
         for task, part in zip(tasks, messages, strict=True):

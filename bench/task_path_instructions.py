@@ -10,7 +10,7 @@ seed moves the count by about 1.3% between identical runs. It runs with the cycl
 off: whether one full collection falls inside the larger run or not (a few more objects made at
 import time decide it) moved the W1 count by 14% with no change to the per-record path.
 
-Run:  .venv/bin/python bench/task_path_instructions.py [--workload W2] [--small 2000] [--large 6000]
+Run:  .venv/bin/python bench/task_path_instructions.py [--workload W2|W1|W3] [--small 2000] [--large 6000]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import gc, sys, tempfile
 gc.disable()
 sys.path.insert(0, {tree!r}); sys.path.insert(0, {tree!r} + "/bench")
 import task_path
-data = task_path.records({n}, 1000, 8)
+data = task_path.w3_records({n}, 8) if {workload!r} == "W3" else task_path.records({n}, 1000, 8)
 with tempfile.TemporaryDirectory() as root:
     task_path.run_runtime({workload!r}, data, 10**9, root)
 """
@@ -54,7 +54,7 @@ def instructions(tree: Path, workload: str, records: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workload", choices=("W1", "W2"), default="W2")
+    parser.add_argument("--workload", choices=("W1", "W2", "W3"), default="W2")
     parser.add_argument("--small", type=int, default=2000)
     parser.add_argument("--large", type=int, default=6000)
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to measure")
