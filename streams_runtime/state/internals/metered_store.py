@@ -148,6 +148,7 @@ class MeteredStoreMixin:
         self._sensors: dict[str, Any] = {}
         self._count_get: Callable[[], None] = _not_counting
         self._count_put: Callable[[], None] = _not_counting
+        self._count_fetch: Callable[[], None] = _not_counting
 
     def init(self, context: StateStoreContext, root: StateStore | None = None) -> None:
         """Resolve the serdes, create the metrics, then init the layers below."""
@@ -165,6 +166,7 @@ class MeteredStoreMixin:
         self._timing = str(level).lower() in _TIMED_LEVELS
         self._count_get = self._sensors["get"].record_count
         self._count_put = self._sensors["put"].record_count
+        self._count_fetch = self._sensors["fetch"].record_count
         self.wrapped.init(context, root if root is not None else self)
         self._bind_fast_paths()
         self._counted = not self._timing

@@ -2,6 +2,7 @@
 
 import pytest
 
+from streams_runtime.errors import InvalidStateStoreError, SerializationError
 from streams_runtime.serdes import Serdes
 from streams_runtime.state import Stores, ValueAndTimestamp
 from streams_runtime.state.internals.caching_window_store import CachingSessionStore, CachingWindowStore
@@ -224,3 +225,27 @@ def test_should_merge_cache_and_store_in_window_order_with_cached_deletes_hiding
         (Windowed("a", TimeWindow(20, 30)), 3),
     ]
     assert [kv[0].key for kv in items(store.backward_fetch("a", "b", 0, 100))] == ["a", "b"]
+
+
+@pytest.mark.parametrize("level", ["info", "debug"])
+def test_should_count_window_puts_and_point_fetches_and_time_them_at_debug(make_context, level):
+    store = window_builder().build()
+    store.init(make_context(app_configs={"metrics_recording_level": level}))
+    store.put("k", 7, 10)
+    store.put("k", 8, 20)
+    assert store.fetch("k", 10) == 7 and store.fetch("missing", 10) is None
+    sensors = store.store_metrics.sensors
+    assert (sensors["put"].count, sensors["fetch"].count) == (2, 2)
+    timed = 2 if level == "debug" else 0  # info: counted only, no clock read
+    assert (sensors["put"].timed, sensors["fetch"].timed) == (timed, timed)
+    with pytest.raises(SerializationError):  # a failed put is counted too, as a KV store's is
+        store.put(object(), 1, 30)
+    assert sensors["put"].count == 3
+
+
+def test_should_refuse_window_operations_before_init():
+    store = window_builder().build()
+    with pytest.raises(InvalidStateStoreError):
+        store.put("k", 1, 10)
+    with pytest.raises(InvalidStateStoreError):
+        store.fetch("k", 10)
