@@ -42,6 +42,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.hand_loops import GRACE_MS, WINDOW_MS, join_item  # noqa: E402
+from bench.peer_w3 import CATEGORIES, ITEMS  # noqa: E402
 from streams_runtime import (  # noqa: E402
     Consumed,
     Grouped,
@@ -61,9 +63,8 @@ from streams_runtime.processor.task_id import TaskId  # noqa: E402
 from streams_runtime.state.internals.record_cache import ThreadCache  # noqa: E402
 
 TOPIC, OUTPUT, APP = "input", "output", "task-path"
-#: W3's items table: its topic, how many items, and the record cache W3 runs with (bytes)
-ITEMS_TOPIC, ITEMS, W3_CACHE_BYTES = "items", 100_000, 10 * 1024 * 1024
-WINDOW_MS, GRACE_MS = 60_000, 10_000
+#: W3's items topic and record cache (bytes); its items, windows and joiner are the peer benchmark's
+ITEMS_TOPIC, W3_CACHE_BYTES = "items", 10 * 1024 * 1024
 
 
 def _cpu() -> float:
@@ -81,10 +82,6 @@ def w1_transform(value: dict[str, Any]) -> dict[str, Any]:
 
 def w2_output(key: str, count: int) -> dict[str, Any]:
     return {"user": key, "count": count}
-
-
-def w3_join(payment: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
-    return {"user": payment["user"], "amount": payment["amount"], "category": item["category"]}
 
 
 def w3_records(count: int, partitions: int) -> list[list[tuple[int, int, bytes, bytes]]]:
@@ -107,7 +104,7 @@ def _items(partitions: int, timestamp: int) -> list[list[RawRecord]]:
     for n in range(ITEMS):
         sku = f"sku-{n:05d}".encode()
         partition = zlib.crc32(sku) % partitions
-        value = orjson.dumps({"sku": sku.decode(), "category": f"cat-{n % 50}"})
+        value = orjson.dumps({"sku": sku.decode(), "category": f"cat-{n % CATEGORIES}"})
         out[partition].append(
             RawRecord(ITEMS_TOPIC, partition, len(out[partition]), timestamp, sku, value, None)
         )
@@ -157,7 +154,7 @@ def topology(workload: str) -> Any:
         table = builder.table(ITEMS_TOPIC, consumed=json_values)
         (
             builder.stream(TOPIC, consumed=json_values)
-            .join(table, w3_join, Joined.with_(Serdes.String(), Serdes.Json(), Serdes.Json()))
+            .join(table, join_item, Joined.with_(Serdes.String(), Serdes.Json(), Serdes.Json()))
             .group_by_key(Grouped.with_(Serdes.String(), Serdes.Json()))
             .windowed_by(TimeWindows.of_size_and_grace(WINDOW_MS, GRACE_MS))
             .aggregate(

@@ -172,10 +172,7 @@ class _FixedWidthIntSerde(_OneCallSerde):
         """The number of bytes of every serialized value."""
         return self._width
 
-    def deserialize(self, topic: str, data: bytes | None) -> Any:
-        if data is None:
-            return None
-        return self._deserialize(topic, data)
+    deserialize = Serde.deserialize  # no one-call decoder: the width is checked first (_deserialize)
 
     def _serialize(self, topic: str, data: Any) -> bytes:
         if isinstance(data, bool) or not isinstance(data, int):
